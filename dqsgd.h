@@ -1,0 +1,874 @@
+/* dqsgd.h - v0.1.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+ *
+ * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
+ * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
+ * /simde, Debian: libsimde-dev) is on the include path, dqsgd.h pulls in dqsgd_simd.h and the
+ * kernels run on the widest ISA the compiler targets natively (SSE2, AVX2, AVX-512); the bytes
+ * produced are identical to the scalar reference in this file on every ISA.
+ *
+ * Quick example (QSGD, 4 bits, stochastic rounding, L2 scale per 512-element bucket):
+ *
+ *     dq_params p = {0};                  // zero = defaults
+ *     p.bits = 4; p.seed = 42; p.step = step; p.stream = rank;
+ *     size_t cap = dq_encode_bound(n, p.bits), len;
+ *     uint8_t *msg = malloc(cap);
+ *     dq_status st = dq_encode(&p, grad, n, residual, msg, cap, &len); // residual may be NULL
+ *     if (st != DQ_OK) fprintf(stderr, "%s\n", dq_strerror(st));
+ *     ... send msg[0..len) ...
+ *     dq_header h;                         // receiver: validate first, then size buffers
+ *     st = dq_header_read(msg, len, &h);
+ *     st = dq_decode_add(msg, len, 1.0f / workers, sum, h.count);
+ *
+ * Configuration macros (define before including; identical in every translation unit):
+ *   DQ_API       declaration prefix of every public function. Default `static inline`. Define
+ *                it empty (or to a visibility attribute) in one file to export one copy.
+ *   DQ_NO_SIMD   never include dqsgd_simd.h; use the scalar reference only.
+ *   DQ_SIMD      force a kernel set: DQ_SIMD_SCALAR, DQ_SIMD_SSE2, DQ_SIMD_AVX2, DQ_SIMD_AVX512.
+ *                A level above what the compiler targets natively is an error.
+ *
+ * Determinism: same inputs, params and seed give the same bytes on every machine, ISA and
+ * compiler, provided floating point is IEEE binary32 without contraction (GCC: ISO mode such as
+ * -std=c99, or -ffp-contract=off; never -ffast-math) and the FP environment is the default one
+ * (round to nearest, no flush-to-zero).
+ *
+ * The wire format is specified in doc/FORMAT.md. The library never allocates and never aborts.
+ * License: MIT (see end of file). */
+#ifndef DQSGD_H_INCLUDED
+#define DQSGD_H_INCLUDED
+
+#define DQSGD_VERSION_MAJOR 0
+#define DQSGD_VERSION_MINOR 1
+#define DQSGD_VERSION_PATCH 0
+#define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
+#define DQSGD_VERSION_STRING "0.1.0"
+#define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef DQ_API
+#define DQ_API static inline
+#endif
+
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != -1
+#error "dqsgd needs float arithmetic evaluated in float (FLT_EVAL_METHOD == 0), e.g. SSE2 not x87"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status codes
+ * Pinned values: never renumbered; new codes are appended. */
+#define DQ_STATUS_LIST(X)                                                                      \
+    X(DQ_OK, 0, "ok")                                                                          \
+    X(DQ_ERR_NULL, -1, "null pointer argument")                                                \
+    X(DQ_ERR_EMPTY, -2, "element count is zero")                                               \
+    X(DQ_ERR_BITS, -3, "bit width outside 1..16")                                              \
+    X(DQ_ERR_PARAM, -4, "invalid parameter (bucket, rounding, norm or scheme)")                \
+    X(DQ_ERR_NONFINITE, -5, "NaN or Inf in the input")                                         \
+    X(DQ_ERR_DST_TOO_SMALL, -6, "destination capacity too small")                              \
+    X(DQ_ERR_TRUNCATED, -7, "message shorter than its header says")                            \
+    X(DQ_ERR_BAD_MAGIC, -8, "not a dqsgd message (bad magic)")                                 \
+    X(DQ_ERR_VERSION, -9, "unsupported wire format version")                                   \
+    X(DQ_ERR_CHECKSUM, -10, "header checksum mismatch")                                        \
+    X(DQ_ERR_CORRUPT, -11, "malformed message (reserved bits, field, scale or padding)")       \
+    X(DQ_ERR_TOO_LARGE, -12, "element count exceeds DQ_MAX_ELEMS")                             \
+    X(DQ_ERR_SIZE_MISMATCH, -13, "accumulator length differs from the message element count") \
+    X(DQ_ERR_OVERFLOW, -14, "bucket norm overflows float32")
+
+#define DQ__STATUS_ENUM(name, value, msg) name = value,
+typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } dq_status;
+#undef DQ__STATUS_ENUM
+
+/* ---------------------------------------------------------------- parameters
+ * Zero in every field means the documented default. */
+typedef enum dq_scheme { DQ_SCHEME_DEFAULT = 0, DQ_SCHEME_QSGD = 1 } dq_scheme;
+typedef enum dq_rounding {
+    DQ_ROUND_DEFAULT = 0,    /* = stochastic */
+    DQ_ROUND_STOCHASTIC = 1, /* unbiased up to the 2^-24 granularity of the dither */
+    DQ_ROUND_NEAREST = 2     /* deterministic, biased; ties go toward zero; 1 bit: sign of x */
+} dq_rounding;
+typedef enum dq_norm {
+    DQ_NORM_DEFAULT = 0, /* = L2 */
+    DQ_NORM_L2 = 1,      /* scale = ||bucket||_2 (QSGD) */
+    DQ_NORM_MAX = 2,     /* scale = ||bucket||_inf (QSGD-inf, lower variance in practice) */
+    DQ_NORM_MEAN = 3     /* scale = ||bucket||_1 / len: chosen by the encoder for 1-bit nearest
+                          * (scaled sign) whatever norm was asked; not accepted as input */
+} dq_norm;
+
+#define DQ_BITS_DEFAULT 4u
+#define DQ_BUCKET_DEFAULT 512u
+#define DQ_BUCKET_WHOLE 0xFFFFFFFFu /* one scale for the whole vector */
+#define DQ_MAX_ELEMS ((uint64_t)1 << 56)
+#define DQ_HEADER_SIZE 48u
+
+typedef struct dq_params {
+    unsigned bits;        /* 1..16 bits per element; 0 = 4 */
+    uint32_t bucket;      /* elements per scale: a multiple of 8, or DQ_BUCKET_WHOLE; 0 = 512 */
+    dq_scheme scheme;     /* 0 = QSGD */
+    dq_rounding rounding; /* 0 = stochastic */
+    dq_norm norm;         /* 0 = L2 */
+    uint64_t seed;        /* generator key: (seed, step, stream, element index) */
+    uint64_t step;
+    uint32_t stream; /* e.g. the worker's rank, so workers draw independent dither */
+} dq_params;
+
+/* A parsed, validated message header (doc/FORMAT.md). */
+typedef struct dq_header {
+    unsigned version, header_size, scheme, bits, coder, flags;
+    dq_norm norm; /* DQ_NORM_L2, DQ_NORM_MAX or DQ_NORM_MEAN (1-bit nearest) */
+    uint32_t bucket; /* as on the wire: 0 = whole vector */
+    uint64_t seed, step;
+    uint32_t stream;
+    size_t count;    /* element count */
+    size_t msg_size; /* bytes of the whole message: header + scales + payload */
+} dq_header;
+
+#define DQ_FLAG_STOCHASTIC 0x0001u
+#define DQ_CODER_FIXED 0u
+
+/* Worst-case message size for n elements of `bits` bits under any params, as a constant
+ * expression (no overflow check: fits 64-bit size_t for n <= DQ_MAX_ELEMS). Monotonic in n and
+ * bits. The per-bucket scales are counted for the smallest bucket (8). */
+#define DQ_ENCODE_BOUND(n, bits) \
+    ((size_t)DQ_HEADER_SIZE + 4u * (((size_t)(n) + 7u) / 8u) + ((size_t)(n) * (size_t)(bits) + 7u) / 8u)
+
+/* ---------------------------------------------------------------- API */
+
+/*! dq_strerror() : @return a static description of any status, never NULL. */
+DQ_API const char *dq_strerror(dq_status s);
+/*! dq_version_number() : DQSGD_VERSION_NUMBER of the implementation. */
+DQ_API unsigned dq_version_number(void);
+/*! dq_simd_backend() : the kernel set compiled in: "scalar", "sse2", "avx2" or "avx512". */
+DQ_API const char *dq_simd_backend(void);
+
+/*! dq_encode_bound() : worst-case size of a message of n elements at `bits` bits, any params.
+ *  @return 0 if bits is outside 1..16, n > DQ_MAX_ELEMS, or the size overflows size_t. */
+DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
+/*! dq_encoded_size() : exact size dq_encode() will write for these params and n. */
+DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size);
+/*! dq_block_size() : exact size dq_encode_block() will write (no header). */
+DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size);
+
+/*! dq_encode() : quantize x[0..n) into a self-describing message at dst[0..dst_cap).
+ *  residual : NULL, or n floats of error-feedback memory. When given, the encoder sends
+ *             x + residual and stores residual = (x + residual) - decoded, in the same pass.
+ *             It is updated only when the call returns DQ_OK.
+ *  @return DQ_OK and *dst_len, or an error status. dst is untouched on argument errors and
+ *          may hold partial output after DQ_ERR_NONFINITE or DQ_ERR_OVERFLOW. */
+DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                           size_t dst_cap, size_t *dst_len);
+/*! dq_header_read() : parse and validate the header at src; h->msg_size says how many bytes
+ *  the whole message occupies. Does not look at scales or payload. */
+DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h);
+/*! dq_decode() : decode a message into out[0..count); out_cap is in elements. Bytes past
+ *  h.msg_size are ignored. */
+DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap);
+/*! dq_decode_add() : acc[i] += weight * decoded[i], the aggregation step. acc_len must equal
+ *  the message's element count. The result equals dq_decode() then that loop, bit for bit. */
+DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len);
+
+/*! Headerless variants for callers that frame messages themselves: scales then payload only.
+ *  The receiver must pass the same params (bits, bucket, scheme) and n as the sender. */
+DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                                 size_t dst_cap, size_t *dst_len);
+DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out);
+DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t src_len, size_t n,
+                                     float weight, float *acc);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ================================================================ implementation
+ * Private names start with dq__ / DQ__. Scalar reference kernels end in __scalar; every SIMD
+ * kernel in dqsgd_simd.h has one here and the tests compare them bit for bit. */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DQ__BLOCK 256u  /* codes per packed block: 8 lanes x 32 rows (doc/FORMAT.md) */
+#define DQ__LANES 8u
+#define DQ__ROWS 32u
+#define DQ__MIN_SCALE 7.88860905e-31f /* 2^-100: smaller bucket scales are sent as zero */
+
+/* ---- little-endian byte access, independent of host order and alignment */
+static inline void dq__st16(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void dq__st32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void dq__st64(uint8_t *p, uint64_t v) {
+    dq__st32(p, (uint32_t)v);
+    dq__st32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t dq__ld16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static inline uint32_t dq__ld32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t dq__ld64(const uint8_t *p) { return (uint64_t)dq__ld32(p) | (uint64_t)dq__ld32(p + 4) << 32; }
+static inline uint32_t dq__fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float dq__bitsf(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* ---- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), nibble table */
+static inline uint32_t dq__crc32c(const uint8_t *p, size_t n) {
+    static const uint32_t t[16] = {0x00000000u, 0x105EC76Fu, 0x20BD8EDEu, 0x30E349B1u, 0x417B1DBCu, 0x5125DAD3u,
+                                   0x61C69362u, 0x7198540Du, 0x82F63B78u, 0x92A8FC17u, 0xA24BB5A6u, 0xB21572C9u,
+                                   0xC38D26C4u, 0xD3D3E1ABu, 0xE330A81Au, 0xF36E6F75u};
+    uint32_t c = 0xFFFFFFFFu;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        c = (c >> 4) ^ t[c & 15u];
+        c = (c >> 4) ^ t[c & 15u];
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* ---- counter-based generator (doc/FORMAT.md "Dither generator")
+ * Key: the splitmix64 finalizer chained over seed, step and stream, split into halves k0, k1.
+ * Element i: one keyed round of a 32-bit multiply-xorshift hash of the low half of i, with k0
+ * injected before it and k1 (mixed with the high half of i) in the middle; the top 24 bits are
+ * the draw. Two multiplies per element: the dither is the encoder's dominant cost. */
+static inline uint64_t dq__mix64(uint64_t z) {
+    z ^= z >> 30;
+    z *= 0xBF58476D1CE4E5B9u;
+    z ^= z >> 27;
+    z *= 0x94D049BB133111EBu;
+    z ^= z >> 31;
+    return z;
+}
+typedef struct dq__key {
+    uint32_t k0, k1;
+} dq__key;
+static inline dq__key dq__key_make(uint64_t seed, uint64_t step, uint32_t stream) {
+    uint64_t z = dq__mix64(seed + 0x9E3779B97F4A7C15u);
+    dq__key k;
+    z = dq__mix64(z ^ (step + 0x3C6EF372FE94F82Au));
+    z = dq__mix64(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Fu));
+    k.k0 = (uint32_t)z;
+    k.k1 = (uint32_t)(z >> 32);
+    return k;
+}
+/* Middle key for elements whose index has high half `hi` (constant within each 2^32 range). */
+static inline uint32_t dq__key_hi(dq__key k, uint32_t hi) { return k.k1 ^ (hi * 0x9E3779B9u); }
+/* 24-bit uniform draw for the element whose index has low half lo. */
+static inline uint32_t dq__draw24(uint32_t k0, uint32_t k1h, uint32_t lo) {
+    uint32_t x = lo ^ k0;
+    x ^= x >> 16;
+    x *= 0x7FEB352Du;
+    x ^= (x >> 15) ^ k1h;
+    x *= 0x846CA68Bu;
+    x ^= x >> 16;
+    return x >> 8;
+}
+
+/* ---- per-bucket statistics: one pass, fixed association order.
+ * sumsq and sumabs accumulate in double in 8 lanes (element i into lane i % 8, in index
+ * order); the lanes are combined as (l0+l4, l1+l5, l2+l6, l3+l7), then pairwise, then the last
+ * two. Squares of floats are exact in double. maxbits is the largest |x| bit pattern, so a
+ * value >= 0x7F800000 means the bucket holds a NaN or Inf. */
+typedef struct dq__stats {
+    double sumsq, sumabs;
+    uint32_t maxbits;
+} dq__stats;
+
+static inline double dq__lanes_sum(const double l[8]) {
+    double a0 = l[0] + l[4], a1 = l[1] + l[5], a2 = l[2] + l[6], a3 = l[3] + l[7];
+    double b0 = a0 + a2, b1 = a1 + a3;
+    return b0 + b1;
+}
+/* Scalar tail shared with the SIMD kernels: continue lanes from element index `first`.
+ * With e non-NULL the statistics are those of x[i] + e[i] (the error-feedback input). */
+static inline void dq__stats_tail(const float *x, const float *e, size_t first, size_t n, double sq[8], double ab[8],
+                                  uint32_t *mx) {
+    size_t i;
+    for (i = first; i < n; i++) {
+        uint32_t u = dq__fbits(e ? x[i] + e[i] : x[i]) & 0x7FFFFFFFu;
+        double d = (double)dq__bitsf(u);
+        sq[i & 7u] += d * d;
+        ab[i & 7u] += d;
+        if (u > *mx) *mx = u;
+    }
+}
+static inline void dq__stats__scalar(const float *x, const float *e, size_t n, dq__stats *st) {
+    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ab[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    uint32_t mx = 0;
+    dq__stats_tail(x, e, 0, n, sq, ab, &mx);
+    st->sumsq = dq__lanes_sum(sq);
+    st->sumabs = dq__lanes_sum(ab);
+    st->maxbits = mx;
+}
+/* Error feedback: e[i] = x[i] + e[i], the compensated value that gets quantized. */
+static inline void dq__compensate__scalar(const float *x, float *e, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) e[i] = x[i] + e[i];
+}
+
+/* ---- quantization of one bucket segment into codes (doc/FORMAT.md "Codes")
+ * b >= 2: s = 2^(b-1) - 1 levels; r = min(|x| * inv, s), inv = s / scale; l = trunc(r);
+ *         l += (t < r - l) with t = 24-bit uniform draw * 2^-24 (stochastic) or 0.5 (nearest);
+ *         code = l | sign << (b-1), sign set only when x < 0 (sign bit) and l > 0.
+ * b == 1: stochastic: p = 0.5 + x * inv, inv = 0.5 / scale; code = (t < p) ? 0 : 1 (1 = negative);
+ *         nearest: code = sign bit of x (scaled sign).
+ * Decoded value of a code: level * step with the code's sign, step = scale / s (b >= 2) or
+ * scale with level 1 (b == 1). With `res`, res[i] = x[i] - decoded (x may alias res). */
+typedef struct dq__qctx {
+    float inv, smax, step, thresh; /* thresh: 0.5 for nearest; < 0 means stochastic */
+    unsigned bits;
+    uint32_t k0, k1h, lo; /* generator key and low half of the first element's index */
+} dq__qctx;
+
+static inline float dq__decode_value(uint32_t code, unsigned bits, float step) {
+    uint32_t lvl = bits == 1 ? 1u : (code & ((1u << (bits - 1)) - 1u));
+    float v = (float)lvl * step;
+    return (code >> (bits - 1)) ? -v : v;
+}
+static inline void dq__quant__scalar(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        float xi = x[i];
+        uint32_t xb = dq__fbits(xi), sgn = xb >> 31, code;
+        float t = q->thresh >= 0.0f ? q->thresh
+                                     : (float)dq__draw24(q->k0, q->k1h, q->lo + (uint32_t)i) * 5.96046448e-08f;
+        if (q->bits == 1) {
+            float pp = 0.5f + xi * q->inv;
+            code = q->thresh >= 0.0f ? sgn : ((t < pp) ? 0u : 1u);
+        } else {
+            float r = dq__bitsf(xb & 0x7FFFFFFFu) * q->inv;
+            uint32_t l;
+            float f;
+            if (!(r < q->smax)) r = q->smax;
+            l = (uint32_t)(int32_t)r;
+            f = r - (float)l;
+            l += (t < f) ? 1u : 0u;
+            code = l | ((l != 0u ? sgn : 0u) << (q->bits - 1));
+        }
+        codes[i] = code;
+        if (res) res[i] = xi - dq__decode_value(code, q->bits, q->step);
+    }
+}
+
+/* ---- packing (doc/FORMAT.md "Payload")
+ * A block of 256 codes is 8 lanes; lane L holds codes 8r+L, r = 0..31, at bits r*b of a
+ * 32b-bit lane stream kept as b 32-bit words; word j of lane L is stored at word j*8+L, little
+ * endian. Fewer than 256 trailing codes form a plain LSB-first bit stream, zero-padded. */
+static inline void dq__pack_block__scalar(const uint32_t *codes, unsigned b, uint8_t *out) {
+    unsigned L;
+    for (L = 0; L < DQ__LANES; L++) {
+        uint64_t acc = 0;
+        unsigned have = 0, r, j = 0;
+        for (r = 0; r < DQ__ROWS; r++) {
+            acc |= (uint64_t)codes[r * DQ__LANES + L] << have;
+            have += b;
+            if (have >= 32) {
+                dq__st32(out + 4u * (j * DQ__LANES + L), (uint32_t)acc);
+                j++;
+                acc >>= 32;
+                have -= 32;
+            }
+        }
+    }
+}
+static inline void dq__unpack_block__scalar(const uint8_t *in, unsigned b, uint32_t *codes) {
+    unsigned L;
+    uint32_t mask = (uint32_t)((1u << b) - 1u);
+    for (L = 0; L < DQ__LANES; L++) {
+        uint64_t acc = 0;
+        unsigned have = 0, r, j = 0;
+        for (r = 0; r < DQ__ROWS; r++) {
+            if (have < b) {
+                acc |= (uint64_t)dq__ld32(in + 4u * (j * DQ__LANES + L)) << have;
+                j++;
+                have += 32;
+            }
+            codes[r * DQ__LANES + L] = (uint32_t)acc & mask;
+            acc >>= b;
+            have -= b;
+        }
+    }
+}
+static inline void dq__pack_tail(const uint32_t *codes, size_t cnt, unsigned b, uint8_t *out) {
+    uint64_t acc = 0;
+    unsigned have = 0;
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        acc |= (uint64_t)codes[i] << have;
+        have += b;
+        while (have >= 8) {
+            *out++ = (uint8_t)acc;
+            acc >>= 8;
+            have -= 8;
+        }
+    }
+    if (have) *out = (uint8_t)acc;
+}
+/* Returns 0 if the padding bits after the last code are not zero. */
+static inline int dq__unpack_tail(const uint8_t *in, size_t cnt, unsigned b, uint32_t *codes) {
+    uint64_t acc = 0;
+    unsigned have = 0;
+    uint32_t mask = (uint32_t)((1u << b) - 1u);
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        while (have < b) {
+            acc |= (uint64_t)*in++ << have;
+            have += 8;
+        }
+        codes[i] = (uint32_t)acc & mask;
+        acc >>= b;
+        have -= b;
+    }
+    return acc == 0;
+}
+
+/* ---- decoding one packed block; rowstep[r] is the step of row r (rows never straddle a
+ * bucket because buckets are multiples of 8). add: out = out + w * v, else out = v. */
+static inline void dq__decode_codes(const uint32_t *codes, size_t cnt, unsigned b, float step, float w, int add,
+                                    float *out) {
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        float v = dq__decode_value(codes[i], b, step);
+        if (add) {
+            float t = w * v;
+            out[i] = out[i] + t;
+        } else {
+            out[i] = v;
+        }
+    }
+}
+static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                            float *out) {
+    uint32_t codes[DQ__BLOCK];
+    unsigned r;
+    dq__unpack_block__scalar(in, b, codes);
+    for (r = 0; r < DQ__ROWS; r++)
+        dq__decode_codes(codes + r * DQ__LANES, DQ__LANES, b, rowstep[r], w, add, out + r * DQ__LANES);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---------------------------------------------------------------- kernel selection */
+#define DQ_SIMD_SCALAR 0
+#define DQ_SIMD_SSE2 1
+#define DQ_SIMD_AVX2 2
+#define DQ_SIMD_AVX512 3
+
+#if !defined(DQ_NO_SIMD) && !(defined(DQ_SIMD) && DQ_SIMD == DQ_SIMD_SCALAR)
+#if defined(__has_include)
+#if __has_include(<simde/x86/avx512.h>)
+#include "dqsgd_simd.h"
+#endif
+#endif
+#endif
+
+#ifndef DQ__KERNELS_SELECTED
+#define DQ__KERNELS_SELECTED
+#define DQ__BACKEND "scalar"
+#define dq__k_stats dq__stats__scalar
+#define dq__k_compensate dq__compensate__scalar
+#define dq__k_quant dq__quant__scalar
+#define dq__k_pack_block dq__pack_block__scalar
+#define dq__k_decode_block dq__decode_block__scalar
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- API implementation */
+
+#define DQ__STATUS_CASE(name, value, msg) \
+    case name:                            \
+        return msg;
+DQ_API const char *dq_strerror(dq_status s) {
+    switch (s) {
+        DQ_STATUS_LIST(DQ__STATUS_CASE)
+        default:
+            return "unknown status";
+    }
+}
+#undef DQ__STATUS_CASE
+
+DQ_API unsigned dq_version_number(void) { return DQSGD_VERSION_NUMBER; }
+DQ_API const char *dq_simd_backend(void) { return DQ__BACKEND; }
+
+/* Resolved parameters. */
+typedef struct dq__cfg {
+    unsigned bits, stochastic, norm; /* norm: wire value 0 = L2, 1 = max, 2 = mean */
+    uint32_t bucket_wire;            /* 0 = whole */
+    size_t bucket;                   /* effective elements per scale (>= 1) */
+    size_t nbuckets;
+} dq__cfg;
+
+#define DQ__NORM_WIRE_L2 0u
+#define DQ__NORM_WIRE_MAX 1u
+#define DQ__NORM_WIRE_MEAN 2u
+
+static inline dq_status dq__cfg_make(const dq_params *p, size_t n, dq__cfg *c) {
+    unsigned bits = p->bits ? p->bits : DQ_BITS_DEFAULT;
+    uint32_t bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
+    if (bits > 16u) return DQ_ERR_BITS;
+    if (p->scheme != DQ_SCHEME_DEFAULT && p->scheme != DQ_SCHEME_QSGD) return DQ_ERR_PARAM;
+    if ((unsigned)p->rounding > (unsigned)DQ_ROUND_NEAREST) return DQ_ERR_PARAM;
+    if ((unsigned)p->norm > (unsigned)DQ_NORM_MAX) return DQ_ERR_PARAM; /* MEAN is chosen, not asked */
+    if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
+    if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
+    c->bits = bits;
+    c->stochastic = p->rounding != DQ_ROUND_NEAREST;
+    c->norm = p->norm == DQ_NORM_MAX ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2;
+    if (bits == 1 && !c->stochastic) c->norm = DQ__NORM_WIRE_MEAN; /* scaled sign */
+    c->bucket_wire = bk == DQ_BUCKET_WHOLE ? 0u : bk;
+    c->bucket = bk == DQ_BUCKET_WHOLE ? (n ? n : 1u) : (size_t)bk;
+    c->nbuckets = n ? (n - 1u) / c->bucket + 1u : 0u;
+    return DQ_OK;
+}
+
+/* Bytes of scales + payload; 0 with *ok = 0 on size_t overflow. */
+static inline size_t dq__body_size(const dq__cfg *c, size_t n, int *ok) {
+    uint64_t s = (uint64_t)c->nbuckets * 4u + ((uint64_t)n * c->bits + 7u) / 8u;
+    *ok = s <= (uint64_t)(SIZE_MAX - DQ_HEADER_SIZE);
+    return *ok ? (size_t)s : 0u;
+}
+
+DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
+    uint64_t s;
+    if (bits < 1u || bits > 16u || (uint64_t)n > DQ_MAX_ELEMS) return 0;
+    s = (uint64_t)DQ_HEADER_SIZE + 4u * (((uint64_t)n + 7u) / 8u) + ((uint64_t)n * bits + 7u) / 8u;
+    return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
+}
+
+DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) {
+    dq__cfg c;
+    dq_status st;
+    int ok;
+    if (!p || !size) return DQ_ERR_NULL;
+    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
+    *size = dq__body_size(&c, n, &ok);
+    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
+}
+
+DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size) {
+    dq_status st = dq_block_size(p, n, size);
+    if (st == DQ_OK) *size += DQ_HEADER_SIZE;
+    return st;
+}
+
+/* The scale of a bucket and the quantizer constants derived from it. */
+static inline dq_status dq__bucket_scale(const dq__cfg *c, const dq__stats *st, size_t len, float *scale) {
+    double v;
+    if (st->maxbits >= 0x7F800000u) return DQ_ERR_NONFINITE;
+    if (c->norm == DQ__NORM_WIRE_MAX)
+        v = (double)dq__bitsf(st->maxbits);
+    else if (c->norm == DQ__NORM_WIRE_MEAN)
+        v = st->sumabs / (double)len;
+    else
+        v = sqrt(st->sumsq);
+    if (v > (double)FLT_MAX) return DQ_ERR_OVERFLOW;
+    *scale = (float)v;
+    if (*scale < DQ__MIN_SCALE) *scale = 0.0f;
+    return DQ_OK;
+}
+static inline float dq__levels(unsigned bits) { return bits == 1 ? 1.0f : (float)((1u << (bits - 1)) - 1u); }
+static inline float dq__step(unsigned bits, float scale) { return bits == 1 ? scale : scale / dq__levels(bits); }
+
+static inline void dq__prefetch(const float *p, size_t cnt) {
+#if defined(__GNUC__) || defined(__clang__)
+    size_t i;
+    for (i = 0; i < cnt; i += 16) __builtin_prefetch(p + i);
+#else
+    (void)p;
+    (void)cnt;
+#endif
+}
+
+/* The scale of one bucket from its statistics; writes it to the message. */
+static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const float *e, size_t len, uint8_t *dst,
+                                         float *scale) {
+    dq__stats st;
+    dq_status s;
+    dq__k_stats(x, e, len, &st);
+    if ((s = dq__bucket_scale(c, &st, len, scale)) != DQ_OK) return s;
+    dq__st32(dst, dq__fbits(*scale));
+    return DQ_OK;
+}
+
+/* Encode scales + payload into out (capacity already checked). Without error feedback each
+ * bucket's statistics pass is followed at once by its quantization, while the bucket is in
+ * cache. With error feedback every scale is computed first, from x + res without writing res,
+ * so that a failing bucket leaves res untouched; then each bucket is compensated in place
+ * (res = x + res) and quantized, leaving res = compensated - decoded. */
+static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, const float *x, size_t n, float *res,
+                                        uint8_t *out) {
+    uint32_t codes[DQ__BLOCK];
+    uint8_t *scales = out, *payload = out + 4u * c->nbuckets;
+    dq__key key = dq__key_make(p->seed, p->step, p->stream);
+    dq__qctx q;
+    size_t pos = 0, bucket_end = 0, bi = 0;
+    const float *src = res ? res : x;
+    float scale;
+    dq_status s;
+    if (res) {
+        for (pos = 0, bi = 0; pos < n; pos += c->bucket, bi++) {
+            size_t len = n - pos < c->bucket ? n - pos : c->bucket;
+            if ((s = dq__scale_bucket(c, x + pos, res + pos, len, scales + 4u * bi, &scale)) != DQ_OK) return s;
+        }
+        pos = bi = 0;
+    }
+    q.bits = c->bits;
+    q.smax = dq__levels(c->bits);
+    q.thresh = c->stochastic ? -1.0f : 0.5f;
+    q.k0 = key.k0;
+    q.inv = q.step = 0.0f;
+    while (pos < n) {
+        size_t blk_end = pos + DQ__BLOCK <= n ? pos + DQ__BLOCK : n, blk_start = pos;
+        q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
+        /* The statistics pass of the next bucket reads memory while nothing else runs; pull the
+         * data two blocks ahead into cache during this block's quantization instead. */
+        if (blk_start + 3u * DQ__BLOCK <= n) {
+            dq__prefetch(x + blk_start + 2u * DQ__BLOCK, DQ__BLOCK);
+            if (res) dq__prefetch(res + blk_start + 2u * DQ__BLOCK, DQ__BLOCK);
+        }
+        while (pos < blk_end) {
+            size_t seg_end;
+            if (pos == bucket_end) { /* enter the next bucket */
+                size_t len = n - pos < c->bucket ? n - pos : c->bucket;
+                if (res) {
+                    dq__k_compensate(x + pos, res + pos, len);
+                    scale = dq__bitsf(dq__ld32(scales + 4u * bi));
+                } else if ((s = dq__scale_bucket(c, x + pos, NULL, len, scales + 4u * bi, &scale)) != DQ_OK) {
+                    return s;
+                }
+                bi++;
+                bucket_end = pos + len;
+                q.step = dq__step(c->bits, scale);
+                q.inv = scale == 0.0f ? 0.0f : (c->bits == 1 ? 0.5f / scale : q.smax / scale);
+            }
+            seg_end = bucket_end < blk_end ? bucket_end : blk_end;
+            q.lo = (uint32_t)pos;
+            dq__k_quant(&q, src + pos, seg_end - pos, codes + (pos - blk_start), res ? res + pos : NULL);
+            pos = seg_end;
+        }
+        if (blk_end - blk_start == DQ__BLOCK)
+            dq__k_pack_block(codes, c->bits, payload + (blk_start / DQ__BLOCK) * 32u * c->bits);
+        else
+            dq__pack_tail(codes, blk_end - blk_start, c->bits, payload + (blk_start / DQ__BLOCK) * 32u * c->bits);
+    }
+    return DQ_OK;
+}
+
+static inline dq_status dq__encode_common(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                                          size_t dst_cap, size_t *dst_len, int with_header) {
+    dq__cfg c;
+    dq_status st;
+    size_t body, total;
+    int ok;
+    uint8_t *out;
+    if (!p || !x || !dst || !dst_len) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
+    body = dq__body_size(&c, n, &ok);
+    if (!ok) return DQ_ERR_TOO_LARGE;
+    total = body + (with_header ? DQ_HEADER_SIZE : 0u);
+    if (dst_cap < total) return DQ_ERR_DST_TOO_SMALL;
+    out = (uint8_t *)dst;
+    if (with_header) {
+        memset(out, 0, DQ_HEADER_SIZE);
+        out[0] = 'D';
+        out[1] = 'Q';
+        out[2] = 'S';
+        out[3] = 'G';
+        out[4] = DQ_FORMAT_VERSION;
+        out[5] = (uint8_t)DQ_HEADER_SIZE;
+        out[6] = (uint8_t)DQ_SCHEME_QSGD;
+        out[7] = (uint8_t)c.bits;
+        out[8] = (uint8_t)DQ_CODER_FIXED;
+        out[9] = (uint8_t)c.norm;
+        dq__st16(out + 10, c.stochastic ? DQ_FLAG_STOCHASTIC : 0u);
+        dq__st32(out + 12, c.bucket_wire);
+        dq__st64(out + 16, (uint64_t)n);
+        dq__st64(out + 24, p->seed);
+        dq__st64(out + 32, p->step);
+        dq__st32(out + 40, p->stream);
+        dq__st32(out + 44, dq__crc32c(out, 44));
+        out += DQ_HEADER_SIZE;
+    }
+    if ((st = dq__encode_body(&c, p, x, n, residual, out)) != DQ_OK) return st;
+    *dst_len = total;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
+                           size_t *dst_len) {
+    return dq__encode_common(p, x, n, residual, dst, dst_cap, dst_len, 1);
+}
+DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                                 size_t dst_cap, size_t *dst_len) {
+    return dq__encode_common(p, x, n, residual, dst, dst_cap, dst_len, 0);
+}
+
+DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
+    const uint8_t *in = (const uint8_t *)src;
+    dq__cfg c;
+    dq_params p;
+    uint64_t count;
+    size_t body;
+    int ok;
+    dq_status st;
+    if (!src || !h) return DQ_ERR_NULL;
+    if (src_len < 8) return DQ_ERR_TRUNCATED;
+    if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
+    if (in[4] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
+    if (in[5] != DQ_HEADER_SIZE) return DQ_ERR_CORRUPT;
+    if (src_len < DQ_HEADER_SIZE) return DQ_ERR_TRUNCATED;
+    if (dq__ld32(in + 44) != dq__crc32c(in, 44)) return DQ_ERR_CHECKSUM;
+    memset(h, 0, sizeof *h);
+    h->version = in[4];
+    h->header_size = in[5];
+    h->scheme = in[6];
+    h->bits = in[7];
+    h->coder = in[8];
+    h->norm = (dq_norm)(in[9] + 1u); /* wire 0,1,2 -> DQ_NORM_L2, _MAX, _MEAN */
+    h->flags = dq__ld16(in + 10);
+    h->bucket = dq__ld32(in + 12);
+    count = dq__ld64(in + 16);
+    h->seed = dq__ld64(in + 24);
+    h->step = dq__ld64(in + 32);
+    h->stream = dq__ld32(in + 40);
+    if (h->scheme != DQ_SCHEME_QSGD || h->coder != DQ_CODER_FIXED || h->bits < 1 || h->bits > 16 ||
+        in[9] > DQ__NORM_WIRE_MEAN || (h->flags & ~DQ_FLAG_STOCHASTIC) != 0 || (h->bucket % 8u) != 0 ||
+        count == 0)
+        return DQ_ERR_CORRUPT;
+    if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->count = (size_t)count;
+    memset(&p, 0, sizeof p);
+    p.bits = h->bits;
+    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
+    if ((st = dq__cfg_make(&p, h->count, &c)) != DQ_OK) return DQ_ERR_CORRUPT;
+    body = dq__body_size(&c, h->count, &ok);
+    if (!ok) return DQ_ERR_TOO_LARGE;
+    h->msg_size = body + DQ_HEADER_SIZE;
+    return DQ_OK;
+}
+
+/* Decode scales + payload (size already checked against src_len). */
+static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *in, size_t n, float w, int add, float *out) {
+    const uint8_t *scales = in, *payload = in + 4u * c->nbuckets;
+    float rowstep[DQ__ROWS], step = 0.0f;
+    uint32_t codes[DQ__BLOCK];
+    size_t bi, pos, bucket_end = 0;
+    for (bi = 0; bi < c->nbuckets; bi++) { /* validate every scale before touching out */
+        uint32_t u = dq__ld32(scales + 4u * bi);
+        if (u >= 0x7F800000u) return DQ_ERR_CORRUPT; /* negative, Inf or NaN */
+    }
+    bi = 0;
+    if (n % DQ__BLOCK) { /* and the tail's padding bits */
+        size_t full = n - n % DQ__BLOCK;
+        if (!dq__unpack_tail(payload + (full / DQ__BLOCK) * 32u * c->bits, n - full, c->bits, codes))
+            return DQ_ERR_CORRUPT;
+    }
+    for (pos = 0; pos + DQ__BLOCK <= n; pos += DQ__BLOCK) {
+        unsigned r;
+        for (r = 0; r < DQ__ROWS; r++) { /* rows walk the buckets in order: no division per row */
+            if (pos + r * DQ__LANES >= bucket_end) {
+                step = dq__step(c->bits, dq__bitsf(dq__ld32(scales + 4u * bi)));
+                bi++;
+                bucket_end += c->bucket;
+            }
+            rowstep[r] = step;
+        }
+        dq__k_decode_block(payload + (pos / DQ__BLOCK) * 32u * c->bits, c->bits, rowstep, w, add, out + pos);
+    }
+    if (pos < n) {
+        size_t i = pos;
+        dq__unpack_tail(payload + (pos / DQ__BLOCK) * 32u * c->bits, n - pos, c->bits, codes);
+        while (i < n) {
+            size_t b_end = (i / c->bucket + 1u) * c->bucket;
+            size_t seg_end = b_end < n ? b_end : n;
+            float st = dq__step(c->bits, dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket))));
+            dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, st, w, add, out + i);
+            i = seg_end;
+        }
+    }
+    return DQ_OK;
+}
+
+static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, float *out, size_t out_n) {
+    dq_header h;
+    dq__cfg c;
+    dq_params p;
+    dq_status st;
+    if (!src || !out) return DQ_ERR_NULL;
+    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
+    if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
+    if (src_len < h.msg_size) return DQ_ERR_TRUNCATED;
+    memset(&p, 0, sizeof p);
+    p.bits = h.bits;
+    p.bucket = h.bucket ? h.bucket : DQ_BUCKET_WHOLE;
+    dq__cfg_make(&p, h.count, &c);
+    return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE, h.count, w, add, out);
+}
+
+DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap) {
+    return dq__decode_msg(src, src_len, 1.0f, 0, out, out_cap);
+}
+DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len) {
+    return dq__decode_msg(src, src_len, weight, 1, acc, acc_len);
+}
+
+static inline dq_status dq__decode_blk(const dq_params *p, const void *src, size_t src_len, size_t n, float w, int add,
+                                       float *out) {
+    dq__cfg c;
+    dq_status st;
+    size_t body;
+    int ok;
+    if (!p || !src || !out) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
+    body = dq__body_size(&c, n, &ok);
+    if (!ok) return DQ_ERR_TOO_LARGE;
+    if (src_len < body) return DQ_ERR_TRUNCATED;
+    return dq__decode_body(&c, (const uint8_t *)src, n, w, add, out);
+}
+DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out) {
+    return dq__decode_blk(p, src, src_len, n, 1.0f, 0, out);
+}
+DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t src_len, size_t n, float weight,
+                                     float *acc) {
+    return dq__decode_blk(p, src, src_len, n, weight, 1, acc);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DQSGD_H_INCLUDED */
+
+/* MIT License. Copyright (c) 2026 the dqsgd authors.
+ * Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+ * and associated documentation files (the "Software"), to deal in the Software without
+ * restriction, including without limitation the rights to use, copy, modify, merge, publish,
+ * distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
+ * Software is furnished to do so, subject to the following conditions: The above copyright
+ * notice and this permission notice shall be included in all copies or substantial portions of
+ * the Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED. */

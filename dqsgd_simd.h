@@ -1,0 +1,518 @@
+/* dqsgd_simd.h - SIMD kernels for dqsgd.h, written with SIMDe (simde_ names only).
+ *
+ * Included by dqsgd.h when SIMDe is on the include path (or include this file instead of
+ * dqsgd.h; the result is the same). The kernel set is chosen at compile time from what the
+ * compiler targets natively: AVX-512F, AVX2, SSE2; anything else uses the scalar reference in
+ * dqsgd.h rather than SIMDe's emulation. Every kernel here has a scalar twin in dqsgd.h named
+ * with __scalar and produces the same bits. This file never defines SIMDe configuration
+ * macros. Runtime dispatch is not built in: compile one translation unit per ISA instead. */
+#ifndef DQSGD_SIMD_H_INCLUDED
+#ifndef DQSGD_H_INCLUDED
+#include "dqsgd.h" /* includes this file back at the point where kernels are chosen */
+#elif !defined(DQ_NO_SIMD)
+#define DQSGD_SIMD_H_INCLUDED
+
+#ifdef DQ__KERNELS_SELECTED
+#error "dqsgd_simd.h must be reached through dqsgd.h before the kernels are chosen"
+#endif
+
+/* Requested or detected level, from the compiler's target macros. */
+#ifndef DQ_SIMD
+#if defined(__AVX512F__)
+#define DQ_SIMD DQ_SIMD_AVX512
+#elif defined(__AVX2__)
+#define DQ_SIMD DQ_SIMD_AVX2
+#elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#define DQ_SIMD DQ_SIMD_SSE2
+#else
+#define DQ_SIMD DQ_SIMD_SCALAR
+#endif
+#endif
+
+#if DQ_SIMD != DQ_SIMD_SCALAR && !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) && \
+    !defined(_MSC_VER)
+#error "dqsgd SIMD kernels assume a little-endian target; define DQ_NO_SIMD"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wdouble-promotion"
+#pragma GCC diagnostic ignored "-Wcast-align"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wundef"
+#pragma GCC diagnostic ignored "-Wfloat-equal"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#ifndef __cplusplus
+#pragma GCC diagnostic ignored "-Wc++-compat"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#endif
+#if defined(__clang__)
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#endif
+#endif
+#if DQ_SIMD == DQ_SIMD_AVX512
+#include <simde/x86/avx512.h>
+#elif DQ_SIMD == DQ_SIMD_AVX2
+#include <simde/x86/avx2.h>
+#elif DQ_SIMD == DQ_SIMD_SSE2
+#include <simde/x86/sse2.h>
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#if DQ_SIMD != DQ_SIMD_SCALAR
+#if !defined(SIMDE_VERSION) || SIMDE_VERSION < HEDLEY_VERSION_ENCODE(0, 7, 2)
+#error "dqsgd needs SIMDe 0.7.2 or newer"
+#endif
+#endif
+#if DQ_SIMD == DQ_SIMD_AVX512 && !defined(SIMDE_X86_AVX512F_NATIVE)
+#error "DQ_SIMD_AVX512 requested but the compiler does not target AVX-512F (add -mavx512f)"
+#endif
+#if DQ_SIMD >= DQ_SIMD_AVX2 && !defined(SIMDE_X86_AVX2_NATIVE)
+#error "DQ_SIMD_AVX2 requested but the compiler does not target AVX2 (add -mavx2)"
+#endif
+#if DQ_SIMD >= DQ_SIMD_SSE2 && !defined(SIMDE_X86_SSE2_NATIVE)
+#error "DQ_SIMD_SSE2 requested but the compiler does not target SSE2"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================ SSE2 (also the base of AVX2) */
+#if DQ_SIMD >= DQ_SIMD_SSE2
+
+/* 32-bit lane multiply from two 32x32->64 products (SSE2 has no pmulld). */
+static inline simde__m128i dq__mullo__sse2(simde__m128i a, simde__m128i b) {
+    simde__m128i ev = simde_mm_mul_epu32(a, b);
+    simde__m128i od = simde_mm_mul_epu32(simde_mm_srli_epi64(a, 32), simde_mm_srli_epi64(b, 32));
+    ev = simde_mm_shuffle_epi32(ev, SIMDE_MM_SHUFFLE(0, 0, 2, 0));
+    od = simde_mm_shuffle_epi32(od, SIMDE_MM_SHUFFLE(0, 0, 2, 0));
+    return simde_mm_unpacklo_epi32(ev, od);
+}
+/* dq__draw24 on 4 lanes: x = index low halves. */
+static inline simde__m128i dq__draw24__sse2(simde__m128i x, simde__m128i k0, simde__m128i k1) {
+    x = simde_mm_xor_si128(x, k0);
+    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
+    x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x7FEB352D));
+    x = simde_mm_xor_si128(x, simde_mm_xor_si128(simde_mm_srli_epi32(x, 15), k1));
+    x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x846CA68B));
+    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
+    return simde_mm_srli_epi32(x, 8);
+}
+
+static inline void dq__stats__sse2(const float *x, const float *e, size_t n, dq__stats *st) {
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
+    simde__m128d q0 = simde_mm_setzero_pd(), q1 = q0, q2 = q0, q3 = q0, a0 = q0, a1 = q0, a2 = q0, a3 = q0;
+    simde__m128i mx = simde_mm_setzero_si128();
+    double sq[8], ab[8];
+    uint32_t m4[4], mxs = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128 v0 = simde_mm_loadu_ps(x + i), v1 = simde_mm_loadu_ps(x + i + 4);
+        simde__m128i u0, u1;
+        if (e) {
+            v0 = simde_mm_add_ps(v0, simde_mm_loadu_ps(e + i));
+            v1 = simde_mm_add_ps(v1, simde_mm_loadu_ps(e + i + 4));
+        }
+        u0 = simde_mm_and_si128(simde_mm_castps_si128(v0), absm);
+        u1 = simde_mm_and_si128(simde_mm_castps_si128(v1), absm);
+        simde__m128i g0 = simde_mm_cmpgt_epi32(u0, mx); /* |x| bits fit in 31 bits: signed compare is fine */
+        simde__m128 f0 = simde_mm_castsi128_ps(u0), f1 = simde_mm_castsi128_ps(u1);
+        simde__m128d d0 = simde_mm_cvtps_pd(f0), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f0, f0));
+        simde__m128d d2 = simde_mm_cvtps_pd(f1), d3 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f1, f1));
+        simde__m128i g1;
+        mx = simde_mm_or_si128(simde_mm_and_si128(g0, u0), simde_mm_andnot_si128(g0, mx));
+        g1 = simde_mm_cmpgt_epi32(u1, mx);
+        mx = simde_mm_or_si128(simde_mm_and_si128(g1, u1), simde_mm_andnot_si128(g1, mx));
+        q0 = simde_mm_add_pd(q0, simde_mm_mul_pd(d0, d0));
+        q1 = simde_mm_add_pd(q1, simde_mm_mul_pd(d1, d1));
+        q2 = simde_mm_add_pd(q2, simde_mm_mul_pd(d2, d2));
+        q3 = simde_mm_add_pd(q3, simde_mm_mul_pd(d3, d3));
+        a0 = simde_mm_add_pd(a0, d0);
+        a1 = simde_mm_add_pd(a1, d1);
+        a2 = simde_mm_add_pd(a2, d2);
+        a3 = simde_mm_add_pd(a3, d3);
+    }
+    simde_mm_storeu_pd(sq, q0);
+    simde_mm_storeu_pd(sq + 2, q1);
+    simde_mm_storeu_pd(sq + 4, q2);
+    simde_mm_storeu_pd(sq + 6, q3);
+    simde_mm_storeu_pd(ab, a0);
+    simde_mm_storeu_pd(ab + 2, a1);
+    simde_mm_storeu_pd(ab + 4, a2);
+    simde_mm_storeu_pd(ab + 6, a3);
+    simde_mm_storeu_si128((simde__m128i *)m4, mx);
+    for (unsigned k = 0; k < 4; k++)
+        if (m4[k] > mxs) mxs = m4[k];
+    dq__stats_tail(x, e, i, n, sq, ab, &mxs);
+    st->sumsq = dq__lanes_sum(sq);
+    st->sumabs = dq__lanes_sum(ab);
+    st->maxbits = mxs;
+}
+
+static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) simde_mm_storeu_ps(e + i, simde_mm_add_ps(simde_mm_loadu_ps(x + i), simde_mm_loadu_ps(e + i)));
+    dq__compensate__scalar(x + i, e + i, n - i);
+}
+
+static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), zero = simde_mm_setzero_si128();
+    const simde__m128i one = simde_mm_set1_epi32(1), k0 = simde_mm_set1_epi32((int32_t)q->k0);
+    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h), lane = simde_mm_setr_epi32(0, 1, 2, 3);
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
+    const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
+    const int stoch = q->thresh < 0.0f;
+    size_t i = 0;
+    dq__qctx rest;
+    for (; i + 4 <= cnt; i += 4) {
+        simde__m128 xv = simde_mm_loadu_ps(x + i), t, v;
+        simde__m128i xb = simde_mm_castps_si128(xv), code;
+        if (stoch) {
+            simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
+            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, k0, k1)), ulp24);
+        } else {
+            t = half;
+        }
+        if (q->bits == 1) {
+            simde__m128 pp = simde_mm_add_ps(half, simde_mm_mul_ps(xv, inv));
+            code = stoch ? simde_mm_andnot_si128(simde_mm_castps_si128(simde_mm_cmplt_ps(t, pp)), one)
+                         : simde_mm_srli_epi32(xb, 31);
+            v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(step), simde_mm_slli_epi32(code, 31)));
+        } else {
+            simde__m128 r = simde_mm_min_ps(simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(xb, absm)), inv), smax);
+            simde__m128i l = simde_mm_cvttps_epi32(r), sg;
+            simde__m128 f = simde_mm_sub_ps(r, simde_mm_cvtepi32_ps(l));
+            l = simde_mm_sub_epi32(l, simde_mm_castps_si128(simde_mm_cmplt_ps(t, f)));
+            sg = simde_mm_andnot_si128(simde_mm_cmpeq_epi32(l, zero), simde_mm_srli_epi32(xb, 31));
+            code = simde_mm_or_si128(l, simde_mm_sll_epi32(sg, shs));
+            v = simde_mm_mul_ps(simde_mm_cvtepi32_ps(l), step);
+            v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(v), simde_mm_slli_epi32(sg, 31)));
+        }
+        simde_mm_storeu_si128((simde__m128i *)(codes + i), code);
+        if (res) simde_mm_storeu_ps(res + i, simde_mm_sub_ps(xv, v));
+    }
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+/* Packing: the 8 lanes of a block are two 4-lane halves. */
+static inline void dq__pack_block__sse2(const uint32_t *codes, unsigned b, uint8_t *out) {
+    simde__m128i lo = simde_mm_setzero_si128(), hi = lo;
+    unsigned have = 0, r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        simde__m128i v0 = simde_mm_loadu_si128((const simde__m128i *)(codes + 8 * r));
+        simde__m128i v1 = simde_mm_loadu_si128((const simde__m128i *)(codes + 8 * r + 4));
+        simde__m128i sh = simde_mm_cvtsi32_si128((int)have);
+        lo = simde_mm_or_si128(lo, simde_mm_sll_epi32(v0, sh));
+        hi = simde_mm_or_si128(hi, simde_mm_sll_epi32(v1, sh));
+        have += b;
+        if (have >= 32) {
+            simde__m128i back = simde_mm_cvtsi32_si128((int)(b - (have - 32)));
+            simde_mm_storeu_si128((simde__m128i *)out, lo);
+            simde_mm_storeu_si128((simde__m128i *)(out + 16), hi);
+            out += 32;
+            have -= 32;
+            lo = simde_mm_srl_epi32(v0, back); /* shift counts >= 32 give 0 */
+            hi = simde_mm_srl_epi32(v1, back);
+        }
+    }
+}
+
+static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                          float *out) {
+    const simde__m128i mask = simde_mm_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m128i lmask = simde_mm_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m128i lone = simde_mm_set1_epi32(b == 1 ? 1 : 0), shs = simde_mm_cvtsi32_si128((int)b - 1);
+    const simde__m128 wv = simde_mm_set1_ps(w);
+    unsigned r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, s = off & 31u;
+        const uint8_t *p = in + 32u * j;
+        simde__m128i sh = simde_mm_cvtsi32_si128((int)s);
+        simde__m128i v0 = simde_mm_srl_epi32(simde_mm_loadu_si128((const simde__m128i *)p), sh);
+        simde__m128i v1 = simde_mm_srl_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 16)), sh);
+        simde__m128 st = simde_mm_set1_ps(rowstep[r]);
+        simde__m128 f0, f1;
+        if (s + b > 32) {
+            simde__m128i up = simde_mm_cvtsi32_si128((int)(32 - s));
+            v0 = simde_mm_or_si128(v0, simde_mm_sll_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 32)), up));
+            v1 = simde_mm_or_si128(v1, simde_mm_sll_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 48)), up));
+        }
+        v0 = simde_mm_and_si128(v0, mask);
+        v1 = simde_mm_and_si128(v1, mask);
+        f0 = simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_or_si128(simde_mm_and_si128(v0, lmask), lone)), st);
+        f1 = simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_or_si128(simde_mm_and_si128(v1, lmask), lone)), st);
+        f0 = simde_mm_castsi128_ps(
+            simde_mm_xor_si128(simde_mm_castps_si128(f0), simde_mm_slli_epi32(simde_mm_srl_epi32(v0, shs), 31)));
+        f1 = simde_mm_castsi128_ps(
+            simde_mm_xor_si128(simde_mm_castps_si128(f1), simde_mm_slli_epi32(simde_mm_srl_epi32(v1, shs), 31)));
+        if (add) {
+            f0 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r), simde_mm_mul_ps(wv, f0));
+            f1 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r + 4), simde_mm_mul_ps(wv, f1));
+        }
+        simde_mm_storeu_ps(out + 8 * r, f0);
+        simde_mm_storeu_ps(out + 8 * r + 4, f1);
+    }
+}
+#endif /* SSE2 */
+
+/* ================================================================ AVX2 */
+#if DQ_SIMD >= DQ_SIMD_AVX2
+
+static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, simde__m256i k1) {
+    x = simde_mm256_xor_si256(x, k0);
+    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+    x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
+    x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), k1));
+    x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x846CA68B));
+    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+    return simde_mm256_srli_epi32(x, 8);
+}
+
+static inline void dq__stats__avx2(const float *x, const float *e, size_t n, dq__stats *st) {
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    simde__m256d q0 = simde_mm256_setzero_pd(), q1 = q0, a0 = q0, a1 = q0;
+    simde__m256i mx = simde_mm256_setzero_si256();
+    double sq[8], ab[8];
+    uint32_t m8[8], mxs = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m256 v = simde_mm256_loadu_ps(x + i);
+        simde__m256i u;
+        if (e) v = simde_mm256_add_ps(v, simde_mm256_loadu_ps(e + i));
+        u = simde_mm256_and_si256(simde_mm256_castps_si256(v), absm);
+        simde__m256 f = simde_mm256_castsi256_ps(u);
+        simde__m256d d0 = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f));
+        simde__m256d d1 = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f, 1));
+        mx = simde_mm256_max_epu32(mx, u);
+        q0 = simde_mm256_add_pd(q0, simde_mm256_mul_pd(d0, d0));
+        q1 = simde_mm256_add_pd(q1, simde_mm256_mul_pd(d1, d1));
+        a0 = simde_mm256_add_pd(a0, d0);
+        a1 = simde_mm256_add_pd(a1, d1);
+    }
+    simde_mm256_storeu_pd(sq, q0);
+    simde_mm256_storeu_pd(sq + 4, q1);
+    simde_mm256_storeu_pd(ab, a0);
+    simde_mm256_storeu_pd(ab + 4, a1);
+    simde_mm256_storeu_si256((simde__m256i *)m8, mx);
+    for (unsigned k = 0; k < 8; k++)
+        if (m8[k] > mxs) mxs = m8[k];
+    dq__stats_tail(x, e, i, n, sq, ab, &mxs);
+    st->sumsq = dq__lanes_sum(sq);
+    st->sumabs = dq__lanes_sum(ab);
+    st->maxbits = mxs;
+}
+
+static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(e + i, simde_mm256_add_ps(simde_mm256_loadu_ps(x + i), simde_mm256_loadu_ps(e + i)));
+    dq__compensate__scalar(x + i, e + i, n - i);
+}
+
+static inline void dq__quant__avx2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF), zero = simde_mm256_setzero_si256();
+    const simde__m256i one = simde_mm256_set1_epi32(1), k0 = simde_mm256_set1_epi32((int32_t)q->k0);
+    const simde__m256i k1 = simde_mm256_set1_epi32((int32_t)q->k1h), lane = simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    const simde__m256 inv = simde_mm256_set1_ps(q->inv), smax = simde_mm256_set1_ps(q->smax);
+    const simde__m256 step = simde_mm256_set1_ps(q->step), half = simde_mm256_set1_ps(0.5f);
+    const simde__m256 ulp24 = simde_mm256_set1_ps(5.96046448e-08f);
+    const int stoch = q->thresh < 0.0f;
+    size_t i = 0;
+    dq__qctx rest;
+    for (; i + 8 <= cnt; i += 8) {
+        simde__m256 xv = simde_mm256_loadu_ps(x + i), t, v;
+        simde__m256i xb = simde_mm256_castps_si256(xv), code;
+        if (stoch) {
+            simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
+            t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, k0, k1)), ulp24);
+        } else {
+            t = half;
+        }
+        if (q->bits == 1) {
+            simde__m256 pp = simde_mm256_add_ps(half, simde_mm256_mul_ps(xv, inv));
+            code = stoch ? simde_mm256_andnot_si256(simde_mm256_castps_si256(simde_mm256_cmp_ps(t, pp, SIMDE_CMP_LT_OQ)), one)
+                         : simde_mm256_srli_epi32(xb, 31);
+            v = simde_mm256_castsi256_ps(
+                simde_mm256_xor_si256(simde_mm256_castps_si256(step), simde_mm256_slli_epi32(code, 31)));
+        } else {
+            simde__m256 r = simde_mm256_min_ps(
+                simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, absm)), inv), smax);
+            simde__m256i l = simde_mm256_cvttps_epi32(r), sg;
+            simde__m256 f = simde_mm256_sub_ps(r, simde_mm256_cvtepi32_ps(l));
+            l = simde_mm256_sub_epi32(l, simde_mm256_castps_si256(simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ)));
+            sg = simde_mm256_andnot_si256(simde_mm256_cmpeq_epi32(l, zero), simde_mm256_srli_epi32(xb, 31));
+            code = simde_mm256_or_si256(l, simde_mm256_sll_epi32(sg, shs));
+            v = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(l), step);
+            v = simde_mm256_castsi256_ps(simde_mm256_xor_si256(simde_mm256_castps_si256(v), simde_mm256_slli_epi32(sg, 31)));
+        }
+        simde_mm256_storeu_si256((simde__m256i *)(codes + i), code);
+        if (res) simde_mm256_storeu_ps(res + i, simde_mm256_sub_ps(xv, v));
+    }
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+static inline void dq__pack_block__avx2(const uint32_t *codes, unsigned b, uint8_t *out) {
+    simde__m256i acc = simde_mm256_setzero_si256();
+    unsigned have = 0, r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(codes + 8 * r));
+        acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
+        have += b;
+        if (have >= 32) {
+            simde_mm256_storeu_si256((simde__m256i *)out, acc);
+            out += 32;
+            have -= 32;
+            acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - have))); /* >= 32 gives 0 */
+        }
+    }
+}
+
+static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                          float *out) {
+    const simde__m256i mask = simde_mm256_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m256i lmask = simde_mm256_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m256i lone = simde_mm256_set1_epi32(b == 1 ? 1 : 0);
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1);
+    const simde__m256 wv = simde_mm256_set1_ps(w);
+    unsigned r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, s = off & 31u;
+        const uint8_t *p = in + 32u * j;
+        simde__m256i v = simde_mm256_srl_epi32(simde_mm256_loadu_si256((const simde__m256i *)p), simde_mm_cvtsi32_si128((int)s));
+        simde__m256 f;
+        if (s + b > 32)
+            v = simde_mm256_or_si256(v, simde_mm256_sll_epi32(simde_mm256_loadu_si256((const simde__m256i *)(p + 32)),
+                                                              simde_mm_cvtsi32_si128((int)(32 - s))));
+        v = simde_mm256_and_si256(v, mask);
+        f = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_or_si256(simde_mm256_and_si256(v, lmask), lone)),
+                               simde_mm256_set1_ps(rowstep[r]));
+        f = simde_mm256_castsi256_ps(simde_mm256_xor_si256(simde_mm256_castps_si256(f),
+                                                           simde_mm256_slli_epi32(simde_mm256_srl_epi32(v, shs), 31)));
+        if (add) f = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, f));
+        simde_mm256_storeu_ps(out + 8 * r, f);
+    }
+}
+#endif /* AVX2 */
+
+/* ================================================================ AVX-512F
+ * Statistics, packing and decoding reuse the AVX2 kernels; the levels are non-negative, so the
+ * unsigned conversion (which SIMDe 0.7.4 provides at 512 bits) equals the signed one. */
+#if DQ_SIMD >= DQ_SIMD_AVX512
+
+static inline simde__m512i dq__draw24__avx512(simde__m512i x, simde__m512i k0, simde__m512i k1) {
+    x = simde_mm512_xor_si512(x, k0);
+    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+    x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+    x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), k1));
+    x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+    return simde_mm512_srli_epi32(x, 8);
+}
+
+static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm512_storeu_ps(e + i, simde_mm512_add_ps(simde_mm512_loadu_ps(x + i), simde_mm512_loadu_ps(e + i)));
+    dq__compensate__avx2(x + i, e + i, n - i);
+}
+
+static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    const simde__m512i absm = simde_mm512_set1_epi32(0x7FFFFFFF), zero = simde_mm512_setzero_si512();
+    const simde__m512i one = simde_mm512_set1_epi32(1), k0 = simde_mm512_set1_epi32((int32_t)q->k0);
+    const simde__m512i k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
+    const simde__m512i lane = simde_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const simde__m512i shs = simde_mm512_set1_epi32((int)q->bits - 1);
+    const simde__m512 inv = simde_mm512_set1_ps(q->inv), smax = simde_mm512_set1_ps(q->smax);
+    const simde__m512 step = simde_mm512_set1_ps(q->step), half = simde_mm512_set1_ps(0.5f);
+    const simde__m512 ulp24 = simde_mm512_set1_ps(5.96046448e-08f), magic = simde_mm512_set1_ps(8388608.0f);
+    const simde__m512i magici = simde_mm512_set1_epi32(0x4B000000);
+    const int stoch = q->thresh < 0.0f;
+    size_t i = 0;
+    dq__qctx rest;
+    for (; i + 16 <= cnt; i += 16) {
+        simde__m512 xv = simde_mm512_loadu_ps(x + i), t, v;
+        simde__m512i xb = simde_mm512_castps_si512(xv), code;
+        if (stoch) {
+            simde__m512i h = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
+            t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(h, k0, k1)), ulp24);
+        } else {
+            t = half;
+        }
+        if (q->bits == 1) {
+            simde__m512 pp = simde_mm512_add_ps(half, simde_mm512_mul_ps(xv, inv));
+            simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
+            code = stoch ? simde_mm512_mask_mov_epi32(one, plus, zero) : simde_mm512_srli_epi32(xb, 31);
+            v = simde_mm512_castsi512_ps(
+                simde_mm512_xor_si512(simde_mm512_castps_si512(step), simde_mm512_slli_epi32(code, 31)));
+        } else {
+            simde__m512 r = simde_mm512_min_ps(
+                simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, absm)), inv), smax);
+            /* trunc(r) as an integer: r < 2^16, so trunc(r) + 2^23 is exact and its low mantissa
+             * bits are the integer (SIMDe 0.7.4 has no 512-bit cvttps_epi32) */
+            simde__m512 tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
+            simde__m512i l = simde_mm512_sub_epi32(simde_mm512_castps_si512(simde_mm512_add_ps(tr, magic)), magici), sg;
+            simde__m512 f = simde_mm512_sub_ps(r, tr);
+            simde__mmask16 up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), z;
+            l = simde_mm512_mask_add_epi32(l, up, l, one);
+            z = simde_mm512_cmpeq_epi32_mask(l, zero);
+            sg = simde_mm512_maskz_mov_epi32((simde__mmask16)(z ^ 0xFFFFu), simde_mm512_srli_epi32(xb, 31));
+            code = simde_mm512_or_si512(l, simde_mm512_sllv_epi32(sg, shs));
+            v = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(l), step);
+            v = simde_mm512_castsi512_ps(simde_mm512_xor_si512(simde_mm512_castps_si512(v), simde_mm512_slli_epi32(sg, 31)));
+        }
+        simde_mm512_storeu_si512(codes + i, code);
+        if (res) simde_mm512_storeu_ps(res + i, simde_mm512_sub_ps(xv, v));
+    }
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant__avx2(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+#endif /* AVX-512 */
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ================================================================ selection */
+#define DQ__KERNELS_SELECTED
+#if DQ_SIMD == DQ_SIMD_AVX512
+#define DQ__BACKEND "avx512"
+#define dq__k_stats dq__stats__avx2 /* memory-bound; SIMDe 0.7.4 lacks 512-bit cvtps_pd */
+#define dq__k_compensate dq__compensate__avx512
+#define dq__k_quant dq__quant__avx512
+#define dq__k_pack_block dq__pack_block__avx2
+#define dq__k_decode_block dq__decode_block__avx2
+#elif DQ_SIMD == DQ_SIMD_AVX2
+#define DQ__BACKEND "avx2"
+#define dq__k_stats dq__stats__avx2
+#define dq__k_compensate dq__compensate__avx2
+#define dq__k_quant dq__quant__avx2
+#define dq__k_pack_block dq__pack_block__avx2
+#define dq__k_decode_block dq__decode_block__avx2
+#elif DQ_SIMD == DQ_SIMD_SSE2
+#define DQ__BACKEND "sse2"
+#define dq__k_stats dq__stats__sse2
+#define dq__k_compensate dq__compensate__sse2
+#define dq__k_quant dq__quant__sse2
+#define dq__k_pack_block dq__pack_block__sse2
+#define dq__k_decode_block dq__decode_block__sse2
+#else
+#undef DQ__KERNELS_SELECTED /* no native vector ISA: dqsgd.h selects the scalar reference */
+#endif
+
+#endif /* DQSGD_H_INCLUDED / DQ_NO_SIMD */
+#endif /* DQSGD_SIMD_H_INCLUDED */

@@ -1,0 +1,70 @@
+/* Minimal test harness: each RUN(fn) is one test; a test fails if any CHECK in it fails.
+ * Every test binary ends with `return dq_t_finish();`, which prints "N passed, M failed".
+ * DQ_TEST_ISA names the build (scalar, sse2, avx2, avx512, asan, ...), set by the Makefile. */
+#ifndef DQ_TEST_HARNESS_H
+#define DQ_TEST_HARNESS_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef DQ_TEST_ISA
+#define DQ_TEST_ISA "unnamed"
+#endif
+
+static int dq_t_passed, dq_t_failed, dq_t_cur_failed;
+static const char *dq_t_cur;
+
+#define CHECK(cond)                                                                                   \
+    do {                                                                                              \
+        if (!(cond)) {                                                                                \
+            if (dq_t_cur_failed++ < 5)                                                                \
+                fprintf(stderr, "  FAIL [%s] %s:%d in %s: %s\n", DQ_TEST_ISA, __FILE__, __LINE__, dq_t_cur, #cond); \
+        }                                                                                             \
+    } while (0)
+/* CHECKF: like CHECK, with a printf-style explanation on failure. */
+#define CHECKF(cond, ...)                                                                             \
+    do {                                                                                              \
+        if (!(cond)) {                                                                                \
+            if (dq_t_cur_failed++ < 5) {                                                              \
+                fprintf(stderr, "  FAIL [%s] %s:%d in %s: %s: ", DQ_TEST_ISA, __FILE__, __LINE__, dq_t_cur, #cond); \
+                fprintf(stderr, __VA_ARGS__);                                                         \
+                fputc('\n', stderr);                                                                  \
+            }                                                                                         \
+        }                                                                                             \
+    } while (0)
+
+#define RUN(fn)                                                   \
+    do {                                                          \
+        dq_t_cur = #fn;                                           \
+        dq_t_cur_failed = 0;                                      \
+        fn();                                                     \
+        if (dq_t_cur_failed) {                                    \
+            dq_t_failed++;                                        \
+            fprintf(stderr, "  not ok %s [%s]\n", #fn, DQ_TEST_ISA); \
+        } else {                                                  \
+            dq_t_passed++;                                        \
+        }                                                         \
+    } while (0)
+
+static int dq_t_finish(void) {
+    printf("%d passed, %d failed\n", dq_t_passed, dq_t_failed);
+    return dq_t_failed != 0;
+}
+
+/* Deterministic test data: splitmix64 stream and helpers. */
+typedef struct dq_t_rng { unsigned long long s; } dq_t_rng;
+static unsigned long long dq_t_next(dq_t_rng *r) {
+    unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* uniform in [0,1) with 53 bits */
+static double dq_t_unif(dq_t_rng *r) { return (double)(dq_t_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+/* standard normal (Box-Muller, one value per call) */
+static double dq_t_gauss(dq_t_rng *r) {
+    double u1 = dq_t_unif(r), u2 = dq_t_unif(r);
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+#endif

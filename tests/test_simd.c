@@ -1,0 +1,808 @@
+/* test_simd.c - every SIMD kernel compiled into this build against its scalar twin, bit for bit.
+ *
+ * Kernel families (dqsgd.h / dqsgd_simd.h): stats, compensate, quant, pack_block, decode_block.
+ * A TU compiled at level L defines every kernel of level <= L, so the avx512 build compares the
+ * SSE2, AVX2 and AVX-512 kernels; the scalar build only checks dq_simd_backend().
+ *
+ * Inputs are exact-size heap blocks (the last element is the last byte of the block) so that an
+ * over-read shows up under ASan/valgrind; outputs carry guard bytes before and after. */
+#include "dqsgd.h"
+#include "harness.h"
+
+#include <float.h>
+#include <math.h>
+
+/* ---------------------------------------------------------------- kernel tables */
+#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD)
+#if DQ_SIMD >= DQ_SIMD_SSE2
+#define T_SSE2 1
+#endif
+#if DQ_SIMD >= DQ_SIMD_AVX2
+#define T_AVX2 1
+#endif
+#if DQ_SIMD >= DQ_SIMD_AVX512
+#define T_AVX512 1
+#endif
+#endif
+#ifndef T_SSE2
+#define T_SSE2 0
+#endif
+#ifndef T_AVX2
+#define T_AVX2 0
+#endif
+#ifndef T_AVX512
+#define T_AVX512 0
+#endif
+
+typedef void (*stats_fn)(const float *, size_t, dq__stats *);
+typedef void (*comp_fn)(const float *, float *, size_t);
+typedef void (*quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, float *);
+typedef void (*pack_fn)(const uint32_t *, unsigned, uint8_t *);
+typedef void (*dec_fn)(const uint8_t *, unsigned, const float *, float, int, float *);
+
+typedef struct { const char *name; stats_fn fn; } stats_k;
+typedef struct { const char *name; comp_fn fn; } comp_k;
+typedef struct { const char *name; quant_fn fn; } quant_k;
+typedef struct { const char *name; pack_fn fn; } pack_k;
+typedef struct { const char *name; dec_fn fn; } dec_k;
+
+static const stats_k STATS_K[] = {
+#if T_SSE2
+    {"sse2", dq__stats__sse2},
+#endif
+#if T_AVX2
+    {"avx2", dq__stats__avx2},
+#endif
+    {NULL, NULL}};
+static const comp_k COMP_K[] = {
+#if T_SSE2
+    {"sse2", dq__compensate__sse2},
+#endif
+#if T_AVX2
+    {"avx2", dq__compensate__avx2},
+#endif
+#if T_AVX512
+    {"avx512", dq__compensate__avx512},
+#endif
+    {NULL, NULL}};
+static const quant_k QUANT_K[] = {
+#if T_SSE2
+    {"sse2", dq__quant__sse2},
+#endif
+#if T_AVX2
+    {"avx2", dq__quant__avx2},
+#endif
+#if T_AVX512
+    {"avx512", dq__quant__avx512},
+#endif
+    {NULL, NULL}};
+static const pack_k PACK_K[] = {
+#if T_SSE2
+    {"sse2", dq__pack_block__sse2},
+#endif
+#if T_AVX2
+    {"avx2", dq__pack_block__avx2},
+#endif
+    {NULL, NULL}};
+static const dec_k DEC_K[] = {
+#if T_SSE2
+    {"sse2", dq__decode_block__sse2},
+#endif
+#if T_AVX2
+    {"avx2", dq__decode_block__avx2},
+#endif
+    {NULL, NULL}};
+
+/* ---------------------------------------------------------------- buffers */
+#define GUARD 32u /* guard bytes before and after every output region */
+#define CANARY 0xA5u
+
+static void *xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1u);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* Input block: `off` elements of slack in front, nothing after, so reading element n faults
+ * under ASan. Returns the element pointer; *base is what to free. */
+static void *in_block(const void *src, size_t n, size_t off, size_t elsz, void **base) {
+    unsigned char *b = (unsigned char *)xmalloc((n + off) * elsz);
+    memset(b, 0x5A, off * elsz);
+    if (n) memcpy(b + off * elsz, src, n * elsz);
+    *base = b;
+    return b + off * elsz;
+}
+
+/* Output block with guard bytes: [GUARD + off*elsz canary][n*elsz][GUARD canary]. */
+typedef struct {
+    unsigned char *base;
+    size_t lead, body;
+} gbuf;
+static void *out_block(gbuf *g, size_t n, size_t off, size_t elsz) {
+    g->lead = GUARD + off * elsz;
+    g->body = n * elsz;
+    g->base = (unsigned char *)xmalloc(g->lead + g->body + GUARD);
+    memset(g->base, CANARY, g->lead + g->body + GUARD);
+    return g->base + g->lead;
+}
+static int guard_ok(const gbuf *g) {
+    size_t i;
+    for (i = 0; i < g->lead; i++)
+        if (g->base[i] != CANARY) return 0;
+    for (i = 0; i < GUARD; i++)
+        if (g->base[g->lead + g->body + i] != CANARY) return 0;
+    return 1;
+}
+
+/* Index of the first differing 4-byte element, or n. */
+static size_t diff32(const void *a, const void *b, size_t n) {
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    size_t i;
+    if (n == 0 || memcmp(a, b, n * 4u) == 0) return n;
+    for (i = 0; i < n; i++)
+        if (memcmp(pa + 4u * i, pb + 4u * i, 4) != 0) return i;
+    return n;
+}
+static uint32_t fb(float f) { return dq__fbits(f); }
+static int same_dbl(double a, double b, int nan_ok) {
+    if (memcmp(&a, &b, sizeof a) == 0) return 1;
+    return nan_ok && isnan(a) && isnan(b);
+}
+
+/* ---------------------------------------------------------------- data */
+static float gauss_f(dq_t_rng *r, float sigma) { return (float)dq_t_gauss(r) * sigma; }
+static uint32_t rnd32(dq_t_rng *r) { return (uint32_t)(dq_t_next(r) >> 32); }
+static unsigned rndu(dq_t_rng *r, unsigned m) { return (unsigned)(dq_t_next(r) % m); }
+static float rsign(dq_t_rng *r) { return (dq_t_next(r) & 1u) ? -1.0f : 1.0f; }
+
+/* One adversarial value for a quantizer with constants inv (x*inv = level coordinate) and
+ * smax (top level). Exact level boundaries are exact when inv is a power of two. */
+static float special(dq_t_rng *r, float inv, float smax, unsigned bits) {
+    float s = rsign(r);
+    float lv = (float)rndu(r, (unsigned)smax + 1u); /* integer level 0..smax */
+    unsigned k = rndu(r, 26);
+    if (inv == 0.0f && k >= 8 && k < 20) k = 20;
+    switch (k) {
+        case 0: return 0.0f;
+        case 1: return -0.0f;
+        case 2: return s * dq__bitsf(1u);                           /* smallest subnormal */
+        case 3: return s * dq__bitsf(1u + rnd32(r) % 0x007FFFFFu);  /* random subnormal */
+        case 4: return s * FLT_MAX;
+        case 5: return s * 3e38f;
+        case 6: return s * FLT_MIN;
+        case 7: return s * nextafterf(FLT_MAX, 0.0f);
+        case 8:
+        case 9: return s * (lv / inv);                   /* r == integer */
+        case 10:
+        case 11: return s * ((lv + 0.5f) / inv);         /* r == integer + 0.5 */
+        case 12: return s * nextafterf(lv / inv, FLT_MAX); /* just around the boundaries */
+        case 13: return s * nextafterf(lv / inv, 0.0f);
+        case 14: return s * nextafterf((lv + 0.5f) / inv, FLT_MAX);
+        case 15: return s * nextafterf((lv + 0.5f) / inv, 0.0f);
+        case 16: /* above the top level: clamps */
+            return s * ((smax + 1.0f + (float)rndu(r, 1000)) / inv);
+        case 17: return s * (smax / inv) * 1.0001f;
+        case 18: /* on a stochastic threshold: fractional part == m * 2^-24 */
+            if (bits == 1) return ((float)(rnd32(r) >> 8) * 5.96046448e-08f - 0.5f) / inv;
+            return s * ((lv + (float)(rnd32(r) >> 8) * 5.96046448e-08f) / inv);
+        case 19: return s * ((float)rndu(r, 64) * 0.125f / inv); /* small dyadic multiples */
+        case 20: return s * 1e30f;
+        case 21: return s * 1e-30f;
+        default: return gauss_f(r, 1.0f) * (inv > 0.0f ? smax / inv * 0.3f : 1.0f);
+    }
+}
+
+/* Finite data of one of three shapes: gaussian, mixed, all special. */
+static void fill_q(dq_t_rng *r, float *x, size_t n, int mode, float inv, float smax, unsigned bits) {
+    size_t i;
+    float sigma = inv > 0.0f ? smax / inv / 3.0f : 1.0f;
+    if (!(sigma < FLT_MAX / 8.0f)) sigma = 1e30f;
+    for (i = 0; i < n; i++) {
+        if (mode == 0 || (mode == 1 && (dq_t_next(r) & 1u)))
+            x[i] = gauss_f(r, sigma);
+        else
+            x[i] = special(r, inv, smax, bits);
+    }
+}
+
+/* Sprinkle Inf/NaN (several payloads, both signs). */
+static float nonfinite(dq_t_rng *r) {
+    static const uint32_t pats[] = {0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
+                                    0x7F800001u, 0x7FBFFFFFu, 0x7FC12345u, 0xFFFFFFFFu};
+    return dq__bitsf(pats[rndu(r, 8)]);
+}
+
+static int has_nan(const float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (isnan(x[i])) return 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- stats */
+static void stats_one(const float *data, size_t n, size_t off, const char *what) {
+    dq__stats ref, got;
+    int nan_ok = has_nan(data, n);
+    size_t k;
+    void *base;
+    const float *x = (const float *)in_block(data, n, off, 4, &base);
+    dq__stats__scalar(x, n, &ref);
+    for (k = 0; STATS_K[k].name; k++) {
+        memset(&got, 0x77, sizeof got);
+        STATS_K[k].fn(x, n, &got);
+        CHECKF(same_dbl(got.sumsq, ref.sumsq, nan_ok) && same_dbl(got.sumabs, ref.sumabs, nan_ok) &&
+                   got.maxbits == ref.maxbits,
+               "stats__%s %s n=%lu off=%lu: sumsq %.17g vs %.17g, sumabs %.17g vs %.17g, maxbits %08lx vs %08lx",
+               STATS_K[k].name, what, (unsigned long)n, (unsigned long)off, got.sumsq, ref.sumsq, got.sumabs,
+               ref.sumabs, (unsigned long)got.maxbits, (unsigned long)ref.maxbits);
+    }
+    CHECK(memcmp(x, data, n * 4u) == 0 || n == 0);
+    free(base);
+}
+
+static void fill_stats(dq_t_rng *r, float *x, size_t n, int mode) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        switch (mode) {
+            case 0: x[i] = gauss_f(r, 1.0f); break;
+            case 1: x[i] = special(r, 1.0f, 7.0f, 4); break;
+            case 2: /* magnitudes far apart: the double sums depend on association order */
+                x[i] = (dq_t_next(r) & 1u) ? rsign(r) * 1e30f : gauss_f(r, 1e-3f);
+                break;
+            default: x[i] = (rndu(r, 16) == 0) ? nonfinite(r) : special(r, 1.0f, 7.0f, 4); break;
+        }
+    }
+}
+
+static void test_stats(void) {
+    dq_t_rng r = {11};
+    static const size_t big[] = {1000, 4099, 65537, 100003};
+    float *buf = (float *)xmalloc(100003 * sizeof(float));
+    size_t n, off, i;
+    int mode;
+    if (!STATS_K[0].name) goto done;
+    for (n = 0; n <= 600; n++)
+        for (off = 0; off < 4; off++)
+            for (mode = 0; mode < 4; mode++) {
+                fill_stats(&r, buf, n, mode);
+                stats_one(buf, n, off, "random");
+            }
+    for (i = 0; i < sizeof big / sizeof big[0]; i++)
+        for (mode = 0; mode < 4; mode++) {
+            fill_stats(&r, buf, big[i], mode);
+            stats_one(buf, big[i], (size_t)mode, "large");
+        }
+    /* uniform buffers */
+    for (n = 1; n <= 80; n++) {
+        static const float vals[] = {0.0f, -0.0f, FLT_MAX, -FLT_MAX, 1e-45f, 1.0f};
+        for (i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+            size_t j;
+            for (j = 0; j < n; j++) buf[j] = vals[i];
+            stats_one(buf, n, n & 3u, "uniform");
+        }
+        /* one non-finite value at each position (the max pass must see every element) */
+        for (i = 0; i < n; i++) {
+            size_t j;
+            for (j = 0; j < n; j++) buf[j] = (float)j;
+            buf[i] = dq__bitsf(i & 1u ? 0x7F800000u : 0xFFC00000u);
+            stats_one(buf, n, i & 3u, "one nonfinite");
+        }
+    }
+done:
+    free(buf);
+}
+
+/* ---------------------------------------------------------------- compensate */
+static void comp_one(const float *xd, const float *ed, size_t n, size_t off, int alias) {
+    size_t k, d;
+    void *xbase;
+    float *eref = (float *)xmalloc(n * 4u + 4u), *xref = (float *)xmalloc(n * 4u + 4u);
+    int nan_ok = has_nan(xd, n) || has_nan(ed, n);
+    if (n) memcpy(eref, alias ? xd : ed, n * 4u);
+    if (n) memcpy(xref, xd, n * 4u);
+    dq__compensate__scalar(alias ? eref : xref, eref, n);
+    for (k = 0; COMP_K[k].name; k++) {
+        gbuf ge;
+        float *e = (float *)out_block(&ge, n, (off + 1u) & 3u, 4), *x;
+        if (n) memcpy(e, alias ? xd : ed, n * 4u);
+        if (alias) {
+            x = e;
+            xbase = NULL;
+        } else {
+            x = (float *)in_block(xd, n, off, 4, &xbase);
+        }
+        COMP_K[k].fn(x, e, n);
+        d = diff32(e, eref, n);
+        if (d < n && nan_ok) {
+            size_t i;
+            d = n;
+            for (i = 0; i < n && d == n; i++)
+                if (memcmp(e + i, eref + i, 4) != 0 && !(isnan(e[i]) && isnan(eref[i]))) d = i;
+        }
+        CHECKF(d == n, "compensate__%s n=%lu off=%lu alias=%d at %lu: x=%08lx e=%08lx got %08lx want %08lx",
+               COMP_K[k].name, (unsigned long)n, (unsigned long)off, alias, (unsigned long)d,
+               (unsigned long)fb(xd[d < n ? d : 0]), (unsigned long)fb(ed[d < n ? d : 0]),
+               (unsigned long)fb(e[d < n ? d : 0]), (unsigned long)fb(eref[d < n ? d : 0]));
+        CHECKF(guard_ok(&ge), "compensate__%s wrote outside e[0..%lu)", COMP_K[k].name, (unsigned long)n);
+        if (!alias) CHECK(n == 0 || memcmp(x, xd, n * 4u) == 0);
+        free(ge.base);
+        free(xbase);
+    }
+    free(eref);
+    free(xref);
+}
+
+static void test_compensate(void) {
+    dq_t_rng r = {22};
+    static const size_t big[] = {1000, 4099, 65537};
+    float *xd = (float *)xmalloc(65537 * sizeof(float)), *ed = (float *)xmalloc(65537 * sizeof(float));
+    size_t n, off, i;
+    if (!COMP_K[0].name) goto done;
+    for (n = 0; n <= 600; n++)
+        for (off = 0; off < 4; off++) {
+            int mode = (int)((n + off) % 4u);
+            for (i = 0; i < n; i++) {
+                if (mode == 0) {
+                    xd[i] = gauss_f(&r, 1.0f);
+                    ed[i] = gauss_f(&r, 0.1f);
+                } else if (mode == 3 && rndu(&r, 8) == 0) { /* NaN/Inf on one side only */
+                    xd[i] = (i & 1u) ? nonfinite(&r) : 1.0f;
+                    ed[i] = (i & 1u) ? -2.0f : nonfinite(&r);
+                } else { /* includes FLT_MAX + FLT_MAX = Inf, subnormal sums, x + (-x) = +0 */
+                    xd[i] = special(&r, 1.0f, 7.0f, 4);
+                    ed[i] = rndu(&r, 4) == 0 ? -xd[i] : special(&r, 1.0f, 7.0f, 4);
+                }
+            }
+            comp_one(xd, ed, n, off, 0);
+            comp_one(xd, ed, n, off, 1);
+        }
+    for (i = 0; i < sizeof big / sizeof big[0]; i++) {
+        size_t j;
+        for (j = 0; j < big[i]; j++) {
+            xd[j] = special(&r, 1.0f, 7.0f, 4);
+            ed[j] = gauss_f(&r, 1.0f);
+        }
+        comp_one(xd, ed, big[i], i & 3u, 0);
+        comp_one(xd, ed, big[i], i & 3u, 1);
+    }
+done:
+    free(xd);
+    free(ed);
+}
+
+/* ---------------------------------------------------------------- quant */
+/* The constants as dq__encode_body derives them from a bucket scale. */
+static void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h, uint32_t lo) {
+    q->bits = bits;
+    q->smax = dq__levels(bits);
+    q->thresh = stochastic ? -1.0f : 0.5f;
+    q->step = dq__step(bits, scale);
+    q->inv = scale == 0.0f ? 0.0f : (bits == 1 ? 0.5f / scale : q->smax / scale);
+    q->k0 = k0;
+    q->k1h = k1h;
+    q->lo = lo;
+}
+
+static void quant_report(const char *kname, const dq__qctx *q, const float *x, size_t n, size_t off, int resmode,
+                         size_t d, const char *field, uint32_t got, uint32_t want) {
+    CHECKF(0,
+           "quant__%s %s differs: n=%lu off=%lu bits=%u %s resmode=%d at i=%lu x=%08lx (%.9g) got %08lx want "
+           "%08lx [inv=%08lx step=%08lx lo=%08lx]",
+           kname, field, (unsigned long)n, (unsigned long)off, q->bits, q->thresh < 0.0f ? "stoch" : "nearest",
+           resmode, (unsigned long)d, (unsigned long)fb(x[d]), (double)x[d], (unsigned long)got,
+           (unsigned long)want, (unsigned long)fb(q->inv), (unsigned long)fb(q->step), (unsigned long)q->lo);
+}
+
+/* resmode: 0 = res NULL, 1 = separate res buffer, 2 = in place (res == x). */
+static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off, int resmode) {
+    float *xr = (float *)xmalloc(n * 4u + 4u), *rr = (float *)xmalloc(n * 4u + 4u);
+    uint32_t *cr = (uint32_t *)xmalloc(n * 4u + 4u);
+    size_t k, d;
+    if (n) memcpy(xr, data, n * 4u);
+    dq__quant__scalar(q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
+    if (resmode == 2 && n) memcpy(rr, xr, n * 4u);
+    for (k = 0; QUANT_K[k].name; k++) {
+        gbuf gc, gr, gx;
+        void *xbase = NULL;
+        float *x, *res = NULL;
+        uint32_t *codes = (uint32_t *)out_block(&gc, n, (off + 1u) & 3u, 4);
+        gr.base = gx.base = NULL;
+        if (resmode == 2) {
+            x = (float *)out_block(&gx, n, off, 4);
+            if (n) memcpy(x, data, n * 4u);
+            res = x;
+        } else {
+            x = (float *)in_block(data, n, off, 4, &xbase);
+            if (resmode == 1) res = (float *)out_block(&gr, n, (off + 2u) & 3u, 4);
+        }
+        QUANT_K[k].fn(q, x, n, codes, res);
+        d = diff32(codes, cr, n);
+        if (d < n) quant_report(QUANT_K[k].name, q, data, n, off, resmode, d, "code", codes[d], cr[d]);
+        if (res) {
+            d = diff32(res, rr, n);
+            if (d < n) quant_report(QUANT_K[k].name, q, data, n, off, resmode, d, "residual", fb(res[d]), fb(rr[d]));
+        }
+        if (resmode != 2) CHECKF(n == 0 || memcmp(x, data, n * 4u) == 0, "quant__%s modified x", QUANT_K[k].name);
+        CHECKF(guard_ok(&gc), "quant__%s wrote outside codes[0..%lu)", QUANT_K[k].name, (unsigned long)n);
+        if (gr.base) CHECKF(guard_ok(&gr), "quant__%s wrote outside res[0..%lu)", QUANT_K[k].name, (unsigned long)n);
+        if (gx.base) CHECKF(guard_ok(&gx), "quant__%s wrote outside x[0..%lu)", QUANT_K[k].name, (unsigned long)n);
+        free(gc.base);
+        free(gr.base);
+        free(gx.base);
+        free(xbase);
+    }
+    free(xr);
+    free(rr);
+    free(cr);
+}
+
+/* A bucket scale: zero, power-of-two inv (exact boundaries), ordinary, tiny, huge, or (-1) the
+ * L2 norm of the data, filled in after the data exist. */
+static float pick_scale(dq_t_rng *r, unsigned bits) {
+    float lv = bits == 1 ? 0.5f : dq__levels(bits);
+    switch (rndu(r, 9)) {
+        case 0: return 0.0f;
+        case 1:
+        case 2: return ldexpf(lv, (int)rndu(r, 40) - 20); /* inv = 2^k */
+        case 3: return (float)(0.01 + 100.0 * dq_t_unif(r));
+        case 4: return 1.5e-30f;                        /* just above DQ__MIN_SCALE */
+        case 5: return 1e37f;
+        case 6: return FLT_MAX;                          /* inv may be subnormal */
+        default: return -1.0f;
+    }
+}
+static float l2_scale(const float *x, size_t n) {
+    dq__stats st;
+    double v;
+    float s;
+    dq__stats__scalar(x, n, &st);
+    v = sqrt(st.sumsq);
+    if (!(v <= (double)FLT_MAX)) return FLT_MAX;
+    s = (float)v;
+    return s < DQ__MIN_SCALE ? 0.0f : s;
+}
+
+static void quant_case(dq_t_rng *r, float *buf, size_t n, size_t off, unsigned bits, int mode, int all_res) {
+    dq__qctx q;
+    float scale = pick_scale(r, bits);
+    dq__key key = dq__key_make(dq_t_next(r), dq_t_next(r), rnd32(r));
+    uint32_t k1h = dq__key_hi(key, (dq_t_next(r) & 1u) ? 0u : rnd32(r)), lo;
+    int stoch, resmode;
+    switch (rndu(r, 4)) {
+        case 0: lo = 0; break;
+        case 1: lo = 0xFFFFFFFFu - (uint32_t)(n / 2u); break; /* index wraps inside the segment */
+        default: lo = rnd32(r); break;
+    }
+    qctx_make(&q, bits, scale < 0.0f ? 1.0f : scale, 1, key.k0, k1h, lo);
+    fill_q(r, buf, n, mode, q.inv, q.smax, bits);
+    if (scale < 0.0f) scale = l2_scale(buf, n);
+    for (stoch = 1; stoch >= 0; stoch--) {
+        qctx_make(&q, bits, scale, stoch, key.k0, k1h, lo);
+        if (all_res) {
+            for (resmode = 0; resmode < 3; resmode++) quant_one(&q, buf, n, off, resmode);
+        } else {
+            quant_one(&q, buf, n, off, (int)((n + off + bits + (unsigned)stoch) % 3u));
+        }
+    }
+}
+
+static void test_quant_lengths(void) {
+    dq_t_rng r = {33};
+    float *buf = (float *)xmalloc(601 * sizeof(float));
+    size_t n, off;
+    unsigned bits;
+    if (!QUANT_K[0].name) goto done;
+    for (n = 0; n <= 600; n++)
+        for (off = 0; off < 4; off++)
+            for (bits = 1; bits <= 16; bits++) quant_case(&r, buf, n, off, bits, (int)((n + bits) % 3u), 1);
+done:
+    free(buf);
+}
+
+static void test_quant_large(void) {
+    dq_t_rng r = {44};
+    static const size_t big[] = {1000, 4099, 65537, 100003};
+    float *buf = (float *)xmalloc(100003 * sizeof(float));
+    size_t i;
+    unsigned bits;
+    if (!QUANT_K[0].name) goto done;
+    for (i = 0; i < sizeof big / sizeof big[0]; i++)
+        for (bits = 1; bits <= 16; bits++) quant_case(&r, buf, big[i], bits & 3u, bits, (int)(bits % 3u), bits <= 2 || bits >= 15);
+done:
+    free(buf);
+}
+
+/* Inf and NaN never reach the quantizer inside the library (the scale check rejects them), but
+ * the kernels should still agree. */
+static void test_quant_nonfinite(void) {
+    dq_t_rng r = {55};
+    float buf[300];
+    size_t n, i;
+    unsigned bits;
+    if (!QUANT_K[0].name) return;
+    for (n = 1; n <= 300; n += 7)
+        for (bits = 1; bits <= 16; bits++) {
+            dq__qctx q;
+            int stoch, resmode;
+            float scale = bits & 1u ? 0.0f : (float)(0.5 + dq_t_unif(&r));
+            for (i = 0; i < n; i++) buf[i] = rndu(&r, 4) == 0 ? nonfinite(&r) : gauss_f(&r, 1.0f);
+            for (stoch = 0; stoch < 2; stoch++)
+                for (resmode = 0; resmode < 3; resmode++) {
+                    qctx_make(&q, bits, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
+                    quant_one(&q, buf, n, n & 3u, resmode);
+                }
+        }
+}
+
+/* Quant of exactly-on-boundary grids: every level and half level of a power-of-two inv. */
+static void test_quant_grid(void) {
+    float *buf = (float *)xmalloc(70000 * sizeof(float));
+    unsigned bits;
+    if (!QUANT_K[0].name) goto done;
+    for (bits = 1; bits <= 16; bits++) {
+        float lv = bits == 1 ? 0.5f : dq__levels(bits), scale = ldexpf(lv, -3); /* inv = 8 */
+        size_t n = 0, l, top = bits == 1 ? 64u : (size_t)dq__levels(bits) + 2u;
+        dq__qctx q;
+        int stoch;
+        for (l = 0; l <= top && n + 8 <= 70000; l++) {
+            float a = (float)l / 8.0f, h = ((float)l + 0.5f) / 8.0f;
+            if (bits == 1) {
+                a = ((float)l - 32.0f) / 64.0f / 8.0f; /* p = 0.5 + x*inv covers 0..1 in 1/64 steps */
+                h = a + 1.0f / 1024.0f;
+            }
+            buf[n++] = a;
+            buf[n++] = -a;
+            buf[n++] = h;
+            buf[n++] = -h;
+            buf[n++] = nextafterf(a, FLT_MAX);
+            buf[n++] = -nextafterf(a, 0.0f);
+            buf[n++] = nextafterf(h, 0.0f);
+            buf[n++] = -nextafterf(h, FLT_MAX);
+        }
+        for (stoch = 0; stoch < 2; stoch++) {
+            qctx_make(&q, bits, scale, stoch, 0x12345678u, 0x9ABCDEF0u, 7u);
+            quant_one(&q, buf, n, bits & 3u, 1);
+            quant_one(&q, buf, n, (bits + 1u) & 3u, 2);
+        }
+    }
+done:
+    free(buf);
+}
+
+/* ---------------------------------------------------------------- pack / unpack */
+static void fill_codes(dq_t_rng *r, uint32_t *c, unsigned b, int pat) {
+    uint32_t mask = (uint32_t)((1u << b) - 1u);
+    unsigned i;
+    for (i = 0; i < DQ__BLOCK; i++) {
+        switch (pat) {
+            case 0: c[i] = mask; break;
+            case 1: c[i] = 0; break;
+            case 2: c[i] = (i & 1u) ? mask : 0u; break;
+            case 3: c[i] = (uint32_t)1u << (i % b); break;
+            case 4: c[i] = i == (unsigned)rndu(r, DQ__BLOCK) ? mask : 0u; break;
+            default: c[i] = rnd32(r) & mask; break;
+        }
+    }
+}
+
+static void test_pack(void) {
+    dq_t_rng r = {66};
+    uint32_t codes[DQ__BLOCK], back[DQ__BLOCK];
+    uint8_t ref[32 * 16 + GUARD];
+    unsigned b;
+    int trial;
+    for (b = 1; b <= 16; b++)
+        for (trial = 0; trial < 200; trial++) {
+            size_t nbytes = 32u * b, k, off = (size_t)trial & 3u;
+            void *cbase;
+            const uint32_t *cin;
+            fill_codes(&r, codes, b, trial < 10 ? trial % 5 : 5);
+            cin = (const uint32_t *)in_block(codes, DQ__BLOCK, off, 4, &cbase);
+            memset(ref, 0xEE, sizeof ref);
+            dq__pack_block__scalar(cin, b, ref);
+            for (k = nbytes; k < sizeof ref && ref[k] == 0xEE; k++) {
+            }
+            CHECKF(k == sizeof ref, "pack_block__scalar wrote past 32*b bytes (b=%u)", b);
+            /* unpack(pack(codes)) == codes */
+            memset(back, 0xFF, sizeof back);
+            dq__unpack_block__scalar(ref, b, back);
+            CHECKF(memcmp(back, codes, sizeof codes) == 0, "unpack(pack(codes)) != codes (scalar, b=%u trial %d)", b,
+                   trial);
+            for (k = 0; PACK_K[k].name; k++) {
+                gbuf go;
+                uint8_t *out = (uint8_t *)out_block(&go, nbytes, ((size_t)trial >> 2) & 3u, 1);
+                size_t d;
+                PACK_K[k].fn(cin, b, out);
+                for (d = 0; d < nbytes && out[d] == ref[d]; d++) {
+                }
+                CHECKF(d == nbytes, "pack_block__%s b=%u trial %d: byte %lu is %02x, scalar %02x", PACK_K[k].name, b,
+                       trial, (unsigned long)d, d < nbytes ? out[d] : 0u, d < nbytes ? ref[d] : 0u);
+                CHECKF(guard_ok(&go), "pack_block__%s b=%u wrote outside its 32*b bytes", PACK_K[k].name, b);
+                memset(back, 0xFF, sizeof back);
+                dq__unpack_block__scalar(out, b, back);
+                CHECKF(memcmp(back, codes, sizeof codes) == 0, "unpack(pack__%s(codes)) != codes (b=%u)",
+                       PACK_K[k].name, b);
+                free(go.base);
+            }
+            CHECK(memcmp(cin, codes, sizeof codes) == 0);
+            free(cbase);
+        }
+}
+
+/* The headerless tail coder (scalar only, shared by every build): round trip, zero padding. */
+static void test_pack_tail(void) {
+    dq_t_rng r = {77};
+    uint32_t codes[DQ__BLOCK], back[DQ__BLOCK];
+    uint8_t out[32 * 16 + 1];
+    unsigned b;
+    size_t cnt, nb, i;
+    for (b = 1; b <= 16; b++)
+        for (cnt = 0; cnt < DQ__BLOCK; cnt++) {
+            uint32_t mask = (uint32_t)((1u << b) - 1u);
+            for (i = 0; i < cnt; i++) codes[i] = rnd32(&r) & mask;
+            nb = (cnt * b + 7u) / 8u;
+            memset(out, 0xEE, sizeof out);
+            dq__pack_tail(codes, cnt, b, out);
+            CHECKF(out[nb] == 0xEE, "pack_tail wrote past %lu bytes (b=%u cnt=%lu)", (unsigned long)nb, b,
+                   (unsigned long)cnt);
+            CHECK(dq__unpack_tail(out, cnt, b, back) == 1);
+            CHECKF(cnt == 0 || memcmp(back, codes, cnt * 4u) == 0, "tail round trip b=%u cnt=%lu", b,
+                   (unsigned long)cnt);
+            if ((cnt * b) % 8u) { /* a padding bit set must be reported */
+                out[nb - 1u] = (uint8_t)(out[nb - 1u] | 0x80u);
+                CHECK(dq__unpack_tail(out, cnt, b, back) == 0);
+            }
+        }
+}
+
+/* ---------------------------------------------------------------- decode_block */
+static float pick_step(dq_t_rng *r) {
+    switch (rndu(r, 8)) {
+        case 0: return 0.0f;
+        case 1: return dq__bitsf(1u + rnd32(r) % 0x7FFFFFu); /* subnormal */
+        case 2: return FLT_MAX / 3.0f;
+        case 3: return FLT_MAX;
+        case 4: return 1e-30f;
+        default: return (float)(1e-3 + dq_t_unif(r));
+    }
+}
+
+static void test_decode_block(void) {
+    dq_t_rng r = {88};
+    static const float weights[] = {0.3f, 1.0f, -2.5f, 0.0f, -0.0f, 1e-20f};
+    uint8_t raw[32 * 16];
+    uint32_t codes[DQ__BLOCK];
+    float rowstep[DQ__ROWS], acc0[DQ__BLOCK], ref[DQ__BLOCK];
+    unsigned b;
+    int trial;
+    if (!DEC_K[0].name) return;
+    for (b = 1; b <= 16; b++)
+        for (trial = 0; trial < 120; trial++) {
+            size_t nbytes = 32u * b, i, k, off = (size_t)trial & 3u;
+            int add = trial & 1;
+            float w = weights[(trial >> 1) % 6];
+            void *ibase, *sbase;
+            const uint8_t *in;
+            const float *rs;
+            int same = rndu(&r, 3) == 0;
+            if (trial < 8) { /* structured codes, packed by the scalar packer */
+                fill_codes(&r, codes, b, trial % 5);
+                dq__pack_block__scalar(codes, b, raw);
+            } else { /* any bytes form valid codes */
+                for (i = 0; i < nbytes; i++) raw[i] = (uint8_t)rnd32(&r);
+            }
+            for (i = 0; i < DQ__ROWS; i++) rowstep[i] = (same && i) ? rowstep[0] : pick_step(&r);
+            for (i = 0; i < DQ__BLOCK; i++)
+                acc0[i] = rndu(&r, 3) == 0 ? special(&r, 1.0f, 7.0f, 4) : gauss_f(&r, 1.0f);
+            in = (const uint8_t *)in_block(raw, nbytes, off * 4u + (size_t)((trial >> 2) & 3), 1, &ibase);
+            rs = (const float *)in_block(rowstep, DQ__ROWS, (off + 1u) & 3u, 4, &sbase);
+            memcpy(ref, acc0, sizeof ref);
+            dq__decode_block__scalar(in, b, rs, w, add, ref);
+            /* the scalar twin agrees with decode_value on the unpacked codes */
+            dq__unpack_block__scalar(in, b, codes);
+            for (i = 0; i < DQ__BLOCK; i++) {
+                float v = dq__decode_value(codes[i], b, rowstep[i / 8u]), want = add ? acc0[i] + w * v : v;
+                if (memcmp(&want, ref + i, 4) != 0) {
+                    CHECKF(0, "decode_block__scalar b=%u i=%lu: %08lx vs %08lx", b, (unsigned long)i,
+                           (unsigned long)fb(ref[i]), (unsigned long)fb(want));
+                    break;
+                }
+            }
+            for (k = 0; DEC_K[k].name; k++) {
+                gbuf go;
+                float *out = (float *)out_block(&go, DQ__BLOCK, (off + 2u) & 3u, 4);
+                size_t d;
+                memcpy(out, acc0, sizeof acc0);
+                DEC_K[k].fn(in, b, rs, w, add, out);
+                d = diff32(out, ref, DQ__BLOCK);
+                CHECKF(d == DQ__BLOCK,
+                       "decode_block__%s b=%u add=%d w=%g trial %d at %lu: code %lx step %08lx got %08lx want %08lx",
+                       DEC_K[k].name, b, add, (double)w, trial, (unsigned long)d,
+                       (unsigned long)codes[d % DQ__BLOCK], (unsigned long)fb(rowstep[(d % DQ__BLOCK) / 8u]),
+                       (unsigned long)fb(out[d % DQ__BLOCK]), (unsigned long)fb(ref[d % DQ__BLOCK]));
+                CHECKF(guard_ok(&go), "decode_block__%s wrote outside out[0..256)", DEC_K[k].name);
+                free(go.base);
+            }
+            free(ibase);
+            free(sbase);
+        }
+}
+
+/* ---------------------------------------------------------------- backend */
+static void test_backend(void) {
+    const char *isa = DQ_TEST_ISA, *be = dq_simd_backend();
+    const char *expect = T_AVX512 ? "avx512" : T_AVX2 ? "avx2" : T_SSE2 ? "sse2" : "scalar";
+    CHECK(be != NULL && be[0] != '\0');
+    if (!be) return;
+    CHECKF(strcmp(be, expect) == 0, "dq_simd_backend()=%s but this TU defines the %s kernels", be, expect);
+    if (!strcmp(isa, "scalar") || !strcmp(isa, "sse2") || !strcmp(isa, "avx2") || !strcmp(isa, "avx512"))
+        CHECKF(strcmp(isa, be) == 0, "build %s reports backend %s", isa, be);
+    /* the selected kernels are the ones the backend name promises */
+#if T_AVX512
+    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__avx2);
+    CHECK((comp_fn)dq__k_compensate == (comp_fn)dq__compensate__avx512);
+    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__avx512);
+    CHECK((pack_fn)dq__k_pack_block == (pack_fn)dq__pack_block__avx2);
+    CHECK((dec_fn)dq__k_decode_block == (dec_fn)dq__decode_block__avx2);
+#elif T_AVX2
+    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__avx2);
+    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__avx2);
+#elif T_SSE2
+    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__sse2);
+    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__sse2);
+#else
+    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__scalar);
+    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__scalar);
+#endif
+}
+
+static void print_family(const char *fam, const char *const *names) {
+    printf(" %s:", fam);
+    if (!names[0]) printf(" -");
+    for (; *names; names++) printf(" %s", *names);
+}
+
+static void announce(void) {
+    const char *n[5];
+    size_t k;
+    const char *sets = T_AVX512 ? "sse2 avx2 avx512" : T_AVX2 ? "sse2 avx2" : T_SSE2 ? "sse2" : NULL;
+    if (sets)
+        printf("compared: %s vs scalar [%s build, backend %s] --", sets, DQ_TEST_ISA, dq_simd_backend());
+    else
+        printf("compared: none (no SIMD kernels in this build; backend %s) --", dq_simd_backend());
+    for (k = 0; STATS_K[k].name; k++) n[k] = STATS_K[k].name;
+    n[k] = NULL;
+    print_family("stats", n);
+    for (k = 0; COMP_K[k].name; k++) n[k] = COMP_K[k].name;
+    n[k] = NULL;
+    print_family("compensate", n);
+    for (k = 0; QUANT_K[k].name; k++) n[k] = QUANT_K[k].name;
+    n[k] = NULL;
+    print_family("quant", n);
+    for (k = 0; PACK_K[k].name; k++) n[k] = PACK_K[k].name;
+    n[k] = NULL;
+    print_family("pack", n);
+    for (k = 0; DEC_K[k].name; k++) n[k] = DEC_K[k].name;
+    n[k] = NULL;
+    print_family("decode", n);
+    printf("\n");
+    fflush(stdout);
+}
+
+int main(void) {
+    announce();
+    RUN(test_backend);
+    RUN(test_stats);
+    RUN(test_compensate);
+    RUN(test_quant_lengths);
+    RUN(test_quant_large);
+    RUN(test_quant_grid);
+    RUN(test_quant_nonfinite);
+    RUN(test_pack);
+    RUN(test_pack_tail);
+    RUN(test_decode_block);
+    return dq_t_finish();
+}
