@@ -78,7 +78,7 @@ extern "C" {
     X(DQ_ERR_CORRUPT, -11, "malformed message (reserved bits, field, scale or padding)")       \
     X(DQ_ERR_TOO_LARGE, -12, "element count exceeds DQ_MAX_ELEMS")                             \
     X(DQ_ERR_SIZE_MISMATCH, -13, "accumulator length differs from the message element count") \
-    X(DQ_ERR_OVERFLOW, -14, "bucket norm overflows float32")
+    X(DQ_ERR_OVERFLOW, -14, "bucket scale exceeds 2^126 (decoded values could overflow float32)")
 
 #define DQ__STATUS_ENUM(name, value, msg) name = value,
 typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } dq_status;
@@ -196,6 +196,8 @@ extern "C" {
 #define DQ__LANES 8u
 #define DQ__ROWS 32u
 #define DQ__MIN_SCALE 7.88860905e-31f /* 2^-100: smaller bucket scales are sent as zero */
+#define DQ__MAX_SCALE_BITS 0x7E800000u /* 2^126: larger scales are refused, so every decoded
+                                        * value and residual x - v (|x|, |v| <= scale) is finite */
 
 /* ---- little-endian byte access, independent of host order and alignment */
 static inline void dq__st16(uint8_t *p, uint32_t v) {
@@ -583,7 +585,7 @@ static inline dq_status dq__bucket_scale(const dq__cfg *c, const dq__stats *st, 
         v = st->sumabs / (double)len;
     else
         v = sqrt(st->sumsq);
-    if (v > (double)FLT_MAX) return DQ_ERR_OVERFLOW;
+    if (v > (double)dq__bitsf(DQ__MAX_SCALE_BITS)) return DQ_ERR_OVERFLOW;
     *scale = (float)v;
     if (*scale < DQ__MIN_SCALE) *scale = 0.0f;
     return DQ_OK;
@@ -778,7 +780,7 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *in, siz
     size_t bi, pos, bucket_end = 0;
     for (bi = 0; bi < c->nbuckets; bi++) { /* validate every scale before touching out */
         uint32_t u = dq__ld32(scales + 4u * bi);
-        if (u >= 0x7F800000u) return DQ_ERR_CORRUPT; /* negative, Inf or NaN */
+        if (u > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT; /* negative, above 2^126, Inf or NaN */
     }
     bi = 0;
     if (n % DQ__BLOCK) { /* and the tail's padding bits */

@@ -408,6 +408,14 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
 }
 #endif /* AVX2 */
 
+/* GCC's AVX-512 intrinsics create "undefined" pass-through vectors by self-initialization,
+ * which g++ -Wall reports as maybe-uninitialized once inlined; the values are never read. */
+#if defined(__GNUC__) && !defined(__clang__) && DQ_SIMD >= DQ_SIMD_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define DQ__POP_MAYBE_UNINIT
+#endif
+
 /* ================================================================ AVX-512F
  * Statistics, packing and decoding reuse the AVX2 kernels; the levels are non-negative, so the
  * unsigned conversion (which SIMDe 0.7.4 provides at 512 bits) equals the signed one. */
@@ -482,6 +490,10 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
     dq__quant__avx2(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
 }
 #endif /* AVX-512 */
+#ifdef DQ__POP_MAYBE_UNINIT
+#pragma GCC diagnostic pop
+#undef DQ__POP_MAYBE_UNINIT
+#endif
 
 #ifdef __cplusplus
 }

@@ -417,8 +417,8 @@ static void test_feedback_overflow(void) {
                     (unsigned long)where[i]);
             EXPECTF(enc_checked(&p, x, n, res, cap - 48u, 0, 0), DQ_ERR_NONFINITE, "block x+e overflow at %lu",
                     (unsigned long)where[i]);
-            /* the same values without feedback are fine (one big value per bucket) */
-            EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
+            /* without feedback the values are finite, but the bucket scale exceeds 2^126 */
+            EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
         }
     }
     free(x);
@@ -441,14 +441,21 @@ static void test_norm_overflow(void) {
     p.rounding = DQ_ROUND_NEAREST;
     dq_encoded_size(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
-    /* the max norm and the 1-bit mean norm cannot overflow */
+    /* the max norm and the 1-bit mean norm are capped at 2^126 too */
     p = defp();
     p.norm = DQ_NORM_MAX;
     dq_encoded_size(&p, n, &cap);
-    EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
+    EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     p = defp();
     p.bits = 1;
     p.rounding = DQ_ROUND_NEAREST;
+    dq_encoded_size(&p, n, &cap);
+    EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
+    /* ... and a whole bucket of 2^126 is accepted with them */
+    for (i = 0; i < n; i++) x[i] = 8.50705917e37f; /* 2^126 */
+    EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
+    p = defp();
+    p.norm = DQ_NORM_MAX;
     dq_encoded_size(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
     /* only a later bucket overflows: two values of 3e38 */
@@ -462,20 +469,20 @@ static void test_norm_overflow(void) {
     p.bucket = 8; /* 200 and 201 share bucket 25 */
     dq_encoded_size(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
-    /* one FLT_MAX per bucket is the largest norm that fits */
-    fill_gauss(&r, x, n);
-    for (i = 0; i < n; i += 64) x[i] = FLT_MAX;
+    /* a scale of exactly 2^126 is the largest accepted; the next float up is refused */
     p.bucket = 64;
-    for (i = 0; i < n; i++)
-        if (i % 64) x[i] = 0.0f;
+    for (i = 0; i < n; i++) x[i] = (i % 64) ? 0.0f : 8.50705917e37f;
     dq_encoded_size(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
+    x[64] = dq__bitsf(0x7E800001u);
+    EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     free(x);
 }
 
-/* Error feedback: the residual is "updated only when the call returns DQ_OK" (dqsgd.h, dq_encode
- * documentation). A norm overflow is detected bucket by bucket, after earlier buckets - and the
- * failing bucket itself - have been compensated into the residual. */
+/* Error feedback: the residual is "updated only when the call returns DQ_OK" (dq_encode
+ * documentation), also when a later bucket's norm overflows: every scale must be known before
+ * the first bucket is compensated into the residual. (Regression: an earlier version compensated
+ * bucket by bucket and left the residual half-updated on DQ_ERR_OVERFLOW.) */
 static void test_overflow_keeps_residual(void) {
     dq_t_rng r = {78};
     size_t n = 256, cap = 0;
@@ -792,8 +799,9 @@ static void test_header_fields(void) {
 
 static void test_bad_scales(void) {
     static const uint32_t bad[] = {0x80000000u, 0x80000001u, 0xBF800000u, 0xFF7FFFFFu, 0x7F800000u,
-                                   0xFF800000u, 0x7FC00000u, 0x7F800001u, 0xFFC00000u, 0xFFFFFFFFu};
-    static const uint32_t good[] = {0u, 1u, 0x00800000u, 0x3F800000u, 0x7F7FFFFFu};
+                                   0xFF800000u, 0x7FC00000u, 0x7F800001u, 0xFFC00000u, 0xFFFFFFFFu,
+                                   0x7E800001u, 0x7F7FFFFFu};
+    static const uint32_t good[] = {0u, 1u, 0x00800000u, 0x3F800000u, 0x7E800000u};
     size_t i;
     for (i = 0; i < N_STD; i++) {
         const msg *m = &std_msgs[i];
@@ -1048,6 +1056,50 @@ static void test_random_bytes(void) {
 }
 
 /* ---------------------------------------------------------------- strerror */
+/* At the largest accepted scale (2^126) every width and rounding decodes to finite values and
+ * leaves finite residuals. Regression: a norm near FLT_MAX used to be accepted, and
+ * levels * (scale / levels) rounded up to +Inf on decode (x = {FLT_MAX, 0, ...}, 8 bits). */
+static void test_max_scale_finite(void) {
+    float x[16], res[16], out[16];
+    uint8_t buf[256];
+    unsigned bits, rnd, k;
+    size_t len, i;
+    for (bits = 1; bits <= 16; bits++)
+        for (rnd = 1; rnd <= 2; rnd++)
+            for (k = 0; k < 3; k++) {
+                dq_params p = defp();
+                p.bits = bits;
+                p.bucket = 8;
+                p.rounding = (dq_rounding)rnd;
+                p.norm = k == 2 ? DQ_NORM_MAX : DQ_NORM_L2;
+                for (i = 0; i < 16; i++) {
+                    x[i] = (i % 8 == 0) ? (k == 1 ? -4.25352959e37f : 4.25352959e37f) : (i % 3 ? -3e37f : 0.0f); /* 2^125 */
+                    res[i] = 0.0f;
+                }
+                x[0] = 8.50705917e37f; /* the first bucket's L2 norm is exactly 2^126 only with zeros */
+                for (i = 1; i < 8; i++) x[i] = 0.0f;
+                CHECKF(dq_encode(&p, x, 16, res, buf, sizeof buf, &len) == DQ_OK, "bits %u rnd %u k %u", bits, rnd, k);
+                CHECK(dq_decode(buf, len, out, 16) == DQ_OK);
+                for (i = 0; i < 16; i++) {
+                    CHECKF((dq__fbits(out[i]) & 0x7F800000u) != 0x7F800000u, "decoded[%lu] not finite, bits %u",
+                           (unsigned long)i, bits);
+                    CHECKF((dq__fbits(res[i]) & 0x7F800000u) != 0x7F800000u, "residual[%lu] not finite, bits %u",
+                           (unsigned long)i, bits);
+                }
+                x[0] = 3.40282347e38f; /* FLT_MAX: its norm is refused, residual untouched ... */
+                for (i = 0; i < 16; i++) res[i] = 0.0f;
+                if (bits == 1 && rnd == DQ_ROUND_NEAREST) {
+                    /* ... except by scaled sign, whose scale is the mean |x| (FLT_MAX / 8 here) and
+                     * whose value has the sign of x, so |x - v| <= max(|x|, |v|) stays finite */
+                    CHECK(dq_encode(&p, x, 16, res, buf, sizeof buf, &len) == DQ_OK);
+                    for (i = 0; i < 16; i++) CHECK((dq__fbits(res[i]) & 0x7F800000u) != 0x7F800000u);
+                } else {
+                    CHECK(dq_encode(&p, x, 16, res, buf, sizeof buf, &len) == DQ_ERR_OVERFLOW);
+                    for (i = 0; i < 16; i++) CHECK(dq__fbits(res[i]) == 0u);
+                }
+            }
+}
+
 static void test_strerror(void) {
     struct {
         dq_status code;
@@ -1092,6 +1144,7 @@ int main(void) {
     RUN(test_feedback_overflow);
     RUN(test_norm_overflow);
     RUN(test_overflow_keeps_residual);
+    RUN(test_max_scale_finite);
     RUN(test_dst_too_small);
     RUN(test_too_large);
     make_std_msgs();

@@ -34,7 +34,7 @@
 #define T_AVX512 0
 #endif
 
-typedef void (*stats_fn)(const float *, size_t, dq__stats *);
+typedef void (*stats_fn)(const float *, const float *, size_t, dq__stats *);
 typedef void (*comp_fn)(const float *, float *, size_t);
 typedef void (*quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, float *);
 typedef void (*pack_fn)(const uint32_t *, unsigned, uint8_t *);
@@ -223,24 +223,29 @@ static int has_nan(const float *x, size_t n) {
 }
 
 /* ---------------------------------------------------------------- stats */
-static void stats_one(const float *data, size_t n, size_t off, const char *what) {
+/* Statistics of x (edata NULL) or of x + e (the error-feedback form). NaN results may differ
+ * in payload only when the inputs hold NaNs (operand order of x + e is not pinned). */
+static void stats_one(const float *data, const float *edata, size_t n, size_t off, const char *what) {
     dq__stats ref, got;
-    int nan_ok = has_nan(data, n);
+    int nan_ok = has_nan(data, n) || (edata && has_nan(edata, n));
     size_t k;
-    void *base;
+    void *base, *ebase = NULL;
     const float *x = (const float *)in_block(data, n, off, 4, &base);
-    dq__stats__scalar(x, n, &ref);
+    const float *e = edata ? (const float *)in_block(edata, n, (off + 1u) & 3u, 4, &ebase) : NULL;
+    dq__stats__scalar(x, e, n, &ref);
     for (k = 0; STATS_K[k].name; k++) {
         memset(&got, 0x77, sizeof got);
-        STATS_K[k].fn(x, n, &got);
+        STATS_K[k].fn(x, e, n, &got);
         CHECKF(same_dbl(got.sumsq, ref.sumsq, nan_ok) && same_dbl(got.sumabs, ref.sumabs, nan_ok) &&
                    got.maxbits == ref.maxbits,
-               "stats__%s %s n=%lu off=%lu: sumsq %.17g vs %.17g, sumabs %.17g vs %.17g, maxbits %08lx vs %08lx",
-               STATS_K[k].name, what, (unsigned long)n, (unsigned long)off, got.sumsq, ref.sumsq, got.sumabs,
-               ref.sumabs, (unsigned long)got.maxbits, (unsigned long)ref.maxbits);
+               "stats__%s %s%s n=%lu off=%lu: sumsq %.17g vs %.17g, sumabs %.17g vs %.17g, maxbits %08lx vs %08lx",
+               STATS_K[k].name, what, e ? " (x+e)" : "", (unsigned long)n, (unsigned long)off, got.sumsq, ref.sumsq,
+               got.sumabs, ref.sumabs, (unsigned long)got.maxbits, (unsigned long)ref.maxbits);
     }
-    CHECK(memcmp(x, data, n * 4u) == 0 || n == 0);
+    CHECK(n == 0 || memcmp(x, data, n * 4u) == 0);
+    CHECK(n == 0 || !e || memcmp(e, edata, n * 4u) == 0);
     free(base);
+    free(ebase);
 }
 
 static void fill_stats(dq_t_rng *r, float *x, size_t n, int mode) {
@@ -260,7 +265,7 @@ static void fill_stats(dq_t_rng *r, float *x, size_t n, int mode) {
 static void test_stats(void) {
     dq_t_rng r = {11};
     static const size_t big[] = {1000, 4099, 65537, 100003};
-    float *buf = (float *)xmalloc(100003 * sizeof(float));
+    float *buf = (float *)xmalloc(100003 * sizeof(float)), *ebuf = (float *)xmalloc(100003 * sizeof(float));
     size_t n, off, i;
     int mode;
     if (!STATS_K[0].name) goto done;
@@ -268,31 +273,51 @@ static void test_stats(void) {
         for (off = 0; off < 4; off++)
             for (mode = 0; mode < 4; mode++) {
                 fill_stats(&r, buf, n, mode);
-                stats_one(buf, n, off, "random");
+                stats_one(buf, NULL, n, off, "random");
+                fill_stats(&r, ebuf, n, (mode + (int)off) % 4);
+                for (i = 0; i < n && mode == 1; i++) /* x + e overflowing, cancelling to +0 */
+                    if (rndu(&r, 8) == 0) ebuf[i] = rndu(&r, 2) ? -buf[i] : buf[i];
+                stats_one(buf, ebuf, n, off, "random");
             }
     for (i = 0; i < sizeof big / sizeof big[0]; i++)
         for (mode = 0; mode < 4; mode++) {
             fill_stats(&r, buf, big[i], mode);
-            stats_one(buf, big[i], (size_t)mode, "large");
+            stats_one(buf, NULL, big[i], (size_t)mode, "large");
+            fill_stats(&r, ebuf, big[i], 3 - mode);
+            stats_one(buf, ebuf, big[i], (size_t)mode, "large");
         }
     /* uniform buffers */
     for (n = 1; n <= 80; n++) {
         static const float vals[] = {0.0f, -0.0f, FLT_MAX, -FLT_MAX, 1e-45f, 1.0f};
         for (i = 0; i < sizeof vals / sizeof vals[0]; i++) {
             size_t j;
-            for (j = 0; j < n; j++) buf[j] = vals[i];
-            stats_one(buf, n, n & 3u, "uniform");
+            for (j = 0; j < n; j++) {
+                buf[j] = vals[i];
+                ebuf[j] = vals[(i + j) % 6u];
+            }
+            stats_one(buf, NULL, n, n & 3u, "uniform");
+            stats_one(buf, ebuf, n, n & 3u, "uniform");
         }
         /* one non-finite value at each position (the max pass must see every element) */
         for (i = 0; i < n; i++) {
             size_t j;
             for (j = 0; j < n; j++) buf[j] = (float)j;
             buf[i] = dq__bitsf(i & 1u ? 0x7F800000u : 0xFFC00000u);
-            stats_one(buf, n, i & 3u, "one nonfinite");
+            stats_one(buf, NULL, n, i & 3u, "one nonfinite");
+            /* the same through e, and x + e overflowing at one position */
+            for (j = 0; j < n; j++) {
+                ebuf[j] = buf[j];
+                buf[j] = (float)j;
+            }
+            stats_one(buf, ebuf, n, i & 3u, "one nonfinite in e");
+            for (j = 0; j < n; j++) ebuf[j] = j == i ? FLT_MAX : -0.5f;
+            buf[i] = FLT_MAX;
+            stats_one(buf, ebuf, n, i & 3u, "x + e overflows");
         }
     }
 done:
     free(buf);
+    free(ebuf);
 }
 
 /* ---------------------------------------------------------------- compensate */
@@ -458,7 +483,7 @@ static float l2_scale(const float *x, size_t n) {
     dq__stats st;
     double v;
     float s;
-    dq__stats__scalar(x, n, &st);
+    dq__stats__scalar(x, NULL, n, &st);
     v = sqrt(st.sumsq);
     if (!(v <= (double)FLT_MAX)) return FLT_MAX;
     s = (float)v;
@@ -510,7 +535,8 @@ static void test_quant_large(void) {
     unsigned bits;
     if (!QUANT_K[0].name) goto done;
     for (i = 0; i < sizeof big / sizeof big[0]; i++)
-        for (bits = 1; bits <= 16; bits++) quant_case(&r, buf, big[i], bits & 3u, bits, (int)(bits % 3u), bits <= 2 || bits >= 15);
+        for (bits = 1; bits <= 16; bits++) /* every res mode for the widest and narrowest codes */
+            quant_case(&r, buf, big[i], bits & 3u, bits, (int)(bits % 3u), bits <= 2 || bits >= 15);
 done:
     free(buf);
 }
