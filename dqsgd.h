@@ -78,7 +78,9 @@ extern "C" {
     X(DQ_ERR_CORRUPT, -11, "malformed message (reserved bits, field, scale or padding)")       \
     X(DQ_ERR_TOO_LARGE, -12, "element count exceeds DQ_MAX_ELEMS")                             \
     X(DQ_ERR_SIZE_MISMATCH, -13, "accumulator length differs from the message element count") \
-    X(DQ_ERR_OVERFLOW, -14, "bucket scale exceeds 2^126 (decoded values could overflow float32)")
+    X(DQ_ERR_OVERFLOW, -14, "bucket scale exceeds 2^126 (decoded values could overflow float32)") \
+    X(DQ_ERR_INFEASIBLE, -15, "bit budget below what the minimum width needs")                 \
+    X(DQ_ERR_WORKSPACE, -16, "workspace too small")
 
 #define DQ__STATUS_ENUM(name, value, msg) name = value,
 typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } dq_status;
@@ -179,6 +181,97 @@ DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, f
 DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out);
 DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t src_len, size_t n,
                                      float weight, float *acc);
+
+/* ---------------------------------------------------------------- bit-budget optimizer
+ * ALGORITHMS.md §2.6. Error model: QSGD with s levels over buckets of B elements has
+ * E||Q(g)-g||^2 <= B/(4 s^2) ||g||^2, and step n of T weighs alpha^(T-1-n) in the final error
+ * (alpha = 1 - mu*eta for a mu-PL objective, 1 for the non-convex bound). Minimizing the bits
+ * under an error target (P1) or the error under a bit budget (P2) gives levels
+ * s_n = c * alpha^((T-1-n)/2) * G_n and width b_n = 1 + ceil(log2(s_n + 1)), clamped. */
+
+typedef enum dq_sched_mode {
+    DQ_SCHED_DEFAULT = 0,    /* = DQSGD */
+    DQ_SCHED_DQSGD = 1,      /* the DQ rule above */
+    DQ_SCHED_FIXED = 2,      /* always bits_max (baseline) */
+    DQ_SCHED_INCREASING = 3, /* AdaQuantFL-style: s_n = s_0 sqrt(loss_0 / loss_n), s_0 = levels of bits_min */
+    DQ_SCHED_DECREASING = 4  /* linear in n from bits_max down to bits_min (baseline) */
+} dq_sched_mode;
+
+#define DQ_SCHED_MAX_WINDOW 256u
+
+typedef struct dq_sched_params {
+    dq_sched_mode mode;
+    uint64_t steps;    /* T, planned steps (>= 1) */
+    size_t dim;        /* d, elements per message (cost model; >= 1) */
+    uint32_t bucket;   /* bucket of the messages (cost and variance model); 0 = 512 */
+    double alpha;      /* per-step contraction in (0,1]; 0 = 1 (non-convex: uniform weights) */
+    unsigned bits_min; /* 2..16; 0 = 2 */
+    unsigned bits_max; /* bits_min..16; 0 = 16 */
+    unsigned period;   /* choose a new width every `period` steps; 0 = 1 */
+    unsigned window;   /* norm estimate = mean of the last `window` norms, <= 256; 0 = 1 */
+    double norm_prior; /* norm assumed before the first observation; > 0 for DQSGD */
+    /* DQSGD calibration, exactly one of the next three > 0: */
+    double scale;        /* c given directly */
+    double target_error; /* P1: epsilon_Q, c = sqrt(L eta^2 B T / (8 N epsilon_Q)); needs lipschitz, lr */
+    double budget_bits;  /* P2: bits of all T messages of one worker (headers included) */
+    double lipschitz, lr; /* L and eta, for P1 */
+    unsigned workers;     /* N, for P1; 0 = 1 */
+} dq_sched_params;
+
+typedef struct dq_sched { /* caller-owned state; read the fields, change them only through calls */
+    dq_sched_params p;
+    uint64_t step;     /* index n of the next step */
+    unsigned bits;     /* width of step n, set by dq_sched_next */
+    double c;          /* DQSGD scale knob in force */
+    double spent_bits; /* sum of the bits_sent reported so far */
+    double norms[DQ_SCHED_MAX_WINDOW];
+    unsigned n_norms, head;
+    double loss0; /* first loss seen (increasing schedule); 0 until then */
+} dq_sched;
+
+/*! dq_message_bits() : exact size in bits of a message of n elements at `bits` bits with this
+ *  bucket (0 = 512, DQ_BUCKET_WHOLE), header included; 0 for invalid arguments. */
+DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket);
+/*! dq_sched_init() : validate params (defaults applied) and start at step 0. For P2, fails
+ *  with DQ_ERR_INFEASIBLE when the budget cannot pay bits_min for every step. */
+DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p);
+/*! dq_sched_next() : the width for step s->step. Every `period` steps it chooses a new width
+ *  from the norm estimate; P2 first re-solves c by bisection so that the planned bits of the
+ *  remaining steps fit the remaining budget (conservatively: it never overspends when the
+ *  caller reports the sizes of dq_message_bits). DQ_ERR_INFEASIBLE (with *bits = bits_min) if
+ *  the reported spending left too little for bits_min on every remaining step. */
+DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits);
+/*! dq_sched_update() : after the step: the gradient norm the rule tracks (the authors use the
+ *  norm of the aggregated decoded gradient), the training loss (INCREASING mode only), and
+ *  the bits one worker sent. Advances to the next step. */
+DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, double bits_sent);
+/*! dq_sched_levels() : the real-valued DQ level count c * alpha^((T-1-n)/2) * G at step n for
+ *  norm estimate G, before rounding to a width (for tests and plots). */
+DQ_API double dq_sched_levels(const dq_sched *s, uint64_t n, double G);
+
+/*! dq_alloc_bits() : split a bit budget over n items (steps of a run with known or modelled
+ *  norms, or the layers of one step). Item i costs dq_message_bits(dim[i], b_i, bucket) and
+ *  contributes weight[i] / s(b_i)^2 to the error, s(b) = 2^(b-1) - 1. Minimizes the summed
+ *  error within budget_bits by greedy marginal gain per bit from bits_min: exact when all
+ *  dims are equal (convex separable allocation); the standard greedy otherwise. Weights: for
+ *  steps, alpha^(T-1-n) G_n^2; for layers, min(B, d_l) ||g_l||^2 / 4. The workspace holds a
+ *  heap: dq_alloc_workspace_size(n) bytes. *bits_used gets the planned total (may be NULL). */
+DQ_API size_t dq_alloc_workspace_size(size_t n);
+DQ_API dq_status dq_alloc_bits(const double *weight, const size_t *dim, size_t n, uint32_t bucket, double budget_bits,
+                               unsigned bits_min, unsigned bits_max, void *work, size_t work_cap, unsigned *bits,
+                               double *bits_used);
+
+/*! dq_topk_per_bit() : Khirirat's rule for top-k: the k maximizing S_k / (c0 + c1 k), with
+ *  S_k the sum of the k largest squared entries. sq_desc holds the squared magnitudes sorted
+ *  in decreasing order; c0 is the per-message overhead in bits, c1 the bits per kept entry.
+ *  The ratio is unimodal, so a scan stops at the first k where it stops growing (ties keep
+ *  the smaller k). With c0 = 0 the answer is always 1. */
+DQ_API dq_status dq_topk_per_bit(const double *sq_desc, size_t d, double c0, double c1, size_t *k);
+/*! dq_levels_per_bit() : Khirirat's rule for QSGD: the width maximizing the guaranteed
+ *  decrease per bit, 1 / ((1 + omega(b)) (dq_message_bits(d, b, bucket) + overhead_bits)),
+ *  with omega(b) = min(B / s^2, sqrt(B) / s), B = min(bucket, d). */
+DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bits, unsigned bits_min,
+                                   unsigned bits_max, unsigned *bits);
 
 #ifdef __cplusplus
 }
@@ -857,6 +950,299 @@ DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src
 DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t src_len, size_t n, float weight,
                                      float *acc) {
     return dq__decode_blk(p, src, src_len, n, weight, 1, acc);
+}
+
+
+/* ---------------------------------------------------------------- optimizer implementation */
+
+DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket) {
+    uint64_t nb, bk = bucket ? bucket : DQ_BUCKET_DEFAULT;
+    if (n == 0 || bits < 1 || bits > 16) return 0.0;
+    nb = bucket == DQ_BUCKET_WHOLE ? 1u : ((uint64_t)n + bk - 1u) / bk;
+    return 8.0 * ((double)DQ_HEADER_SIZE + 4.0 * (double)nb + (double)(((uint64_t)n * bits + 7u) / 8u));
+}
+
+static inline double dq__levels_d(unsigned b) { return (double)((1u << (b - 1)) - 1u); }
+static inline unsigned dq__width_of_levels(double s, unsigned bmin, unsigned bmax) {
+    double b;
+    if (!(s > 0.0)) return bmin; /* also NaN */
+    b = 1.0 + ceil(log2(s + 1.0));
+    return b < (double)bmin ? bmin : (b > (double)bmax ? bmax : (unsigned)b);
+}
+static inline double dq__sched_norm(const dq_sched *s) {
+    double g = 0.0;
+    unsigned i;
+    if (s->n_norms == 0) return s->p.norm_prior;
+    for (i = 0; i < s->n_norms; i++) g += s->norms[i];
+    return g / (double)s->n_norms;
+}
+static inline double dq__sched_B(const dq_sched_params *p) {
+    double B = p->bucket == DQ_BUCKET_WHOLE ? (double)p->dim : (double)p->bucket;
+    return B < (double)p->dim ? B : (double)p->dim;
+}
+
+DQ_API double dq_sched_levels(const dq_sched *s, uint64_t n, double G) {
+    double e = 0.5 * ((double)s->p.steps - 1.0 - (double)n);
+    return s->c * pow(s->p.alpha, e) * G;
+}
+
+/* Planned bits of steps n..T-1 at log2 scale lc and norm G, counted so that it never falls
+ * below what dq_sched_next will choose: widths grow with the step index (alpha <= 1), and
+ * each width boundary is moved one step early to absorb rounding. */
+static inline double dq__sched_plan_bits(const dq_sched *s, double lc, double G) {
+    const dq_sched_params *p = &s->p;
+    double T = (double)p->steps, n = (double)s->step, la = log2(p->alpha), lg = log2(G);
+    double total = (T - n) * dq_message_bits(p->dim, p->bits_min, p->bucket);
+    unsigned b;
+    for (b = p->bits_min + 1u; b <= p->bits_max; b++) {
+        /* b_k >= b  <=>  log2(s_k) > t_b = log2(2^(b-2) - 1)  (any s > 0 gives b_k >= 2) */
+        double t = b == 2u ? -HUGE_VAL : log2(dq__levels_d(b - 1u)), cnt;
+        double inc = dq_message_bits(p->dim, b, p->bucket) - dq_message_bits(p->dim, b - 1u, p->bucket);
+        if (la == 0.0) {
+            cnt = lc + lg > t - 1e-9 ? T - n : 0.0;
+        } else { /* lc + lg + la (T-1-k)/2 > t  <=>  k > kappa */
+            double kappa = T - 1.0 - 2.0 * (t - lc - lg) / la, first = floor(kappa);
+            if (first < n) first = n;
+            cnt = first >= T ? 0.0 : T - first;
+        }
+        total += cnt * inc;
+    }
+    return total;
+}
+
+static inline void dq__sched_replan(dq_sched *s, double G) {
+    double R = s->p.budget_bits - s->spent_bits, lo = -400.0, hi = 400.0;
+    int it;
+    if (dq__sched_plan_bits(s, hi, G) <= R) {
+        s->c = pow(2.0, hi);
+        return;
+    }
+    for (it = 0; it < 100; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (dq__sched_plan_bits(s, mid, G) <= R)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    s->c = pow(2.0, lo);
+}
+
+DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p) {
+    dq_sched_params q;
+    int calib = 0;
+    if (!s || !p) return DQ_ERR_NULL;
+    q = *p;
+    if (q.mode == DQ_SCHED_DEFAULT) q.mode = DQ_SCHED_DQSGD;
+    if ((unsigned)q.mode > (unsigned)DQ_SCHED_DECREASING) return DQ_ERR_PARAM;
+    if (q.alpha == 0.0) q.alpha = 1.0;
+    if (!q.bits_min) q.bits_min = 2;
+    if (!q.bits_max) q.bits_max = 16;
+    if (!q.period) q.period = 1;
+    if (!q.window) q.window = 1;
+    if (!q.workers) q.workers = 1;
+    if (!q.bucket) q.bucket = DQ_BUCKET_DEFAULT;
+    if (q.steps == 0 || q.dim == 0) return DQ_ERR_EMPTY;
+    if (q.bits_min < 2 || q.bits_max > 16 || q.bits_min > q.bits_max) return DQ_ERR_BITS;
+    if (!(q.alpha > 0.0 && q.alpha <= 1.0) || q.window > DQ_SCHED_MAX_WINDOW || !(q.norm_prior >= 0.0) ||
+        !(q.scale >= 0.0) || !(q.target_error >= 0.0) || !(q.budget_bits >= 0.0) || !(q.lipschitz >= 0.0) ||
+        !(q.lr >= 0.0) || (q.bucket != DQ_BUCKET_WHOLE && q.bucket % 8u))
+        return DQ_ERR_PARAM;
+    memset(s, 0, sizeof *s);
+    s->p = q;
+    if (q.mode != DQ_SCHED_DQSGD) return DQ_OK;
+    calib = (q.scale > 0.0) + (q.target_error > 0.0) + (q.budget_bits > 0.0);
+    if (calib != 1 || !(q.norm_prior > 0.0)) return DQ_ERR_PARAM;
+    if (q.scale > 0.0) {
+        s->c = q.scale;
+    } else if (q.target_error > 0.0) {
+        if (!(q.lipschitz > 0.0 && q.lr > 0.0)) return DQ_ERR_PARAM;
+        s->c = sqrt(q.lipschitz * q.lr * q.lr * dq__sched_B(&q) * (double)q.steps /
+                    (8.0 * (double)q.workers * q.target_error));
+    } else if (q.budget_bits < (double)q.steps * dq_message_bits(q.dim, q.bits_min, q.bucket)) {
+        return DQ_ERR_INFEASIBLE;
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits) {
+    const dq_sched_params *p;
+    if (!s || !bits) return DQ_ERR_NULL;
+    p = &s->p;
+    if (s->step >= p->steps) return DQ_ERR_PARAM; /* the planned run is over */
+    if (s->step % p->period == 0 || s->bits == 0) {
+        double T = (double)p->steps, n = (double)s->step;
+        switch (p->mode) {
+            case DQ_SCHED_FIXED:
+                s->bits = p->bits_max;
+                break;
+            case DQ_SCHED_DECREASING:
+                s->bits = (unsigned)((double)p->bits_max -
+                                     floor(((double)(p->bits_max - p->bits_min)) * n / (T > 1.0 ? T - 1.0 : 1.0) + 0.5));
+                break;
+            case DQ_SCHED_INCREASING: {
+                double s0 = dq__levels_d(p->bits_min), ratio = 1.0;
+                if (s->loss0 > 0.0 && s->n_norms > 0 && s->norms[(s->head + DQ_SCHED_MAX_WINDOW - 1u) % DQ_SCHED_MAX_WINDOW] > 0.0)
+                    ratio = s->loss0 / s->norms[(s->head + DQ_SCHED_MAX_WINDOW - 1u) % DQ_SCHED_MAX_WINDOW];
+                s->bits = dq__width_of_levels(s0 * sqrt(ratio > 1.0 ? ratio : 1.0), p->bits_min, p->bits_max);
+                break;
+            }
+            default: {
+                double G = dq__sched_norm(s);
+                if (p->budget_bits > 0.0) {
+                    if (p->budget_bits - s->spent_bits < (T - n) * dq_message_bits(p->dim, p->bits_min, p->bucket)) {
+                        s->bits = p->bits_min;
+                        *bits = s->bits;
+                        return DQ_ERR_INFEASIBLE;
+                    }
+                    dq__sched_replan(s, G);
+                }
+                s->bits = dq__width_of_levels(dq_sched_levels(s, s->step, G), p->bits_min, p->bits_max);
+            }
+        }
+    }
+    *bits = s->bits;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, double bits_sent) {
+    if (!s) return DQ_ERR_NULL;
+    if (!(grad_norm >= 0.0) || !(bits_sent >= 0.0) || grad_norm > DBL_MAX || loss != loss) return DQ_ERR_PARAM;
+    if (s->p.mode == DQ_SCHED_INCREASING) {
+        /* the increasing schedule tracks the loss; keep the latest in the norm ring */
+        if (s->loss0 == 0.0 && loss > 0.0) s->loss0 = loss;
+        grad_norm = loss;
+    }
+    if (s->p.window > 0) {
+        if (s->p.mode == DQ_SCHED_INCREASING) {
+            s->norms[s->head] = grad_norm;
+            s->head = (s->head + 1u) % DQ_SCHED_MAX_WINDOW;
+            s->n_norms = 1;
+        } else {
+            /* ring of the last `window` norms */
+            unsigned w = s->p.window;
+            if (s->n_norms < w) {
+                s->norms[s->n_norms++] = grad_norm;
+            } else {
+                s->norms[s->head] = grad_norm;
+                s->head = (s->head + 1u) % w;
+            }
+        }
+    }
+    s->spent_bits += bits_sent;
+    s->step++;
+    return DQ_OK;
+}
+
+/* ---- greedy allocation with a binary max-heap of (gain per bit, item) in the workspace */
+typedef struct dq__heap_ent {
+    double key;
+    size_t item;
+} dq__heap_ent;
+
+DQ_API size_t dq_alloc_workspace_size(size_t n) { return n * sizeof(dq__heap_ent); }
+
+static inline int dq__heap_less(const dq__heap_ent *a, const dq__heap_ent *b) {
+    return a->key < b->key || (a->key == b->key && a->item > b->item); /* ties: lower index first */
+}
+static inline void dq__heap_down(dq__heap_ent *h, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2u * i + 1u, r = l + 1u, m = i;
+        dq__heap_ent t;
+        if (l < n && dq__heap_less(&h[m], &h[l])) m = l;
+        if (r < n && dq__heap_less(&h[m], &h[r])) m = r;
+        if (m == i) return;
+        t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+static inline double dq__alloc_key(double w, size_t dim, unsigned b, uint32_t bucket) {
+    double e0 = 1.0 / (dq__levels_d(b) * dq__levels_d(b)), e1 = 1.0 / (dq__levels_d(b + 1u) * dq__levels_d(b + 1u));
+    return w * (e0 - e1) / (dq_message_bits(dim, b + 1u, bucket) - dq_message_bits(dim, b, bucket));
+}
+
+DQ_API dq_status dq_alloc_bits(const double *weight, const size_t *dim, size_t n, uint32_t bucket, double budget_bits,
+                               unsigned bits_min, unsigned bits_max, void *work, size_t work_cap, unsigned *bits,
+                               double *bits_used) {
+    dq__heap_ent *h = (dq__heap_ent *)work;
+    double used = 0.0;
+    size_t i, hn = 0;
+    if (bits_used) *bits_used = 0.0;
+    if (!weight || !dim || !bits || (n && !work)) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (bits_min < 2 || bits_max > 16 || bits_min > bits_max) return DQ_ERR_BITS;
+    if (!(budget_bits >= 0.0) || (bucket && bucket != DQ_BUCKET_WHOLE && bucket % 8u)) return DQ_ERR_PARAM;
+    if (work_cap < dq_alloc_workspace_size(n)) return DQ_ERR_WORKSPACE;
+    for (i = 0; i < n; i++) {
+        if (!(weight[i] >= 0.0) || dim[i] == 0) return DQ_ERR_PARAM;
+        bits[i] = bits_min;
+        used += dq_message_bits(dim[i], bits_min, bucket);
+    }
+    if (used > budget_bits) return DQ_ERR_INFEASIBLE;
+    if (bits_min < bits_max)
+        for (i = 0; i < n; i++) {
+            h[hn].key = dq__alloc_key(weight[i], dim[i], bits_min, bucket);
+            h[hn++].item = i;
+        }
+    for (i = hn / 2u; i-- > 0;) dq__heap_down(h, hn, i);
+    while (hn > 0) {
+        size_t it = h[0].item;
+        double inc = dq_message_bits(dim[it], bits[it] + 1u, bucket) - dq_message_bits(dim[it], bits[it], bucket);
+        if (used + inc <= budget_bits) {
+            used += inc;
+            bits[it]++;
+            if (bits[it] < bits_max) {
+                h[0].key = dq__alloc_key(weight[it], dim[it], bits[it], bucket);
+            } else {
+                h[0] = h[--hn];
+            }
+        } else {
+            h[0] = h[--hn]; /* cannot afford this item's next bit; others may be cheaper */
+        }
+        if (hn) dq__heap_down(h, hn, 0);
+    }
+    if (bits_used) *bits_used = used;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_topk_per_bit(const double *sq_desc, size_t d, double c0, double c1, size_t *k) {
+    double S;
+    size_t j;
+    if (!sq_desc || !k) return DQ_ERR_NULL;
+    if (d == 0) return DQ_ERR_EMPTY;
+    if (!(c0 >= 0.0) || !(c1 > 0.0)) return DQ_ERR_PARAM;
+    S = sq_desc[0];
+    /* the ratio grows from j to j+1 iff a_(j+1) (c0 + c1 j) > c1 S_j; h(j) is non-increasing */
+    for (j = 1; j < d; j++) {
+        if (!(sq_desc[j] * (c0 + c1 * (double)j) > c1 * S)) break;
+        S += sq_desc[j];
+    }
+    *k = j;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bits, unsigned bits_min,
+                                   unsigned bits_max, unsigned *bits) {
+    double B, best = -1.0;
+    unsigned b;
+    if (!bits) return DQ_ERR_NULL;
+    if (d == 0) return DQ_ERR_EMPTY;
+    if (bits_min < 1 || bits_max > 16 || bits_min > bits_max) return DQ_ERR_BITS;
+    if (!(overhead_bits >= 0.0) || (bucket && bucket != DQ_BUCKET_WHOLE && bucket % 8u)) return DQ_ERR_PARAM;
+    B = bucket == DQ_BUCKET_WHOLE ? (double)d : (double)(bucket ? bucket : DQ_BUCKET_DEFAULT);
+    if (B > (double)d) B = (double)d;
+    *bits = bits_min;
+    for (b = bits_min < 2u ? 2u : bits_min; b <= bits_max; b++) {
+        double s = dq__levels_d(b), om = B / (s * s), om2 = sqrt(B) / s, v;
+        if (om2 < om) om = om2;
+        v = 1.0 / ((1.0 + om) * (dq_message_bits(d, b, bucket) + overhead_bits));
+        if (v > best) {
+            best = v;
+            *bits = b;
+        }
+    }
+    return DQ_OK;
 }
 
 #ifdef __cplusplus
