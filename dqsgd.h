@@ -377,40 +377,58 @@ static inline uint32_t dq__draw24(uint32_t k0, uint32_t k1h, uint32_t lo) {
 }
 
 /* ---- per-bucket statistics: one pass, fixed association order.
- * sumsq and sumabs accumulate in double in 8 lanes (element i into lane i % 8, in index
- * order); the lanes are combined as (l0+l4, l1+l5, l2+l6, l3+l7), then pairwise, then the last
- * two. Squares of floats are exact in double. maxbits is the largest |x| bit pattern, so a
- * value >= 0x7F800000 means the bucket holds a NaN or Inf. */
+ * sumsq and sumabs accumulate in double in 16 lanes (element i into lane i % 16, in index
+ * order; 16 independent chains keep the adds' latency hidden); the lanes are combined as
+ * l_k + l_(k+8) for k < 8, then (a0+a4, a1+a5, a2+a6, a3+a7), then pairwise, then the last two.
+ * Squares of floats are exact in double. maxbits is the largest |x| bit pattern.
+ * A bucket holds a NaN or Inf exactly when the statistic its norm needs says so: sumsq or
+ * sumabs not finite (finite floats cannot overflow these double sums), maxbits >= 0x7F800000.
+ * So each norm computes only its own statistic (`what`); the others are left 0. */
+#define DQ__ST_SQ 1u
+#define DQ__ST_ABS 2u
+#define DQ__ST_MAX 4u
 typedef struct dq__stats {
     double sumsq, sumabs;
     uint32_t maxbits;
 } dq__stats;
 
-static inline double dq__lanes_sum(const double l[8]) {
-    double a0 = l[0] + l[4], a1 = l[1] + l[5], a2 = l[2] + l[6], a3 = l[3] + l[7];
-    double b0 = a0 + a2, b1 = a1 + a3;
-    return b0 + b1;
+#define DQ__SLANES 16u
+static inline double dq__lanes_sum(const double l[DQ__SLANES]) {
+    double a[8], b0, b1, b2, b3, c0, c1;
+    unsigned k;
+    for (k = 0; k < 8; k++) a[k] = l[k] + l[k + 8];
+    b0 = a[0] + a[4];
+    b1 = a[1] + a[5];
+    b2 = a[2] + a[6];
+    b3 = a[3] + a[7];
+    c0 = b0 + b2;
+    c1 = b1 + b3;
+    return c0 + c1;
 }
 /* Scalar tail shared with the SIMD kernels: continue lanes from element index `first`.
  * With e non-NULL the statistics are those of x[i] + e[i] (the error-feedback input). */
-static inline void dq__stats_tail(const float *x, const float *e, size_t first, size_t n, double sq[8], double ab[8],
-                                  uint32_t *mx) {
+static inline void dq__stats_tail(const float *x, const float *e, size_t first, size_t n, double sq[DQ__SLANES],
+                                  double ab[DQ__SLANES], uint32_t *mx) {
     size_t i;
     for (i = first; i < n; i++) {
         uint32_t u = dq__fbits(e ? x[i] + e[i] : x[i]) & 0x7FFFFFFFu;
         double d = (double)dq__bitsf(u);
-        sq[i & 7u] += d * d;
-        ab[i & 7u] += d;
+        sq[i % DQ__SLANES] += d * d;
+        ab[i % DQ__SLANES] += d;
         if (u > *mx) *mx = u;
     }
 }
-static inline void dq__stats__scalar(const float *x, const float *e, size_t n, dq__stats *st) {
-    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ab[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+static inline void dq__stats_finish(const double sq[DQ__SLANES], const double ab[DQ__SLANES], uint32_t mx, unsigned what,
+                                    dq__stats *st) {
+    st->sumsq = (what & DQ__ST_SQ) ? dq__lanes_sum(sq) : 0.0;
+    st->sumabs = (what & DQ__ST_ABS) ? dq__lanes_sum(ab) : 0.0;
+    st->maxbits = (what & DQ__ST_MAX) ? mx : 0u;
+}
+static inline void dq__stats__scalar(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
+    double sq[DQ__SLANES] = {0}, ab[DQ__SLANES] = {0};
     uint32_t mx = 0;
     dq__stats_tail(x, e, 0, n, sq, ab, &mx);
-    st->sumsq = dq__lanes_sum(sq);
-    st->sumabs = dq__lanes_sum(ab);
-    st->maxbits = mx;
+    dq__stats_finish(sq, ab, mx, what, st);
 }
 /* Error feedback: e[i] = x[i] + e[i], the compensated value that gets quantized. */
 static inline void dq__compensate__scalar(const float *x, float *e, size_t n) {
@@ -671,13 +689,16 @@ DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size) {
 /* The scale of a bucket and the quantizer constants derived from it. */
 static inline dq_status dq__bucket_scale(const dq__cfg *c, const dq__stats *st, size_t len, float *scale) {
     double v;
-    if (st->maxbits >= 0x7F800000u) return DQ_ERR_NONFINITE;
-    if (c->norm == DQ__NORM_WIRE_MAX)
+    if (c->norm == DQ__NORM_WIRE_MAX) {
+        if (st->maxbits >= 0x7F800000u) return DQ_ERR_NONFINITE;
         v = (double)dq__bitsf(st->maxbits);
-    else if (c->norm == DQ__NORM_WIRE_MEAN)
+    } else if (c->norm == DQ__NORM_WIRE_MEAN) {
+        if (!(st->sumabs <= DBL_MAX)) return DQ_ERR_NONFINITE;
         v = st->sumabs / (double)len;
-    else
+    } else {
+        if (!(st->sumsq <= DBL_MAX)) return DQ_ERR_NONFINITE;
         v = sqrt(st->sumsq);
+    }
     if (v > (double)dq__bitsf(DQ__MAX_SCALE_BITS)) return DQ_ERR_OVERFLOW;
     *scale = (float)v;
     if (*scale < DQ__MIN_SCALE) *scale = 0.0f;
@@ -701,7 +722,8 @@ static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const
                                          float *scale) {
     dq__stats st;
     dq_status s;
-    dq__k_stats(x, e, len, &st);
+    dq__k_stats(x, e, len,
+                c->norm == DQ__NORM_WIRE_MAX ? DQ__ST_MAX : (c->norm == DQ__NORM_WIRE_MEAN ? DQ__ST_ABS : DQ__ST_SQ), &st);
     if ((s = dq__bucket_scale(c, &st, len, scale)) != DQ_OK) return s;
     dq__st32(dst, dq__fbits(*scale));
     return DQ_OK;

@@ -107,54 +107,54 @@ static inline simde__m128i dq__draw24__sse2(simde__m128i x, simde__m128i k0, sim
     return simde_mm_srli_epi32(x, 8);
 }
 
-static inline void dq__stats__sse2(const float *x, const float *e, size_t n, dq__stats *st) {
+/* Statistics of x (or x + e) over one bucket; computes only what the norm needs (`what` is
+ * one of DQ__ST_*; other masks go to the scalar reference). 16 double lanes as in dqsgd.h:
+ * SSE2 keeps them in 8 registers of 2. */
+static inline void dq__stats__sse2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
-    simde__m128d q0 = simde_mm_setzero_pd(), q1 = q0, q2 = q0, q3 = q0, a0 = q0, a1 = q0, a2 = q0, a3 = q0;
+    simde__m128d q[8];
     simde__m128i mx = simde_mm_setzero_si128();
-    double sq[8], ab[8];
+    double l16[DQ__SLANES] = {0}, none[DQ__SLANES] = {0};
     uint32_t m4[4], mxs = 0;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        simde__m128 v0 = simde_mm_loadu_ps(x + i), v1 = simde_mm_loadu_ps(x + i + 4);
-        simde__m128i u0, u1;
-        if (e) {
-            v0 = simde_mm_add_ps(v0, simde_mm_loadu_ps(e + i));
-            v1 = simde_mm_add_ps(v1, simde_mm_loadu_ps(e + i + 4));
-        }
-        u0 = simde_mm_and_si128(simde_mm_castps_si128(v0), absm);
-        u1 = simde_mm_and_si128(simde_mm_castps_si128(v1), absm);
-        simde__m128i g0 = simde_mm_cmpgt_epi32(u0, mx); /* |x| bits fit in 31 bits: signed compare is fine */
-        simde__m128 f0 = simde_mm_castsi128_ps(u0), f1 = simde_mm_castsi128_ps(u1);
-        simde__m128d d0 = simde_mm_cvtps_pd(f0), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f0, f0));
-        simde__m128d d2 = simde_mm_cvtps_pd(f1), d3 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f1, f1));
-        simde__m128i g1;
-        mx = simde_mm_or_si128(simde_mm_and_si128(g0, u0), simde_mm_andnot_si128(g0, mx));
-        g1 = simde_mm_cmpgt_epi32(u1, mx);
-        mx = simde_mm_or_si128(simde_mm_and_si128(g1, u1), simde_mm_andnot_si128(g1, mx));
-        q0 = simde_mm_add_pd(q0, simde_mm_mul_pd(d0, d0));
-        q1 = simde_mm_add_pd(q1, simde_mm_mul_pd(d1, d1));
-        q2 = simde_mm_add_pd(q2, simde_mm_mul_pd(d2, d2));
-        q3 = simde_mm_add_pd(q3, simde_mm_mul_pd(d3, d3));
-        a0 = simde_mm_add_pd(a0, d0);
-        a1 = simde_mm_add_pd(a1, d1);
-        a2 = simde_mm_add_pd(a2, d2);
-        a3 = simde_mm_add_pd(a3, d3);
+    unsigned k;
+    if (what != DQ__ST_SQ && what != DQ__ST_ABS && what != DQ__ST_MAX) {
+        dq__stats__scalar(x, e, n, what, st);
+        return;
     }
-    simde_mm_storeu_pd(sq, q0);
-    simde_mm_storeu_pd(sq + 2, q1);
-    simde_mm_storeu_pd(sq + 4, q2);
-    simde_mm_storeu_pd(sq + 6, q3);
-    simde_mm_storeu_pd(ab, a0);
-    simde_mm_storeu_pd(ab + 2, a1);
-    simde_mm_storeu_pd(ab + 4, a2);
-    simde_mm_storeu_pd(ab + 6, a3);
+    for (k = 0; k < 8; k++) q[k] = simde_mm_setzero_pd();
+    for (; i + 16 <= n; i += 16) {
+        for (k = 0; k < 4; k++) { /* 4 floats -> lanes 4k .. 4k+3 */
+            simde__m128 v = simde_mm_loadu_ps(x + i + 4 * k);
+            simde__m128i u;
+            if (e) v = simde_mm_add_ps(v, simde_mm_loadu_ps(e + i + 4 * k));
+            u = simde_mm_and_si128(simde_mm_castps_si128(v), absm);
+            if (what == DQ__ST_MAX) { /* |x| bits fit in 31 bits: the signed compare orders them */
+                simde__m128i g = simde_mm_cmpgt_epi32(u, mx);
+                mx = simde_mm_or_si128(simde_mm_and_si128(g, u), simde_mm_andnot_si128(g, mx));
+            } else {
+                simde__m128 f = simde_mm_castsi128_ps(u);
+                simde__m128d d0 = simde_mm_cvtps_pd(f), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f, f));
+                if (what == DQ__ST_SQ) {
+                    d0 = simde_mm_mul_pd(d0, d0);
+                    d1 = simde_mm_mul_pd(d1, d1);
+                }
+                q[2 * k] = simde_mm_add_pd(q[2 * k], d0);
+                q[2 * k + 1] = simde_mm_add_pd(q[2 * k + 1], d1);
+            }
+        }
+    }
+    for (k = 0; k < 8; k++) simde_mm_storeu_pd(l16 + 2 * k, q[k]);
     simde_mm_storeu_si128((simde__m128i *)m4, mx);
-    for (unsigned k = 0; k < 4; k++)
+    for (k = 0; k < 4; k++)
         if (m4[k] > mxs) mxs = m4[k];
-    dq__stats_tail(x, e, i, n, sq, ab, &mxs);
-    st->sumsq = dq__lanes_sum(sq);
-    st->sumabs = dq__lanes_sum(ab);
-    st->maxbits = mxs;
+    if (what == DQ__ST_ABS) {
+        dq__stats_tail(x, e, i, n, none, l16, &mxs);
+        dq__stats_finish(none, l16, mxs, what, st);
+    } else {
+        dq__stats_tail(x, e, i, n, l16, none, &mxs);
+        dq__stats_finish(l16, none, mxs, what, st);
+    }
 }
 
 static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
@@ -279,38 +279,62 @@ static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, sim
     return simde_mm256_srli_epi32(x, 8);
 }
 
-static inline void dq__stats__avx2(const float *x, const float *e, size_t n, dq__stats *st) {
+static inline void dq__stats__avx2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
     const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
-    simde__m256d q0 = simde_mm256_setzero_pd(), q1 = q0, a0 = q0, a1 = q0;
+    simde__m256d q0 = simde_mm256_setzero_pd(), q1 = q0, q2 = q0, q3 = q0;
     simde__m256i mx = simde_mm256_setzero_si256();
-    double sq[8], ab[8];
+    double l16[DQ__SLANES] = {0}, none[DQ__SLANES] = {0};
     uint32_t m8[8], mxs = 0;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        simde__m256 v = simde_mm256_loadu_ps(x + i);
-        simde__m256i u;
-        if (e) v = simde_mm256_add_ps(v, simde_mm256_loadu_ps(e + i));
-        u = simde_mm256_and_si256(simde_mm256_castps_si256(v), absm);
-        simde__m256 f = simde_mm256_castsi256_ps(u);
-        simde__m256d d0 = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f));
-        simde__m256d d1 = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f, 1));
-        mx = simde_mm256_max_epu32(mx, u);
-        q0 = simde_mm256_add_pd(q0, simde_mm256_mul_pd(d0, d0));
-        q1 = simde_mm256_add_pd(q1, simde_mm256_mul_pd(d1, d1));
-        a0 = simde_mm256_add_pd(a0, d0);
-        a1 = simde_mm256_add_pd(a1, d1);
+    if (what != DQ__ST_SQ && what != DQ__ST_ABS && what != DQ__ST_MAX) {
+        dq__stats__scalar(x, e, n, what, st);
+        return;
     }
-    simde_mm256_storeu_pd(sq, q0);
-    simde_mm256_storeu_pd(sq + 4, q1);
-    simde_mm256_storeu_pd(ab, a0);
-    simde_mm256_storeu_pd(ab + 4, a1);
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 v0 = simde_mm256_loadu_ps(x + i), v1 = simde_mm256_loadu_ps(x + i + 8);
+        if (e) {
+            v0 = simde_mm256_add_ps(v0, simde_mm256_loadu_ps(e + i));
+            v1 = simde_mm256_add_ps(v1, simde_mm256_loadu_ps(e + i + 8));
+        }
+        if (what == DQ__ST_MAX) {
+            mx = simde_mm256_max_epu32(mx, simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm));
+            mx = simde_mm256_max_epu32(mx, simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm));
+        } else {
+            simde__m256d d0, d1, d2, d3;
+            if (what == DQ__ST_ABS) {
+                v0 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm));
+                v1 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm));
+            }
+            d0 = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(v0)); /* lanes 0..3 */
+            d1 = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(v0, 1)); /* lanes 4..7 */
+            d2 = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(v1)); /* lanes 8..11 */
+            d3 = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(v1, 1)); /* lanes 12..15 */
+            if (what == DQ__ST_SQ) { /* the square of -x equals that of |x| */
+                d0 = simde_mm256_mul_pd(d0, d0);
+                d1 = simde_mm256_mul_pd(d1, d1);
+                d2 = simde_mm256_mul_pd(d2, d2);
+                d3 = simde_mm256_mul_pd(d3, d3);
+            }
+            q0 = simde_mm256_add_pd(q0, d0);
+            q1 = simde_mm256_add_pd(q1, d1);
+            q2 = simde_mm256_add_pd(q2, d2);
+            q3 = simde_mm256_add_pd(q3, d3);
+        }
+    }
+    simde_mm256_storeu_pd(l16, q0);
+    simde_mm256_storeu_pd(l16 + 4, q1);
+    simde_mm256_storeu_pd(l16 + 8, q2);
+    simde_mm256_storeu_pd(l16 + 12, q3);
     simde_mm256_storeu_si256((simde__m256i *)m8, mx);
     for (unsigned k = 0; k < 8; k++)
         if (m8[k] > mxs) mxs = m8[k];
-    dq__stats_tail(x, e, i, n, sq, ab, &mxs);
-    st->sumsq = dq__lanes_sum(sq);
-    st->sumabs = dq__lanes_sum(ab);
-    st->maxbits = mxs;
+    if (what == DQ__ST_ABS) {
+        dq__stats_tail(x, e, i, n, none, l16, &mxs);
+        dq__stats_finish(none, l16, mxs, what, st);
+    } else {
+        dq__stats_tail(x, e, i, n, l16, none, &mxs);
+        dq__stats_finish(l16, none, mxs, what, st);
+    }
 }
 
 static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {

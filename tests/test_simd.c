@@ -34,7 +34,7 @@
 #define T_AVX512 0
 #endif
 
-typedef void (*stats_fn)(const float *, const float *, size_t, dq__stats *);
+typedef void (*stats_fn)(const float *, const float *, size_t, unsigned, dq__stats *);
 typedef void (*comp_fn)(const float *, float *, size_t);
 typedef void (*quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, float *);
 typedef void (*pack_fn)(const uint32_t *, unsigned, uint8_t *);
@@ -232,15 +232,21 @@ static void stats_one(const float *data, const float *edata, size_t n, size_t of
     void *base, *ebase = NULL;
     const float *x = (const float *)in_block(data, n, off, 4, &base);
     const float *e = edata ? (const float *)in_block(edata, n, (off + 1u) & 3u, 4, &ebase) : NULL;
-    dq__stats__scalar(x, e, n, &ref);
-    for (k = 0; STATS_K[k].name; k++) {
-        memset(&got, 0x77, sizeof got);
-        STATS_K[k].fn(x, e, n, &got);
-        CHECKF(same_dbl(got.sumsq, ref.sumsq, nan_ok) && same_dbl(got.sumabs, ref.sumabs, nan_ok) &&
-                   got.maxbits == ref.maxbits,
-               "stats__%s %s%s n=%lu off=%lu: sumsq %.17g vs %.17g, sumabs %.17g vs %.17g, maxbits %08lx vs %08lx",
-               STATS_K[k].name, what, e ? " (x+e)" : "", (unsigned long)n, (unsigned long)off, got.sumsq, ref.sumsq,
-               got.sumabs, ref.sumabs, (unsigned long)got.maxbits, (unsigned long)ref.maxbits);
+    /* each norm asks for one statistic; any other mask must still match the reference */
+    static const unsigned masks[] = {DQ__ST_SQ, DQ__ST_ABS, DQ__ST_MAX, DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX};
+    unsigned mi;
+    for (mi = 0; mi < 4; mi++) {
+        dq__stats__scalar(x, e, n, masks[mi], &ref);
+        for (k = 0; STATS_K[k].name; k++) {
+            memset(&got, 0x77, sizeof got);
+            STATS_K[k].fn(x, e, n, masks[mi], &got);
+            CHECKF(same_dbl(got.sumsq, ref.sumsq, nan_ok) && same_dbl(got.sumabs, ref.sumabs, nan_ok) &&
+                       got.maxbits == ref.maxbits,
+                   "stats__%s mask %u %s%s n=%lu off=%lu: sumsq %.17g vs %.17g, sumabs %.17g vs %.17g, maxbits %08lx "
+                   "vs %08lx",
+                   STATS_K[k].name, masks[mi], what, e ? " (x+e)" : "", (unsigned long)n, (unsigned long)off, got.sumsq,
+                   ref.sumsq, got.sumabs, ref.sumabs, (unsigned long)got.maxbits, (unsigned long)ref.maxbits);
+        }
     }
     CHECK(n == 0 || memcmp(x, data, n * 4u) == 0);
     CHECK(n == 0 || !e || memcmp(e, edata, n * 4u) == 0);
@@ -483,7 +489,7 @@ static float l2_scale(const float *x, size_t n) {
     dq__stats st;
     double v;
     float s;
-    dq__stats__scalar(x, NULL, n, &st);
+    dq__stats__scalar(x, NULL, n, DQ__ST_SQ, &st);
     v = sqrt(st.sumsq);
     if (!(v <= (double)FLT_MAX)) return FLT_MAX;
     s = (float)v;
