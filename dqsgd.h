@@ -554,6 +554,14 @@ static inline int dq__unpack_tail(const uint8_t *in, size_t cnt, unsigned b, uin
 
 /* ---- decoding one packed block; rowstep[r] is the step of row r (rows never straddle a
  * bucket because buckets are multiples of 8). add: out = out + w * v, else out = v. */
+/* Quantize and pack a full block of 256 elements that lies in one bucket: the composition of
+ * the two kernels above, fused in the SIMD versions. */
+static inline void dq__quant_pack__scalar(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
+    uint32_t codes[DQ__BLOCK];
+    dq__quant__scalar(q, x, DQ__BLOCK, codes, res);
+    dq__pack_block__scalar(codes, q->bits, out);
+}
+
 static inline void dq__decode_codes(const uint32_t *codes, size_t cnt, unsigned b, float step, float w, int add,
                                     float *out) {
     size_t i;
@@ -600,6 +608,7 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
 #define dq__k_stats dq__stats__scalar
 #define dq__k_compensate dq__compensate__scalar
 #define dq__k_quant dq__quant__scalar
+#define dq__k_quant_pack dq__quant_pack__scalar
 #define dq__k_pack_block dq__pack_block__scalar
 #define dq__k_decode_block dq__decode_block__scalar
 #endif
@@ -758,6 +767,8 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, co
     q.inv = q.step = 0.0f;
     while (pos < n) {
         size_t blk_end = pos + DQ__BLOCK <= n ? pos + DQ__BLOCK : n, blk_start = pos;
+        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * 32u * c->bits;
+        int packed = 0;
         q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
         /* The statistics pass of the next bucket reads memory while nothing else runs; pull the
          * data two blocks ahead into cache during this block's quantization instead. */
@@ -780,15 +791,23 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, co
                 q.step = dq__step(c->bits, scale);
                 q.inv = scale == 0.0f ? 0.0f : (c->bits == 1 ? 0.5f / scale : q.smax / scale);
             }
-            seg_end = bucket_end < blk_end ? bucket_end : blk_end;
             q.lo = (uint32_t)pos;
+            if (pos == blk_start && blk_end - blk_start == DQ__BLOCK && bucket_end >= blk_end) {
+                dq__k_quant_pack(&q, src + pos, res ? res + pos : NULL, blk_out); /* the common case */
+                packed = 1;
+                pos = blk_end;
+                break;
+            }
+            seg_end = bucket_end < blk_end ? bucket_end : blk_end;
             dq__k_quant(&q, src + pos, seg_end - pos, codes + (pos - blk_start), res ? res + pos : NULL);
             pos = seg_end;
         }
+        if (packed)
+            continue;
         if (blk_end - blk_start == DQ__BLOCK)
-            dq__k_pack_block(codes, c->bits, payload + (blk_start / DQ__BLOCK) * 32u * c->bits);
+            dq__k_pack_block(codes, c->bits, blk_out);
         else
-            dq__pack_tail(codes, blk_end - blk_start, c->bits, payload + (blk_start / DQ__BLOCK) * 32u * c->bits);
+            dq__pack_tail(codes, blk_end - blk_start, c->bits, blk_out);
     }
     return DQ_OK;
 }

@@ -88,6 +88,10 @@ extern "C" {
 /* ================================================================ SSE2 (also the base of AVX2) */
 #if DQ_SIMD >= DQ_SIMD_SSE2
 
+/* Lane offsets 0..15, loaded rather than built with setr (which SIMDe 0.7.4 expands into a
+ * long mask sequence at 512 bits under GCC). */
+static const int32_t dq__lane_ids[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
 /* 32-bit lane multiply from two 32x32->64 products (SSE2 has no pmulld). */
 static inline simde__m128i dq__mullo__sse2(simde__m128i a, simde__m128i b) {
     simde__m128i ev = simde_mm_mul_epu32(a, b);
@@ -166,7 +170,8 @@ static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
 static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), zero = simde_mm_setzero_si128();
     const simde__m128i one = simde_mm_set1_epi32(1), k0 = simde_mm_set1_epi32((int32_t)q->k0);
-    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h), lane = simde_mm_setr_epi32(0, 1, 2, 3);
+    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h);
+    const simde__m128i lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
     const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
     const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
@@ -174,7 +179,7 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
     size_t i = 0;
     dq__qctx rest;
     for (; i + 4 <= cnt; i += 4) {
-        simde__m128 xv = simde_mm_loadu_ps(x + i), t, v;
+        simde__m128 xv = simde_mm_loadu_ps(x + i), t, v = simde_mm_setzero_ps();
         simde__m128i xb = simde_mm_castps_si128(xv), code;
         if (stoch) {
             simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
@@ -186,7 +191,8 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
             simde__m128 pp = simde_mm_add_ps(half, simde_mm_mul_ps(xv, inv));
             code = stoch ? simde_mm_andnot_si128(simde_mm_castps_si128(simde_mm_cmplt_ps(t, pp)), one)
                          : simde_mm_srli_epi32(xb, 31);
-            v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(step), simde_mm_slli_epi32(code, 31)));
+            if (res)
+                v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(step), simde_mm_slli_epi32(code, 31)));
         } else {
             simde__m128 r = simde_mm_min_ps(simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(xb, absm)), inv), smax);
             simde__m128i l = simde_mm_cvttps_epi32(r), sg;
@@ -194,8 +200,10 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
             l = simde_mm_sub_epi32(l, simde_mm_castps_si128(simde_mm_cmplt_ps(t, f)));
             sg = simde_mm_andnot_si128(simde_mm_cmpeq_epi32(l, zero), simde_mm_srli_epi32(xb, 31));
             code = simde_mm_or_si128(l, simde_mm_sll_epi32(sg, shs));
-            v = simde_mm_mul_ps(simde_mm_cvtepi32_ps(l), step);
-            v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(v), simde_mm_slli_epi32(sg, 31)));
+            if (res) {
+                v = simde_mm_mul_ps(simde_mm_cvtepi32_ps(l), step);
+                v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(v), simde_mm_slli_epi32(sg, 31)));
+            }
         }
         simde_mm_storeu_si128((simde__m128i *)(codes + i), code);
         if (res) simde_mm_storeu_ps(res + i, simde_mm_sub_ps(xv, v));
@@ -226,6 +234,12 @@ static inline void dq__pack_block__sse2(const uint32_t *codes, unsigned b, uint8
             hi = simde_mm_srl_epi32(v1, back);
         }
     }
+}
+
+static inline void dq__quant_pack__sse2(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
+    uint32_t codes[DQ__BLOCK];
+    dq__quant__sse2(q, x, DQ__BLOCK, codes, res);
+    dq__pack_block__sse2(codes, q->bits, out);
 }
 
 static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
@@ -344,49 +358,93 @@ static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {
     dq__compensate__scalar(x + i, e + i, n - i);
 }
 
+typedef struct dq__q256 {
+    simde__m256i absm, zero, one, k0, k1, lane;
+    simde__m128i shs;
+    simde__m256 inv, smax, step, half, ulp24;
+    int stoch;
+    unsigned bits;
+} dq__q256;
+static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q) {
+    c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm256_setzero_si256();
+    c->one = simde_mm256_set1_epi32(1);
+    c->k0 = simde_mm256_set1_epi32((int32_t)q->k0);
+    c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
+    c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
+    c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    c->inv = simde_mm256_set1_ps(q->inv);
+    c->smax = simde_mm256_set1_ps(q->smax);
+    c->step = simde_mm256_set1_ps(q->step);
+    c->half = simde_mm256_set1_ps(0.5f);
+    c->ulp24 = simde_mm256_set1_ps(5.96046448e-08f);
+    c->stoch = q->thresh < 0.0f;
+    c->bits = q->bits;
+}
+/* One row of 8 codes (see dq__q512_codes). */
+static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uint32_t lo, float *res) {
+    simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
+    simde__m256i xb = simde_mm256_castps_si256(xv), code;
+    if (c->stoch) {
+        simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
+        t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+    } else {
+        t = c->half;
+    }
+    if (c->bits == 1) {
+        simde__m256 pp = simde_mm256_add_ps(c->half, simde_mm256_mul_ps(xv, c->inv));
+        code = c->stoch ? simde_mm256_andnot_si256(simde_mm256_castps_si256(simde_mm256_cmp_ps(t, pp, SIMDE_CMP_LT_OQ)), c->one)
+                        : simde_mm256_srli_epi32(xb, 31);
+        if (res)
+            v = simde_mm256_castsi256_ps(
+                simde_mm256_xor_si256(simde_mm256_castps_si256(c->step), simde_mm256_slli_epi32(code, 31)));
+    } else {
+        simde__m256 r = simde_mm256_min_ps(
+            simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
+        simde__m256i l = simde_mm256_cvttps_epi32(r), sg;
+        simde__m256 f = simde_mm256_sub_ps(r, simde_mm256_cvtepi32_ps(l));
+        l = simde_mm256_sub_epi32(l, simde_mm256_castps_si256(simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ)));
+        sg = simde_mm256_andnot_si256(simde_mm256_cmpeq_epi32(l, c->zero), simde_mm256_srli_epi32(xb, 31));
+        code = simde_mm256_or_si256(l, simde_mm256_sll_epi32(sg, c->shs));
+        if (res) {
+            v = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(l), c->step);
+            v = simde_mm256_castsi256_ps(
+                simde_mm256_xor_si256(simde_mm256_castps_si256(v), simde_mm256_slli_epi32(sg, 31)));
+        }
+    }
+    if (res) simde_mm256_storeu_ps(res, simde_mm256_sub_ps(xv, v));
+    return code;
+}
+
 static inline void dq__quant__avx2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
-    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF), zero = simde_mm256_setzero_si256();
-    const simde__m256i one = simde_mm256_set1_epi32(1), k0 = simde_mm256_set1_epi32((int32_t)q->k0);
-    const simde__m256i k1 = simde_mm256_set1_epi32((int32_t)q->k1h), lane = simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
-    const simde__m256 inv = simde_mm256_set1_ps(q->inv), smax = simde_mm256_set1_ps(q->smax);
-    const simde__m256 step = simde_mm256_set1_ps(q->step), half = simde_mm256_set1_ps(0.5f);
-    const simde__m256 ulp24 = simde_mm256_set1_ps(5.96046448e-08f);
-    const int stoch = q->thresh < 0.0f;
+    dq__q256 c;
     size_t i = 0;
     dq__qctx rest;
-    for (; i + 8 <= cnt; i += 8) {
-        simde__m256 xv = simde_mm256_loadu_ps(x + i), t, v;
-        simde__m256i xb = simde_mm256_castps_si256(xv), code;
-        if (stoch) {
-            simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
-            t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, k0, k1)), ulp24);
-        } else {
-            t = half;
-        }
-        if (q->bits == 1) {
-            simde__m256 pp = simde_mm256_add_ps(half, simde_mm256_mul_ps(xv, inv));
-            code = stoch ? simde_mm256_andnot_si256(simde_mm256_castps_si256(simde_mm256_cmp_ps(t, pp, SIMDE_CMP_LT_OQ)), one)
-                         : simde_mm256_srli_epi32(xb, 31);
-            v = simde_mm256_castsi256_ps(
-                simde_mm256_xor_si256(simde_mm256_castps_si256(step), simde_mm256_slli_epi32(code, 31)));
-        } else {
-            simde__m256 r = simde_mm256_min_ps(
-                simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, absm)), inv), smax);
-            simde__m256i l = simde_mm256_cvttps_epi32(r), sg;
-            simde__m256 f = simde_mm256_sub_ps(r, simde_mm256_cvtepi32_ps(l));
-            l = simde_mm256_sub_epi32(l, simde_mm256_castps_si256(simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ)));
-            sg = simde_mm256_andnot_si256(simde_mm256_cmpeq_epi32(l, zero), simde_mm256_srli_epi32(xb, 31));
-            code = simde_mm256_or_si256(l, simde_mm256_sll_epi32(sg, shs));
-            v = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(l), step);
-            v = simde_mm256_castsi256_ps(simde_mm256_xor_si256(simde_mm256_castps_si256(v), simde_mm256_slli_epi32(sg, 31)));
-        }
-        simde_mm256_storeu_si256((simde__m256i *)(codes + i), code);
-        if (res) simde_mm256_storeu_ps(res + i, simde_mm256_sub_ps(xv, v));
-    }
+    dq__q256_init(&c, q);
+    for (; i + 8 <= cnt; i += 8)
+        simde_mm256_storeu_si256((simde__m256i *)(codes + i),
+                                 dq__q256_codes(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
     rest = *q;
     rest.lo = q->lo + (uint32_t)i;
     dq__quant__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+static inline void dq__quant_pack__avx2(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
+    dq__q256 c;
+    simde__m256i acc = simde_mm256_setzero_si256();
+    unsigned have = 0, b = q->bits, i;
+    dq__q256_init(&c, q);
+    for (i = 0; i < DQ__BLOCK; i += 8) {
+        simde__m256i v = dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL);
+        acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
+        have += b;
+        if (have >= 32) {
+            simde_mm256_storeu_si256((simde__m256i *)out, acc);
+            out += 32;
+            have -= 32;
+            acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - have))); /* >= 32 gives 0 */
+        }
+    }
 }
 
 static inline void dq__pack_block__avx2(const uint32_t *codes, unsigned b, uint8_t *out) {
@@ -462,56 +520,105 @@ static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
     dq__compensate__avx2(x + i, e + i, n - i);
 }
 
+/* One vector of 16 codes: the constants live in a struct that inlining keeps in registers, so
+ * the plain and the fused (quantize + pack) kernels share one body. */
+typedef struct dq__q512 {
+    simde__m512i absm, zero, one, k0, k1, lane, shs, magici;
+    simde__m512 inv, smax, step, half, ulp24, magic;
+    int stoch;
+    unsigned bits;
+} dq__q512;
+static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q) {
+    c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm512_setzero_si512();
+    c->one = simde_mm512_set1_epi32(1);
+    c->k0 = simde_mm512_set1_epi32((int32_t)q->k0);
+    c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
+    c->lane = simde_mm512_loadu_si512(dq__lane_ids);
+    c->shs = simde_mm512_set1_epi32((int)q->bits - 1);
+    c->magici = simde_mm512_set1_epi32(0x4B000000);
+    c->inv = simde_mm512_set1_ps(q->inv);
+    c->smax = simde_mm512_set1_ps(q->smax);
+    c->step = simde_mm512_set1_ps(q->step);
+    c->half = simde_mm512_set1_ps(0.5f);
+    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->magic = simde_mm512_set1_ps(8388608.0f);
+    c->stoch = q->thresh < 0.0f;
+    c->bits = q->bits;
+}
+static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, uint32_t lo, float *res) {
+    simde__m512 xv = simde_mm512_loadu_ps(x), t, v = simde_mm512_setzero_ps();
+    simde__m512i xb = simde_mm512_castps_si512(xv), code;
+    if (c->stoch) {
+        simde__m512i h = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)lo), c->lane);
+        t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(h, c->k0, c->k1)), c->ulp24);
+    } else {
+        t = c->half;
+    }
+    if (c->bits == 1) {
+        simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
+        simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
+        code = c->stoch ? simde_mm512_mask_mov_epi32(c->one, plus, c->zero) : simde_mm512_srli_epi32(xb, 31);
+        if (res)
+            v = simde_mm512_castsi512_ps(
+                simde_mm512_xor_si512(simde_mm512_castps_si512(c->step), simde_mm512_slli_epi32(code, 31)));
+    } else {
+        simde__m512 r = simde_mm512_min_ps(
+            simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
+        /* trunc(r) as an integer: r < 2^16, so trunc(r) + 2^23 is exact and its low mantissa
+         * bits are the integer (SIMDe 0.7.4 has no 512-bit cvttps_epi32) */
+        simde__m512 tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
+        simde__m512i l = simde_mm512_sub_epi32(simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic)), c->magici);
+        simde__m512i sg;
+        simde__m512 f = simde_mm512_sub_ps(r, tr);
+        simde__mmask16 up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), z;
+        l = simde_mm512_mask_add_epi32(l, up, l, c->one);
+        z = simde_mm512_cmpeq_epi32_mask(l, c->zero);
+        sg = simde_mm512_maskz_mov_epi32((simde__mmask16)(z ^ 0xFFFFu), simde_mm512_srli_epi32(xb, 31));
+        code = simde_mm512_or_si512(l, simde_mm512_sllv_epi32(sg, c->shs));
+        if (res) {
+            v = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(l), c->step);
+            v = simde_mm512_castsi512_ps(
+                simde_mm512_xor_si512(simde_mm512_castps_si512(v), simde_mm512_slli_epi32(sg, 31)));
+        }
+    }
+    if (res) simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
+    return code;
+}
+
 static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
-    const simde__m512i absm = simde_mm512_set1_epi32(0x7FFFFFFF), zero = simde_mm512_setzero_si512();
-    const simde__m512i one = simde_mm512_set1_epi32(1), k0 = simde_mm512_set1_epi32((int32_t)q->k0);
-    const simde__m512i k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
-    const simde__m512i lane = simde_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const simde__m512i shs = simde_mm512_set1_epi32((int)q->bits - 1);
-    const simde__m512 inv = simde_mm512_set1_ps(q->inv), smax = simde_mm512_set1_ps(q->smax);
-    const simde__m512 step = simde_mm512_set1_ps(q->step), half = simde_mm512_set1_ps(0.5f);
-    const simde__m512 ulp24 = simde_mm512_set1_ps(5.96046448e-08f), magic = simde_mm512_set1_ps(8388608.0f);
-    const simde__m512i magici = simde_mm512_set1_epi32(0x4B000000);
-    const int stoch = q->thresh < 0.0f;
+    dq__q512 c;
     size_t i = 0;
     dq__qctx rest;
-    for (; i + 16 <= cnt; i += 16) {
-        simde__m512 xv = simde_mm512_loadu_ps(x + i), t, v;
-        simde__m512i xb = simde_mm512_castps_si512(xv), code;
-        if (stoch) {
-            simde__m512i h = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
-            t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(h, k0, k1)), ulp24);
-        } else {
-            t = half;
-        }
-        if (q->bits == 1) {
-            simde__m512 pp = simde_mm512_add_ps(half, simde_mm512_mul_ps(xv, inv));
-            simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
-            code = stoch ? simde_mm512_mask_mov_epi32(one, plus, zero) : simde_mm512_srli_epi32(xb, 31);
-            v = simde_mm512_castsi512_ps(
-                simde_mm512_xor_si512(simde_mm512_castps_si512(step), simde_mm512_slli_epi32(code, 31)));
-        } else {
-            simde__m512 r = simde_mm512_min_ps(
-                simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, absm)), inv), smax);
-            /* trunc(r) as an integer: r < 2^16, so trunc(r) + 2^23 is exact and its low mantissa
-             * bits are the integer (SIMDe 0.7.4 has no 512-bit cvttps_epi32) */
-            simde__m512 tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
-            simde__m512i l = simde_mm512_sub_epi32(simde_mm512_castps_si512(simde_mm512_add_ps(tr, magic)), magici), sg;
-            simde__m512 f = simde_mm512_sub_ps(r, tr);
-            simde__mmask16 up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), z;
-            l = simde_mm512_mask_add_epi32(l, up, l, one);
-            z = simde_mm512_cmpeq_epi32_mask(l, zero);
-            sg = simde_mm512_maskz_mov_epi32((simde__mmask16)(z ^ 0xFFFFu), simde_mm512_srli_epi32(xb, 31));
-            code = simde_mm512_or_si512(l, simde_mm512_sllv_epi32(sg, shs));
-            v = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(l), step);
-            v = simde_mm512_castsi512_ps(simde_mm512_xor_si512(simde_mm512_castps_si512(v), simde_mm512_slli_epi32(sg, 31)));
-        }
-        simde_mm512_storeu_si512(codes + i, code);
-        if (res) simde_mm512_storeu_ps(res + i, simde_mm512_sub_ps(xv, v));
-    }
+    dq__q512_init(&c, q);
+    for (; i + 16 <= cnt; i += 16)
+        simde_mm512_storeu_si512(codes + i, dq__q512_codes(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
     rest = *q;
     rest.lo = q->lo + (uint32_t)i;
     dq__quant__avx2(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+/* Quantize and pack one full block of 256 elements inside one bucket; each vector holds rows
+ * 2k and 2k+1, which enter the 8-lane accumulator one after the other. */
+static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
+    dq__q512 c;
+    simde__m256i acc = simde_mm256_setzero_si256();
+    unsigned have = 0, b = q->bits, i, h;
+    dq__q512_init(&c, q);
+    for (i = 0; i < DQ__BLOCK; i += 16) {
+        simde__m512i code = dq__q512_codes(&c, x + i, q->lo + i, res ? res + i : NULL);
+        for (h = 0; h < 2; h++) {
+            simde__m256i v = h ? simde_mm512_extracti64x4_epi64(code, 1) : simde_mm512_castsi512_si256(code);
+            acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
+            have += b;
+            if (have >= 32) {
+                simde_mm256_storeu_si256((simde__m256i *)out, acc);
+                out += 32;
+                have -= 32;
+                acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - have))); /* >= 32 gives 0 */
+            }
+        }
+    }
 }
 #endif /* AVX-512 */
 #ifdef DQ__POP_MAYBE_UNINIT
@@ -527,9 +634,10 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
 #define DQ__KERNELS_SELECTED
 #if DQ_SIMD == DQ_SIMD_AVX512
 #define DQ__BACKEND "avx512"
-#define dq__k_stats dq__stats__avx2 /* memory-bound; SIMDe 0.7.4 lacks 512-bit cvtps_pd */
+#define dq__k_stats dq__stats__avx2 /* SIMDe 0.7.4 lacks 512-bit cvtps_pd */
 #define dq__k_compensate dq__compensate__avx512
 #define dq__k_quant dq__quant__avx512
+#define dq__k_quant_pack dq__quant_pack__avx512
 #define dq__k_pack_block dq__pack_block__avx2
 #define dq__k_decode_block dq__decode_block__avx2
 #elif DQ_SIMD == DQ_SIMD_AVX2
@@ -537,6 +645,7 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
 #define dq__k_stats dq__stats__avx2
 #define dq__k_compensate dq__compensate__avx2
 #define dq__k_quant dq__quant__avx2
+#define dq__k_quant_pack dq__quant_pack__avx2
 #define dq__k_pack_block dq__pack_block__avx2
 #define dq__k_decode_block dq__decode_block__avx2
 #elif DQ_SIMD == DQ_SIMD_SSE2
@@ -544,6 +653,7 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
 #define dq__k_stats dq__stats__sse2
 #define dq__k_compensate dq__compensate__sse2
 #define dq__k_quant dq__quant__sse2
+#define dq__k_quant_pack dq__quant_pack__sse2
 #define dq__k_pack_block dq__pack_block__sse2
 #define dq__k_decode_block dq__decode_block__sse2
 #else
