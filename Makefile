@@ -40,7 +40,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps test test-build cxx asan ubsan valgrind bench examples install uninstall clean
+.PHONY: all help deps test test-build cxx asan ubsan valgrind bench examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -73,12 +73,12 @@ cxx: $(HEADERS) tests/cxx_compile.cpp | $(BUILD) ## compile both headers as C++ 
 SANFLAGS = -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan: deps | $(BUILD) ## run the suite (native ISA) under AddressSanitizer
 	$(Q)for t in $(TEST_NAMES); do $(CC) $(STDFLAGS) $(WARNFLAGS) -Werror $(SANFLAGS) -fsanitize=address -march=native -I. \
-	  -DDQ_TEST_ISA='"asan"' tests/$$t.c -o $(BUILD)/$$t_asan $(LDLIBS) || exit 1; done
+	  -DDQ_TEST_ISA='"asan"' tests/$$t.c -o $(BUILD)/$${t}_asan $(LDLIBS) || exit 1; done
 	@sh tests/run_all.sh $(addprefix $(BUILD)/,$(addsuffix _asan,$(TEST_NAMES)))
 
 ubsan: deps | $(BUILD) ## run the suite (native ISA) under UndefinedBehaviorSanitizer
 	$(Q)for t in $(TEST_NAMES); do $(CC) $(STDFLAGS) $(WARNFLAGS) -Werror $(SANFLAGS) -fsanitize=undefined -march=native -I. \
-	  -DDQ_TEST_ISA='"ubsan"' tests/$$t.c -o $(BUILD)/$$t_ubsan $(LDLIBS) || exit 1; done
+	  -DDQ_TEST_ISA='"ubsan"' tests/$$t.c -o $(BUILD)/$${t}_ubsan $(LDLIBS) || exit 1; done
 	@sh tests/run_all.sh $(addprefix $(BUILD)/,$(addsuffix _ubsan,$(TEST_NAMES)))
 
 # valgrind 3.19 cannot execute AVX-512, so memcheck runs the scalar and AVX2 builds.
@@ -103,6 +103,22 @@ examples: deps $(EXAMPLES) ## build the programs under examples/
 $(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
 	@echo "  CC  $@"
 	$(Q)$(CC) $(ALLFLAGS) -march=native $< -o $@ $(LDLIBS)
+
+# The demo: DQSGD against fixed-bit QSGD on Fashion-MNIST (Debian package dataset-fashion-mnist,
+# decompressed once into $(BUILD)/fashion-mnist). tools/demo.sh installs the packages, runs
+# build/trainer for every scheme and seed, and prints tables; plots go to $(BUILD)/demo.
+FMNIST_SRC ?= /usr/share/datasets/fashion-mnist
+FMNIST     = $(addprefix $(BUILD)/fashion-mnist/,train-images-idx3-ubyte train-labels-idx1-ubyte \
+             t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
+demo: deps $(BUILD)/trainer ## compare DQSGD with fixed-bit QSGD on Fashion-MNIST (about 5 min; plots in BUILD/demo)
+	@BUILD='$(BUILD)' MAKE='$(MAKE)' FMNIST_SRC='$(FMNIST_SRC)' sh tools/demo.sh
+
+demo-data: $(FMNIST) ## decompress Fashion-MNIST from FMNIST_SRC into BUILD/fashion-mnist
+
+$(BUILD)/fashion-mnist/%: $(FMNIST_SRC)/%.gz
+	@mkdir -p $(@D)
+	@echo "  GZ  $@"
+	$(Q)gzip -dc $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD):
 	@mkdir -p $(BUILD)
