@@ -184,8 +184,12 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
 
 /* ---------------------------------------------------------------- bit-budget optimizer
  * ALGORITHMS.md §2.6. Error model: QSGD with s levels over buckets of B elements has
- * E||Q(g)-g||^2 <= B/(4 s^2) ||g||^2, and step n of T weighs alpha^(T-1-n) in the final error
- * (alpha = 1 - mu*eta for a mu-PL objective, 1 for the non-convex bound). Minimizing the bits
+ * E||Q(g)-g||^2 <= B/(4 s^2) ||g||^2, and step n of T weighs alpha^(T-1-n) in the final error,
+ * alpha being the factor by which one step contracts the optimality gap: 1 - mu*eta in the
+ * mu-PL bound, (1 - mu*eta)^2 for a quadratic with exact gradients, 1 for the non-convex
+ * bound (uniform weights). With gradient norms that decay like the gap (G_n ~ alpha^(n/2)),
+ * the weights alpha^(T-1-n) G_n^2 are flat and a fixed width is already optimal; the rule
+ * gains where the norms level off while the weights still grow. Minimizing the bits
  * under an error target (P1) or the error under a bit budget (P2) gives levels
  * s_n = c * alpha^((T-1-n)/2) * G_n and width b_n = 1 + ceil(log2(s_n + 1)), clamped. */
 
@@ -204,7 +208,7 @@ typedef struct dq_sched_params {
     uint64_t steps;    /* T, planned steps (>= 1) */
     size_t dim;        /* d, elements per message (cost model; >= 1) */
     uint32_t bucket;   /* bucket of the messages (cost and variance model); 0 = 512 */
-    double alpha;      /* per-step contraction in (0,1]; 0 = 1 (non-convex: uniform weights) */
+    double alpha;      /* per-step contraction of the optimality gap in (0,1]; 0 = 1 (non-convex) */
     unsigned bits_min; /* 2..16; 0 = 2 */
     unsigned bits_max; /* bits_min..16; 0 = 16 */
     unsigned period;   /* choose a new width every `period` steps; 0 = 1 */
@@ -252,8 +256,10 @@ DQ_API double dq_sched_levels(const dq_sched *s, uint64_t n, double G);
 /*! dq_alloc_bits() : split a bit budget over n items (steps of a run with known or modelled
  *  norms, or the layers of one step). Item i costs dq_message_bits(dim[i], b_i, bucket) and
  *  contributes weight[i] / s(b_i)^2 to the error, s(b) = 2^(b-1) - 1. Minimizes the summed
- *  error within budget_bits by greedy marginal gain per bit from bits_min: exact when all
- *  dims are equal (convex separable allocation); the standard greedy otherwise. Weights: for
+ *  error within budget_bits by greedy marginal gain per bit from bits_min: exact when every
+ *  width step costs the same (equal dims that are multiples of 8: a convex separable
+ *  allocation); otherwise the standard greedy, within one item's marginal gain of the
+ *  optimum. Weights: for
  *  steps, alpha^(T-1-n) G_n^2; for layers, min(B, d_l) ||g_l||^2 / 4. The workspace holds a
  *  heap: dq_alloc_workspace_size(n) bytes. *bits_used gets the planned total (may be NULL). */
 DQ_API size_t dq_alloc_workspace_size(size_t n);
@@ -998,7 +1004,7 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
 
 DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket) {
     uint64_t nb, bk = bucket ? bucket : DQ_BUCKET_DEFAULT;
-    if (n == 0 || bits < 1 || bits > 16) return 0.0;
+    if (n == 0 || bits < 1 || bits > 16 || (bucket != DQ_BUCKET_WHOLE && bk % 8u)) return 0.0;
     nb = bucket == DQ_BUCKET_WHOLE ? 1u : ((uint64_t)n + bk - 1u) / bk;
     return 8.0 * ((double)DQ_HEADER_SIZE + 4.0 * (double)nb + (double)(((uint64_t)n * bits + 7u) / 8u));
 }
@@ -1041,8 +1047,9 @@ static inline double dq__sched_plan_bits(const dq_sched *s, double lc, double G)
         double inc = dq_message_bits(p->dim, b, p->bucket) - dq_message_bits(p->dim, b - 1u, p->bucket);
         if (la == 0.0) {
             cnt = lc + lg > t - 1e-9 ? T - n : 0.0;
-        } else { /* lc + lg + la (T-1-k)/2 > t  <=>  k > kappa */
-            double kappa = T - 1.0 - 2.0 * (t - lc - lg) / la, first = floor(kappa);
+        } else { /* lc + lg + la (T-1-k)/2 > t  <=>  k > kappa; the 1e-9 margin (as above) keeps the
+                  * count conservative when |la| is below the rounding of lc + lg */
+            double kappa = T - 1.0 - 2.0 * (t - 1e-9 - lc - lg) / la, first = floor(kappa);
             if (first < n) first = n;
             cnt = first >= T ? 0.0 : T - first;
         }
@@ -1052,8 +1059,18 @@ static inline double dq__sched_plan_bits(const dq_sched *s, double lc, double G)
 }
 
 static inline void dq__sched_replan(dq_sched *s, double G) {
-    double R = s->p.budget_bits - s->spent_bits, lo = -400.0, hi = 400.0;
+    /* bracket log2 c around -log2 G: at lo every step gets bits_min (levels <= 1/4), at hi even
+     * the earliest remaining step gets bits_max (levels >= 2^18) */
+    double R = s->p.budget_bits - s->spent_bits, lg, lo, hi;
     int it;
+    if (!(G > 0.0) || G > DBL_MAX) { /* zero norms: every width is bits_min whatever c is */
+        s->c = 1.0;
+        return;
+    }
+    lg = log2(G);
+    lo = -lg - 2.0;
+    hi = -lg + 0.5 * -log2(s->p.alpha) * ((double)s->p.steps - 1.0 - (double)s->step) + 18.0;
+    if (hi > 4000.0) hi = 4000.0; /* beyond this pow(2, hi) overflows; levels are clamped anyway */
     if (dq__sched_plan_bits(s, hi, G) <= R) {
         s->c = pow(2.0, hi);
         return;
@@ -1122,8 +1139,8 @@ DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits) {
                 break;
             case DQ_SCHED_INCREASING: {
                 double s0 = dq__levels_d(p->bits_min), ratio = 1.0;
-                if (s->loss0 > 0.0 && s->n_norms > 0 && s->norms[(s->head + DQ_SCHED_MAX_WINDOW - 1u) % DQ_SCHED_MAX_WINDOW] > 0.0)
-                    ratio = s->loss0 / s->norms[(s->head + DQ_SCHED_MAX_WINDOW - 1u) % DQ_SCHED_MAX_WINDOW];
+                double last = s->norms[(s->head + DQ_SCHED_MAX_WINDOW - 1u) % DQ_SCHED_MAX_WINDOW];
+                if (s->loss0 > 0.0 && s->n_norms > 0) ratio = last > 0.0 ? s->loss0 / last : HUGE_VAL; /* loss 0: widest */
                 s->bits = dq__width_of_levels(s0 * sqrt(ratio > 1.0 ? ratio : 1.0), p->bits_min, p->bits_max);
                 break;
             }
@@ -1200,7 +1217,9 @@ static inline void dq__heap_down(dq__heap_ent *h, size_t n, size_t i) {
 }
 static inline double dq__alloc_key(double w, size_t dim, unsigned b, uint32_t bucket) {
     double e0 = 1.0 / (dq__levels_d(b) * dq__levels_d(b)), e1 = 1.0 / (dq__levels_d(b + 1u) * dq__levels_d(b + 1u));
-    return w * (e0 - e1) / (dq_message_bits(dim, b + 1u, bucket) - dq_message_bits(dim, b, bucket));
+    double gain = w * (e0 - e1), cost = dq_message_bits(dim, b + 1u, bucket) - dq_message_bits(dim, b, bucket);
+    /* a step can cost 0 bits when dim < 8 (the byte count does not change): free gain first */
+    return cost > 0.0 ? gain / cost : (gain > 0.0 ? HUGE_VAL : 0.0);
 }
 
 DQ_API dq_status dq_alloc_bits(const double *weight, const size_t *dim, size_t n, uint32_t bucket, double budget_bits,
