@@ -1,0 +1,306 @@
+#!/bin/sh
+# shellcheck disable=SC2046,SC2086  # word splitting of option lists and of "set -- $(...)" is intended
+# tools/demo.sh - DQSGD against fixed-bit QSGD on Fashion-MNIST. Run it with `make demo`
+# (which builds $BUILD/trainer first), or `make demo BUILD=dir`.
+#
+# What it runs (8 simulated workers, minibatch 32 each, SGD with momentum 0.9, constant lr):
+#   softmax regression (784->10, convex)  1000 steps, lr 0.02, 5 seeds, evaluated every 50 steps
+#   MLP 784-128-10 (ReLU, non-convex)     1000 steps, lr 0.05, 5 seeds, evaluated every 100 steps
+# Both models are trained with: fp32 (no codec), fixed 2/3/4/6/8-bit QSGD, the increasing
+# schedule (AdaQuantFL-style, from 2 bits) and DQSGD-P2; the softmax model also with DQSGD-P1.
+# These sizes were chosen so that the whole demo (85 runs) takes about 4 minutes on a 2-core
+# machine, two runs at a time: 1000 steps (4 epochs of the MLP's data), and the MLP evaluated
+# half as often as the softmax model, as its evaluations cost 10x more.
+#
+# Definitions used in the tables:
+#   best fixed width = the fixed-bit run with the highest mean final test accuracy over seeds,
+#                      where means within 0.1 percentage points count as a tie, won by fewer
+#                      bits (0.1 pp is about the standard error of a difference of two means
+#                      here: seeds differ by about 0.15 pp).
+#   DQSGD-P2 budget  = 2/3 of the bits one worker sent in the best fixed-width run (headers
+#                      included); the schedule re-plans every 10 steps to stay within it.
+#   target accuracy  = best fixed width's mean final accuracy minus 0.5 percentage points;
+#                      "bits to target" is the mean over seeds of the bits sent by the first
+#                      evaluation at or above it (so its resolution is the evaluation interval).
+#   accuracy spread  = min..max over the seeds; every number is a mean, never the best seed.
+# DQSGD uses the authors' practical alpha = 0.999 (ALGORITHMS.md 2.7), a 50-step norm window,
+# and the norm of the averaged decoded gradient. Plots: $BUILD/demo/*.png. alpha was not tuned
+# on these tables: during development alpha = 1, 0.998, 0.995 and 0.99 gave the MLP's P2 the
+# same or lower accuracy (86.2, 86.2, 85.9, 85.6% on 3 seeds), and feeding the rule the workers'
+# own gradient norms instead of the decoded average changed nothing on the softmax model.
+# P1 takes eta = lr / (1 - momentum); with eta * L > 1 its bound's assumptions do not hold, so
+# P1 is shown as the calibration the formula gives, not as a guarantee.
+set -eu
+
+BUILD=${BUILD:-build}
+MAKE=${MAKE:-make}
+FMNIST_SRC=${FMNIST_SRC:-/usr/share/datasets/fashion-mnist}
+OUT=$BUILD/demo
+TRAINER=$BUILD/trainer
+DATA=$BUILD/fashion-mnist
+JOBS=${JOBS:-2}
+WORKERS=8
+SM_SEEDS="1 2 3 4 5"
+SM_ARGS="--model softmax --steps 1000 --lr 0.02 --eval-every 50"
+MLP_SEEDS="1 2 3 4 5"
+MLP_ARGS="--model mlp --steps 1000 --lr 0.05 --eval-every 100"
+COMMON="--workers $WORKERS --batch 32 --momentum 0.9 --alpha 0.999 --period 10 --window 50"
+# P1 target: quantization's share of the final-loss bound (ALGORITHMS.md 2.5), in nats.
+P1_TARGET=0.05
+export BUILD OUT TRAINER DATA COMMON SM_ARGS MLP_ARGS
+
+# ---------------------------------------------------------------- one run (called through xargs)
+if [ "${1:-}" = "--job" ]; then
+    model=$2 tag=$3 seed=$4
+    shift 4 # the rest are the trainer's scheme options
+    case $model in softmax) margs=$SM_ARGS ;; *) margs=$MLP_ARGS ;; esac
+    csv=$OUT/runs/$model-$tag-s$seed.csv
+    # seed 1 also writes the per-step trace (width, bits, gradient norm) for the width plots
+    [ "$seed" = 1 ] && set -- "$@" --trace "$OUT/runs/$model-$tag-s1.trace"
+    if ! "$TRAINER" --data "$DATA" $margs $COMMON --seed "$seed" "$@" --out "$csv" 2>"$OUT/logs/$model-$tag-s$seed.log"; then
+        echo "demo: FAILED: $model $tag seed $seed; last lines of $OUT/logs/$model-$tag-s$seed.log:" >&2
+        tail -n 5 "$OUT/logs/$model-$tag-s$seed.log" >&2
+        exit 1
+    fi
+    echo x >>"$OUT/.done"
+    done_n=$(wc -l <"$OUT/.done")
+    total=$(cat "$OUT/.total")
+    el=$(($(date +%s) - $(cat "$OUT/.t0")))
+    tail -n 1 "$csv" | awk -F, -v m="$model" -v t="$tag" -v s="$seed" -v d="$done_n" -v n="$total" -v el="$el" \
+        '{ printf "  [%2d/%d %d:%02d] %-7s %-10s seed %s: test acc %.4f, %.3g bits\n", d, n, el / 60, el % 60, m, t, s, $4, $2 }'
+    exit 0
+fi
+
+# `sh tools/demo.sh --report` redoes the tables and plots from the runs already in $OUT.
+REPORT=0
+[ "${1:-}" = "--report" ] && REPORT=1
+start=$(date +%s)
+n_sm=$(echo $SM_SEEDS | wc -w)
+n_mlp=$(echo $MLP_SEEDS | wc -w)
+PLOTS=1
+if [ $REPORT = 0 ]; then
+echo "demo: DQSGD vs fixed-bit QSGD on Fashion-MNIST (plots and tables in $OUT)"
+
+# ---------------------------------------------------------------- packages and data
+if [ ! -e "$FMNIST_SRC/train-images-idx3-ubyte.gz" ]; then
+    if [ "$FMNIST_SRC" = /usr/share/datasets/fashion-mnist ]; then
+        echo "demo: the Fashion-MNIST data set is missing; installing Debian package dataset-fashion-mnist"
+        sh tools/deps.sh dataset-fashion-mnist:/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz || true
+    fi
+    if [ ! -e "$FMNIST_SRC/train-images-idx3-ubyte.gz" ]; then
+        cat >&2 <<EOF
+demo: cannot find the Fashion-MNIST data set in $FMNIST_SRC.
+      On Debian or Ubuntu: apt-get install dataset-fashion-mnist (as root).
+      Elsewhere: download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
+      t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz from Zalando Research's
+      fashion-mnist repository into a directory D and run: make demo FMNIST_SRC=D
+EOF
+        exit 1
+    fi
+fi
+if ! command -v gnuplot >/dev/null 2>&1; then
+    echo "demo: gnuplot is missing; installing Debian package gnuplot-nox for the plots"
+    sh tools/deps.sh gnuplot-nox:/usr/bin/gnuplot || true
+    command -v gnuplot >/dev/null 2>&1 || { echo "demo: no gnuplot: tables only, no plots"; PLOTS=0; }
+fi
+"$MAKE" --no-print-directory BUILD="$BUILD" FMNIST_SRC="$FMNIST_SRC" demo-data
+[ -x "$TRAINER" ] || "$MAKE" --no-print-directory BUILD="$BUILD" "$TRAINER"
+
+rm -rf "$OUT"
+mkdir -p "$OUT/runs" "$OUT/logs" "$OUT/curves"
+echo "$start" >"$OUT/.t0"
+: >"$OUT/.done"
+
+# P1 needs the smoothness constant L of softmax cross-entropy. Its Hessian is
+# E[(diag(p) - p p^T) (x) x x^T], and diag(p) - p p^T has no eigenvalue above 1/2, so
+# L <= lambda_max(X^T X / n) / 2: the trainer finds lambda_max by 30 power iterations over the
+# training set (bias column included) and prints it halved. The MLP has no such global
+# constant (its curvature depends on the weights), so P1 is not run on it.
+L=$("$TRAINER" --data "$DATA" --print-lipschitz)
+echo "demo: softmax smoothness L = lambda_max(X^T X/n)/2 = $L; P1 target error $P1_TARGET"
+echo "demo: MLP: no DQSGD-P1 (non-convex: no global smoothness constant to calibrate it with)"
+
+# ---------------------------------------------------------------- phase 1: everything but P2
+jobs=$OUT/jobs1
+: >"$jobs"
+for s in $MLP_SEEDS; do # the long runs first, so that the two slots finish together
+    echo "mlp fp32 $s --scheme fp32" >>"$jobs"
+    for b in 2 3 4 6 8; do echo "mlp fixed$b $s --scheme fixed --bits $b" >>"$jobs"; done
+    echo "mlp increasing $s --scheme increasing" >>"$jobs"
+done
+for s in $SM_SEEDS; do
+    echo "softmax fp32 $s --scheme fp32" >>"$jobs"
+    for b in 2 3 4 6 8; do echo "softmax fixed$b $s --scheme fixed --bits $b" >>"$jobs"; done
+    echo "softmax increasing $s --scheme increasing" >>"$jobs"
+    echo "softmax dqsgd-p1 $s --scheme dqsgd-p1 --target-error $P1_TARGET --lipschitz $L" >>"$jobs"
+done
+echo $(($(wc -l <"$jobs") + n_sm + n_mlp)) >"$OUT/.total"
+echo "demo: $(cat "$OUT/.total") runs, $JOBS at a time (trainer logs in $OUT/logs)"
+xargs -P "$JOBS" -L 1 sh "$0" --job <"$jobs" || { echo "demo: a run failed" >&2; exit 1; }
+fi # REPORT = 0
+command -v gnuplot >/dev/null 2>&1 || PLOTS=0
+
+# ---------------------------------------------------------------- summaries
+# mean final accuracy and total bits of one scheme: "acc_mean acc_min acc_max bits_mean"
+final_stats() { # model tag
+    for f in "$OUT"/runs/"$1"-"$2"-s*.csv; do tail -n 1 "$f"; done |
+        awk -F, '{ a = $4; s += a; b += $2; n++; if (n == 1 || a < lo) lo = a; if (n == 1 || a > hi) hi = a }
+                 END { printf "%.6f %.4f %.4f %.0f\n", s / n, lo, hi, b / n }'
+}
+
+# best fixed width: the fewest bits whose mean accuracy is within 0.1 pp of the highest mean
+best_fixed() { # model -> "bits acc_mean total_bits"
+    for b in 2 3 4 6 8; do echo "$b $(final_stats "$1" fixed$b)"; done |
+        awk '{ w[NR] = $1; a[NR] = $2; t[NR] = $5; if (NR == 1 || $2 > top) top = $2 }
+             END { for (i = 1; i <= NR; i++) if (a[i] >= top - 0.001) { print w[i], a[i], t[i]; exit } }'
+}
+
+jobs=$OUT/jobs2
+: >"$jobs"
+for model in softmax mlp; do
+    # --report keeps the choice the P2 runs were made with
+    [ $REPORT = 1 ] && [ -s "$OUT/.best-$model" ] && continue
+    set -- $(best_fixed $model)
+    budget=$(awk -v t="$3" -v n=$WORKERS 'BEGIN { printf "%.0f", t / n * 2 / 3 }')
+    echo "$1 $2 $3 $budget" >"$OUT/.best-$model"
+    [ $REPORT = 1 ] && continue
+    echo "demo: $model: best fixed width $1 bits (mean acc $(awk -v a="$2" 'BEGIN{printf "%.2f%%", 100*a}')); DQSGD-P2 budget $budget bits per worker (2/3 of it)"
+    case $model in softmax) seeds=$SM_SEEDS ;; *) seeds=$MLP_SEEDS ;; esac
+    for s in $seeds; do echo "$model dqsgd-p2 $s --scheme dqsgd-p2 --budget-bits $budget" >>"$jobs"; done
+done
+if [ $REPORT = 0 ]; then
+    xargs -P "$JOBS" -L 1 sh "$0" --job <"$jobs" || { echo "demo: a run failed" >&2; exit 1; }
+fi
+
+# ---------------------------------------------------------------- tables
+table() { # model seeds
+    model=$1 nseeds=$2
+    set -- $(cat "$OUT/.best-$model")
+    bbits=$1 bacc=$2 btotal=$3
+    target=$(awk -v a="$bacc" 'BEGIN { printf "%.4f", a - 0.005 }')
+    case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2" ;;
+                   *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2" ;; esac
+    # bits to target of the best fixed width, for the last column
+    for tag in fixed$bbits $schemes; do
+        for f in "$OUT"/runs/"$model"-"$tag"-s*.csv; do
+            awk -F, -v t="$target" 'NR > 1 && $4 + 1e-9 >= t { print $2; found = 1; exit } END { if (!found) print "NA" }' "$f"
+        done | awk -v tag="$tag" '$1 == "NA" { miss++; next } { s += $1; n++ }
+                    END { if (n) printf "%s %.4g %d %d\n", tag, s / n, n, n + miss; else printf "%s NA 0 %d\n", tag, miss }'
+    done >"$OUT/.reach-$model"
+    breach=$(awk -v t="fixed$bbits" '$1 == t { print $2; exit }' "$OUT/.reach-$model")
+    echo
+    echo "== $model: final test accuracy over $nseeds seeds (mean, min..max), bits sent by all $WORKERS workers"
+    echo "   best fixed width: $bbits bits; target accuracy = its mean - 0.5 pp = $(awk -v t="$target" 'BEGIN{printf "%.2f%%", 100*t}')"
+    printf "   %-11s %8s  %-15s %10s %7s  %13s %7s\n" scheme "acc %" "min..max" "total bits" "x best" "bits to target" "x best"
+    for tag in $schemes; do
+        set -- $(final_stats "$model" "$tag")
+        r=$(awk -v t="$tag" 'NR > 1 && $1 == t { print $2, $3, $4; exit }' "$OUT/.reach-$model")
+        printf '%s %s %s %s %s %s %s\n' "$tag" "$1" "$2" "$3" "$4" "$btotal" "$r $breach"
+    done | awk '{
+        tag = $1; acc = $2; lo = $3; hi = $4; tot = $5; best = $6; rb = $7; rn = $8; rt = $9; brb = $10
+        reach = rb == "NA" ? "never" : sprintf("%.3g", rb)
+        if (rb != "NA" && rn < rt) reach = reach sprintf(" (%d/%d)", rn, rt)
+        rx = (rb == "NA" || brb == "NA") ? "-" : sprintf("%.2f", rb / brb)
+        printf "   %-11s %8.2f  %6.2f..%-6.2f %10.3g %7.2f  %13s %7s\n", tag, 100 * acc, 100 * lo, 100 * hi, tot, tot / best, reach, rx }'
+    # the honest answer, and the fixed width whose total bits are closest to DQSGD-P2's
+    set -- $(final_stats "$model" dqsgd-p2)
+    near=$(for b in 2 3 4 6 8; do echo "$b $(final_stats "$model" fixed$b)"; done |
+        awk -v t="$4" '{ d = $5 > t ? $5 / t : t / $5; if (!n || d < bd) { bd = d; n = $1; a = $2; tb = $5 } }
+                       END { printf "%s %s %s", n, a, tb }')
+    awk -v a="$1" -v lo="$2" -v hi="$3" -v t="$4" -v ba="$bacc" -v bt="$btotal" -v bb="$bbits" -v near="$near" 'BEGIN {
+        split(near, nr, " ")
+        printf "   verdict: DQSGD-P2 sent %.1f%% of the bits of fixed %d-bit and reached %.2f%% against its %.2f%%:\n", 100 * t / bt, bb, 100 * a, 100 * ba
+        # the budget covers the messages; the one 32-bit norm sent before step 0 is on top
+        if (t > bt * 2 / 3 + 64) printf "            it used MORE than 2/3 of the bits, so the claim cannot be checked.\n"
+        else if (a >= ba) printf "            it DID reach the best fixed-width accuracy with at most 2/3 of the bits.\n"
+        else printf "            it did NOT reach it (%+.2f pp%s).\n", 100 * (a - ba), (ba <= hi) ? "; the best fixed mean is inside its seed range" : ""
+        printf "            At similar bits, fixed %d-bit (%.2fx the bits of DQSGD-P2) reached %.2f%% (DQSGD-P2 %+.2f pp).\n", nr[1], nr[3] / t, 100 * nr[2], 100 * (a - nr[2]) }'
+}
+{
+    table softmax "$n_sm"
+    table mlp "$n_mlp"
+    echo
+    echo "   bits to target: mean over the seeds that reached it (k/n when not all did); x best: ratio to the best fixed width."
+} | tee "$OUT/summary.txt"
+
+# ---------------------------------------------------------------- curves and plots
+# seed-mean curve per scheme: step, mean bits, mean test accuracy, mean training loss, width of seed 1
+for f in "$OUT"/runs/*-s1.csv; do
+    base=$(basename "$f" -s1.csv)
+    awk -F, 'FNR > 1 { k = $1; if (!(k in n)) order[++m] = k; n[k]++; b[k] += $2; a[k] += $4; l[k] += $3
+                       if (FILENAME ~ /-s1\.csv$/) w[k] = $5 }
+             END { for (i = 1; i <= m; i++) { k = order[i]; printf "%s %.6g %.6f %.6f %s\n", k, b[k] / n[k], a[k] / n[k], l[k] / n[k], w[k] } }' \
+        "$OUT"/runs/"$base"-s*.csv >"$OUT/curves/$base.dat"
+done
+
+if [ "$PLOTS" = 1 ]; then
+    for model in softmax mlp; do
+        case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2"; title="softmax regression";;
+                       *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2"; title="MLP 784-128-10";; esac
+        acc="" loss="" width="" norm=""
+        bb=$(cut -d' ' -f1 "$OUT/.best-$model")
+        for tag in $schemes; do
+            dat="$OUT/curves/$model-$tag.dat"
+            tr="$OUT/runs/$model-$tag-s1.trace"
+            case $tag in # fixed widths in blues (darker = more bits), the schedules in warm colours
+                fp32) st="lw 2 dt 2 lc rgb 'black'";;        fixed2) st="lw 1.5 lc rgb '#9ecae1'";;
+                fixed3) st="lw 1.5 lc rgb '#6baed6'";;        fixed4) st="lw 1.5 lc rgb '#3182bd'";;
+                fixed6) st="lw 1.5 lc rgb '#08519c'";;        fixed8) st="lw 1.5 lc rgb '#08306b'";;
+                increasing) st="lw 2 lc rgb '#ff9900'";;      dqsgd-p1) st="lw 3 lc rgb '#31a354'";;
+                *) st="lw 3 lc rgb '#e31a1c'";;
+            esac
+            # the first row has 0 bits: leave it out of the log-scale plots
+            acc="$acc${acc:+, }'$dat' every ::1 using 2:(100*\$3) with linespoints $st pt 7 ps 0.5 title '$tag'"
+            loss="$loss${loss:+, }'$dat' every ::1 using 2:4 with linespoints $st pt 7 ps 0.5 title '$tag'"
+            case $tag in fp32) ;; *) width="$width${width:+, }'$tr' every ::1 using 1:2 with steps $st title '$tag'";; esac
+            case $tag in "fixed$bb"|increasing|dqsgd*) norm="$norm${norm:+, }'$tr' every ::1 using 1:4 with lines $st title '$tag'";; esac
+        done
+        target=$(awk '{ printf "%.2f", 100 * ($2 - 0.005) }' "$OUT/.best-$model")
+        gnuplot <<EOF
+set terminal pngcairo size 1000,650 font ',11'
+set grid
+set key bottom right
+set logscale x
+set format x '10^{%L}'
+set xlabel 'bits sent by all workers (cumulative, log scale)'
+set output '$OUT/$model-accuracy.png'
+set title '$title: test accuracy vs bits (mean of seeds; line = target $target%)'
+set ylabel 'test accuracy (%)'
+set yrange [*:*]
+set arrow from graph 0, first $target to graph 1, first $target nohead dt 3 lc rgb 'gray40'
+plot $acc
+unset arrow
+set output '$OUT/$model-loss.png'
+set title '$title: training loss (10k-image subset) vs bits (mean of seeds)'
+set ylabel 'cross-entropy'
+set key top right
+set yrange [*:*]
+plot $loss
+set output '$OUT/$model-width.png'
+set terminal pngcairo size 1000,850 font ',11'
+set multiplot layout 2,1
+set datafile separator comma
+unset logscale x
+set format x '%g'
+set xlabel 'step'
+set ylabel 'bits per element'
+set title '$title: width of every step (seed 1)'
+set yrange [0:*]
+set offsets 0, 0, 1, 0
+set ytics 1
+set key outside right
+plot $width
+set title 'norm of the averaged decoded gradient, which DQSGD tracks (seed 1)'
+set ylabel '||g||'
+set ytics auto
+set offsets 0, 0, 0, 0
+set logscale y
+plot $norm
+unset multiplot
+EOF
+    done
+    echo "demo: plots: $OUT/softmax-accuracy.png $OUT/softmax-loss.png $OUT/softmax-width.png"
+    echo "             $OUT/mlp-accuracy.png $OUT/mlp-loss.png $OUT/mlp-width.png"
+fi
+el=$(($(date +%s) - start))
+echo "demo: done in $((el / 60)) min $((el % 60)) s; tables in $OUT/summary.txt"
