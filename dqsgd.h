@@ -174,6 +174,12 @@ DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t o
  *  the message's element count. The result equals dq_decode() then that loop, bit for bit. */
 DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len);
 
+/*! dq_message_norm2() : ||x||^2 of the vector a message was encoded from, read from its
+ *  scales (L2-scaled messages only: each scale is its bucket's norm), so the optimizer gets
+ *  the gradient norm without another pass over the data. Exact up to float rounding of the
+ *  scales; buckets flushed to zero (norm < 2^-100) count as 0. DQ_ERR_PARAM for other norms. */
+DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2);
+
 /*! Headerless variants for callers that frame messages themselves: scales then payload only.
  *  The receiver must pass the same params (bits, bucket, scheme) and n as the sender. */
 DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
@@ -966,8 +972,29 @@ static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w,
     memset(&p, 0, sizeof p);
     p.bits = h.bits;
     p.bucket = h.bucket ? h.bucket : DQ_BUCKET_WHOLE;
-    dq__cfg_make(&p, h.count, &c);
+    if (dq__cfg_make(&p, h.count, &c) != DQ_OK) return DQ_ERR_CORRUPT; /* validated by dq_header_read */
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE, h.count, w, add, out);
+}
+
+DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
+    dq_header h;
+    dq_status st;
+    size_t nb, i;
+    double sum = 0.0;
+    if (!src || !norm2) return DQ_ERR_NULL;
+    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
+    if (h.norm != DQ_NORM_L2) return DQ_ERR_PARAM;
+    nb = h.bucket ? (h.count - 1u) / h.bucket + 1u : 1u;
+    if (src_len < DQ_HEADER_SIZE + 4u * nb) return DQ_ERR_TRUNCATED;
+    for (i = 0; i < nb; i++) {
+        uint32_t u = dq__ld32((const uint8_t *)src + DQ_HEADER_SIZE + 4u * i);
+        double v;
+        if (u > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT;
+        v = (double)dq__bitsf(u);
+        sum += v * v;
+    }
+    *norm2 = sum;
+    return DQ_OK;
 }
 
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap) {

@@ -28,17 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-/* GCC 12 at -O2 with AVX2/AVX-512 reports -Wmaybe-uninitialized inside dqsgd.h when
- * dq_header_read and dq_decode_add are inlined into one function (dq__decode_msg does not
- * check the status of dq__cfg_make); silence it for the header only. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include "dqsgd.h"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #define PIX 784     /* 28 x 28 */
 #define CLASSES 10

@@ -912,6 +912,37 @@ static void test_frozen_hashes(void) {
     free(msg);
 }
 
+/* dq_message_norm2: the sum of squared L2 bucket scales is ||x||^2. Each scale is the float
+ * rounding of the bucket's exact norm (relative error <= 2^-24, one rounding of a double sum
+ * of exact squares adds < 2^-50 relative), so |sum - ||x||^2| <= 2 * 2^-24 * ||x||^2 (+ tiny). */
+static void test_message_norm2(void) {
+    dq_t_rng r = {4242};
+    static const uint32_t buckets[] = {8, 512, DQ_BUCKET_WHOLE};
+    size_t n = 3001, i, len;
+    float *x = (float *)malloc(n * sizeof(float));
+    uint8_t *m = (uint8_t *)malloc(dq_encode_bound(n, 16));
+    unsigned k;
+    for (i = 0; i < n; i++) x[i] = (float)dq_t_gauss(&r) * (i % 97 == 0 ? 50.0f : 1.0f);
+    for (k = 0; k < 3; k++) {
+        dq_params p;
+        double exact = 0.0, got = -1.0;
+        memset(&p, 0, sizeof p);
+        p.bits = 3;
+        p.bucket = buckets[k];
+        for (i = 0; i < n; i++) exact += (double)x[i] * (double)x[i];
+        CHECK(dq_encode(&p, x, n, NULL, m, dq_encode_bound(n, 16), &len) == DQ_OK);
+        CHECK(dq_message_norm2(m, len, &got) == DQ_OK);
+        CHECKF(fabs(got - exact) <= 2.5 * 5.96e-8 * exact, "bucket %u: %.17g vs %.17g", (unsigned)buckets[k], got, exact);
+        CHECK(dq_message_norm2(m, DQ_HEADER_SIZE + 3u, &got) == DQ_ERR_TRUNCATED || buckets[k] == DQ_BUCKET_WHOLE);
+        p.norm = DQ_NORM_MAX;
+        CHECK(dq_encode(&p, x, n, NULL, m, dq_encode_bound(n, 16), &len) == DQ_OK);
+        CHECK(dq_message_norm2(m, len, &got) == DQ_ERR_PARAM);
+    }
+    CHECK(dq_message_norm2(NULL, 0, NULL) == DQ_ERR_NULL);
+    free(x);
+    free(m);
+}
+
 int main(void) {
     RUN(test_unbiased);
     RUN(test_variance);
@@ -922,5 +953,6 @@ int main(void) {
     RUN(test_decode_add_and_blocks);
     RUN(test_determinism);
     RUN(test_frozen_hashes);
+    RUN(test_message_norm2);
     return dq_t_finish();
 }
