@@ -546,12 +546,12 @@ static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q) {
     c->stoch = q->thresh < 0.0f;
     c->bits = q->bits;
 }
-static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, uint32_t lo, float *res) {
+/* idx holds the low halves of the 16 element indices. */
+static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
     simde__m512 xv = simde_mm512_loadu_ps(x), t, v = simde_mm512_setzero_ps();
     simde__m512i xb = simde_mm512_castps_si512(xv), code;
     if (c->stoch) {
-        simde__m512i h = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)lo), c->lane);
-        t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(h, c->k0, c->k1)), c->ulp24);
+        t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
     } else {
         t = c->half;
     }
@@ -574,12 +574,14 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, uin
         simde__mmask16 up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), z;
         l = simde_mm512_mask_add_epi32(l, up, l, c->one);
         z = simde_mm512_cmpeq_epi32_mask(l, c->zero);
-        sg = simde_mm512_maskz_mov_epi32((simde__mmask16)(z ^ 0xFFFFu), simde_mm512_srli_epi32(xb, 31));
-        code = simde_mm512_or_si512(l, simde_mm512_sllv_epi32(sg, c->shs));
-        if (res) {
+        sg = simde_mm512_srli_epi32(xb, 31);
+        /* the sign goes to bit b-1 of nonzero levels only */
+        code = simde_mm512_mask_or_epi32(l, (simde__mmask16)(z ^ 0xFFFFu), l, simde_mm512_sllv_epi32(sg, c->shs));
+        if (res) { /* a zero level keeps +0 whatever the sign, as in the scalar reference */
             v = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(l), c->step);
-            v = simde_mm512_castsi512_ps(
-                simde_mm512_xor_si512(simde_mm512_castps_si512(v), simde_mm512_slli_epi32(sg, 31)));
+            v = simde_mm512_castsi512_ps(simde_mm512_mask_xor_epi32(
+                simde_mm512_castps_si512(v), (simde__mmask16)(z ^ 0xFFFFu), simde_mm512_castps_si512(v),
+                simde_mm512_slli_epi32(sg, 31)));
         }
     }
     if (res) simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
@@ -590,9 +592,10 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
     dq__q512 c;
     size_t i = 0;
     dq__qctx rest;
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
     dq__q512_init(&c, q);
-    for (; i + 16 <= cnt; i += 16)
-        simde_mm512_storeu_si512(codes + i, dq__q512_codes(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
+    for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16)))
+        simde_mm512_storeu_si512(codes + i, dq__q512_codes(&c, x + i, idx, res ? res + i : NULL));
     rest = *q;
     rest.lo = q->lo + (uint32_t)i;
     dq__quant__avx2(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
@@ -604,9 +607,10 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
     dq__q512 c;
     simde__m256i acc = simde_mm256_setzero_si256();
     unsigned have = 0, b = q->bits, i, h;
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
     dq__q512_init(&c, q);
-    for (i = 0; i < DQ__BLOCK; i += 16) {
-        simde__m512i code = dq__q512_codes(&c, x + i, q->lo + i, res ? res + i : NULL);
+    for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16))) {
+        simde__m512i code = dq__q512_codes(&c, x + i, idx, res ? res + i : NULL);
         for (h = 0; h < 2; h++) {
             simde__m256i v = h ? simde_mm512_extracti64x4_epi64(code, 1) : simde_mm512_castsi512_si256(code);
             acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
