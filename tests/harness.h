@@ -51,6 +51,21 @@ static int dq_t_finish(void) {
     return dq_t_failed != 0;
 }
 
+/* malloc that never returns NULL (a test cannot go on without memory); 0 bytes gives 1. */
+static inline void *xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1u);
+    if (!p) {
+        fprintf(stderr, "out of memory (%lu bytes)\n", (unsigned long)bytes);
+        exit(2);
+    }
+    return p;
+}
+/* DQ_TEST_VERBOSE=1 makes statistical tests print their statistics. */
+static inline int dq_t_verbose(void) {
+    const char *v = getenv("DQ_TEST_VERBOSE");
+    return v && v[0] && v[0] != '0';
+}
+
 /* Deterministic test data: splitmix64 stream and helpers. */
 typedef struct dq_t_rng { unsigned long long s; } dq_t_rng;
 static unsigned long long dq_t_next(dq_t_rng *r) {

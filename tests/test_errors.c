@@ -14,14 +14,6 @@
 #define CANARY 0xA5u
 
 /* ---------------------------------------------------------------- helpers */
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1u);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 static uint8_t *bdup(const void *src, size_t n) { /* exact-size copy */
     uint8_t *b = (uint8_t *)xmalloc(n);
     if (n) memcpy(b, src, n);

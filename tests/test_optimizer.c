@@ -22,19 +22,7 @@
 #include "harness.h"
 
 /* ---------------------------------------------------------------- helpers */
-static int env_flag(const char *name) {
-    const char *v = getenv(name);
-    return v && v[0] && v[0] != '0';
-}
-static int verbose(void) { return env_flag("DQ_TEST_VERBOSE"); }
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1u);
-    if (!p) {
-        fprintf(stderr, "test_optimizer: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
+static int verbose(void) { return dq_t_verbose(); }
 static double dnan(void) { return nan(""); }
 static double unif(dq_t_rng *r, double a, double b) { return a + (b - a) * dq_t_unif(r); }
 static double logunif(dq_t_rng *r, double a, double b) { return exp(unif(r, log(a), log(b))); }

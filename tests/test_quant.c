@@ -19,18 +19,7 @@ static const dq_rounding k_rounds[2] = {DQ_ROUND_STOCHASTIC, DQ_ROUND_NEAREST};
 static const dq_norm k_norms[2] = {DQ_NORM_L2, DQ_NORM_MAX};
 
 /* ---------------------------------------------------------------- helpers */
-static int verbose(void) {
-    const char *v = getenv("DQ_TEST_VERBOSE");
-    return v && v[0] && v[0] != '0';
-}
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1u);
-    if (!p) {
-        fprintf(stderr, "test_quant: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
+static int verbose(void) { return dq_t_verbose(); }
 static float *falloc(size_t n) { return (float *)xmalloc(n * sizeof(float)); }
 static double *dalloc(size_t n) {
     double *d = (double *)xmalloc(n * sizeof(double));

@@ -97,14 +97,6 @@ static const dec_k DEC_K[] = {
 #define GUARD 32u /* guard bytes before and after every output region */
 #define CANARY 0xA5u
 
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1u);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 
 /* Input block: `off` elements of slack in front, nothing after, so reading element n faults
  * under ASan. Returns the element pointer; *base is what to free. */
