@@ -33,6 +33,8 @@ HEADERS    = dqsgd.h dqsgd_simd.h
 TEST_SRC   = $(wildcard tests/test_*.c)
 TEST_NAMES = $(patsubst tests/%.c,%,$(TEST_SRC))
 TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
+FUZZ_NAMES = decode roundtrip
+REPLAY_BINS = $(addprefix $(BUILD)/replay_,$(FUZZ_NAMES))
 
 ifeq ($(V),1)
 Q =
@@ -40,7 +42,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps test test-build cxx asan ubsan valgrind bench examples demo demo-data install uninstall clean
+.PHONY: all help deps test test-build cxx asan ubsan valgrind fuzz bench examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -52,9 +54,28 @@ deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgr
 
 test: deps test-build cxx ## build and run every test once per ISA level the CPU runs, plus C++ builds
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
-	@sh tests/run_all.sh $(TEST_BINS)
+	@sh tests/run_all.sh $(TEST_BINS) $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)')
 
-test-build: $(TEST_BINS)
+test-build: $(TEST_BINS) $(REPLAY_BINS)
+
+# The fuzz targets replayed over their committed corpus without libFuzzer (tests/fuzz/replay.c).
+$(BUILD)/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(HEADERS) | $(BUILD)
+	@echo "  CC  $@"
+	$(Q)$(CC) $(ALLFLAGS) -march=native $< tests/fuzz/replay.c -o $@ $(LDLIBS)
+
+SECONDS ?= 60
+fuzz: deps | $(BUILD) ## run each libFuzzer target (clang, ASan+UBSan) for SECONDS (default 60)
+	@sh tools/deps.sh clang:/usr/bin/clang
+	$(Q)for f in $(FUZZ_NAMES); do \
+	  clang $(STDFLAGS) -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. \
+	    tests/fuzz/fuzz_$$f.c -o $(BUILD)/fuzz_$$f $(LDLIBS) || exit 1; \
+	  mkdir -p $(BUILD)/corpus_$$f; \
+	  echo "fuzz: $$f for $(SECONDS) s"; \
+	  $(BUILD)/fuzz_$$f -max_total_time=$(SECONDS) -print_final_stats=1 $(BUILD)/corpus_$$f tests/fuzz/corpus/$$f \
+	    > $(BUILD)/fuzz_$$f.log 2>&1; rc=$$?; \
+	  grep -E 'stat::(number_of_executed_units|new_units_added)' $(BUILD)/fuzz_$$f.log; \
+	  if [ $$rc -ne 0 ]; then tail -40 $(BUILD)/fuzz_$$f.log; echo "fuzz: $$f FAILED (log: $(BUILD)/fuzz_$$f.log)"; exit 1; fi; \
+	done
 
 define TEST_RULE
 $(BUILD)/$(1)_$(2): tests/$(1).c tests/harness.h $(HEADERS) | $(BUILD)

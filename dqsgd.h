@@ -161,7 +161,8 @@ DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size);
  *             x + residual and stores residual = (x + residual) - decoded, in the same pass.
  *             It is updated only when the call returns DQ_OK.
  *  @return DQ_OK and *dst_len, or an error status. dst is untouched on argument errors and
- *          may hold partial output after DQ_ERR_NONFINITE or DQ_ERR_OVERFLOW. */
+ *          may hold partial output after DQ_ERR_NONFINITE or DQ_ERR_OVERFLOW. Buckets are
+ *          checked in order, so the status is that of the first bucket that fails. */
 DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
                            size_t dst_cap, size_t *dst_len);
 /*! dq_header_read() : parse and validate the header at src; h->msg_size says how many bytes
