@@ -237,7 +237,7 @@ typedef struct dq_sched { /* caller-owned state; read the fields, change them on
     double spent_bits; /* sum of the bits_sent reported so far */
     double norms[DQ_SCHED_MAX_WINDOW];
     unsigned n_norms, head;
-    double loss0; /* first loss seen (increasing schedule); 0 until then */
+    double loss0, loss; /* first and latest loss seen (increasing schedule); 0 until then */
 } dq_sched;
 
 /*! dq_message_bits() : exact size in bits of a message of n elements at `bits` bits with this
@@ -436,6 +436,15 @@ static inline void dq__stats_finish(const double sq[DQ__SLANES], const double ab
     st->sumsq = (what & DQ__ST_SQ) ? dq__lanes_sum(sq) : 0.0;
     st->sumabs = (what & DQ__ST_ABS) ? dq__lanes_sum(ab) : 0.0;
     st->maxbits = (what & DQ__ST_MAX) ? mx : 0u;
+}
+/* End of a SIMD kernel: lanes holds its one statistic (sums for SQ or ABS), mx the running
+ * maximum; the scalar tail continues from element `first`. */
+static inline void dq__stats_end(const float *x, const float *e, size_t first, size_t n, unsigned what,
+                                 double lanes[DQ__SLANES], uint32_t mx, dq__stats *st) {
+    double none[DQ__SLANES] = {0};
+    double *sq = what == DQ__ST_ABS ? none : lanes, *ab = what == DQ__ST_ABS ? lanes : none;
+    dq__stats_tail(x, e, first, n, sq, ab, &mx);
+    dq__stats_finish(sq, ab, mx, what, st);
 }
 static inline void dq__stats__scalar(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
     double sq[DQ__SLANES] = {0}, ab[DQ__SLANES] = {0};
@@ -1031,10 +1040,13 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
 /* ---------------------------------------------------------------- optimizer implementation */
 
 DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket) {
-    uint64_t nb, bk = bucket ? bucket : DQ_BUCKET_DEFAULT;
-    if (n == 0 || bits < 1 || bits > 16 || (bucket != DQ_BUCKET_WHOLE && bk % 8u)) return 0.0;
-    nb = bucket == DQ_BUCKET_WHOLE ? 1u : ((uint64_t)n + bk - 1u) / bk;
-    return 8.0 * ((double)DQ_HEADER_SIZE + 4.0 * (double)nb + (double)(((uint64_t)n * bits + 7u) / 8u));
+    dq_params p;
+    size_t size;
+    if (n == 0 || bits < 1) return 0.0; /* bits 0 would mean the default width */
+    memset(&p, 0, sizeof p);
+    p.bits = bits;
+    p.bucket = bucket;
+    return dq_encoded_size(&p, n, &size) == DQ_OK ? 8.0 * (double)size : 0.0;
 }
 
 static inline double dq__levels_d(unsigned b) { return (double)((1u << (b - 1)) - 1u); }
@@ -1167,8 +1179,7 @@ DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits) {
                 break;
             case DQ_SCHED_INCREASING: {
                 double s0 = dq__levels_d(p->bits_min), ratio = 1.0;
-                double last = s->norms[(s->head + DQ_SCHED_MAX_WINDOW - 1u) % DQ_SCHED_MAX_WINDOW];
-                if (s->loss0 > 0.0 && s->n_norms > 0) ratio = last > 0.0 ? s->loss0 / last : HUGE_VAL; /* loss 0: widest */
+                if (s->loss0 > 0.0) ratio = s->loss > 0.0 ? s->loss0 / s->loss : HUGE_VAL; /* loss 0: widest */
                 s->bits = dq__width_of_levels(s0 * sqrt(ratio > 1.0 ? ratio : 1.0), p->bits_min, p->bits_max);
                 break;
             }
@@ -1193,26 +1204,14 @@ DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits) {
 DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, double bits_sent) {
     if (!s) return DQ_ERR_NULL;
     if (!(grad_norm >= 0.0) || !(bits_sent >= 0.0) || grad_norm > DBL_MAX || loss != loss) return DQ_ERR_PARAM;
-    if (s->p.mode == DQ_SCHED_INCREASING) {
-        /* the increasing schedule tracks the loss; keep the latest in the norm ring */
+    if (s->p.mode == DQ_SCHED_INCREASING) { /* tracks the loss, not the norm */
         if (s->loss0 == 0.0 && loss > 0.0) s->loss0 = loss;
-        grad_norm = loss;
-    }
-    if (s->p.window > 0) {
-        if (s->p.mode == DQ_SCHED_INCREASING) {
-            s->norms[s->head] = grad_norm;
-            s->head = (s->head + 1u) % DQ_SCHED_MAX_WINDOW;
-            s->n_norms = 1;
-        } else {
-            /* ring of the last `window` norms */
-            unsigned w = s->p.window;
-            if (s->n_norms < w) {
-                s->norms[s->n_norms++] = grad_norm;
-            } else {
-                s->norms[s->head] = grad_norm;
-                s->head = (s->head + 1u) % w;
-            }
-        }
+        if (s->loss0 > 0.0) s->loss = loss;
+    } else if (s->n_norms < s->p.window) { /* ring of the last `window` norms */
+        s->norms[s->n_norms++] = grad_norm;
+    } else {
+        s->norms[s->head] = grad_norm;
+        s->head = (s->head + 1u) % s->p.window;
     }
     s->spent_bits += bits_sent;
     s->step++;

@@ -118,7 +118,7 @@ static inline void dq__stats__sse2(const float *x, const float *e, size_t n, uns
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
     simde__m128d q[8];
     simde__m128i mx = simde_mm_setzero_si128();
-    double l16[DQ__SLANES] = {0}, none[DQ__SLANES] = {0};
+    double l16[DQ__SLANES] = {0};
     uint32_t m4[4], mxs = 0;
     size_t i = 0;
     unsigned k;
@@ -152,13 +152,7 @@ static inline void dq__stats__sse2(const float *x, const float *e, size_t n, uns
     simde_mm_storeu_si128((simde__m128i *)m4, mx);
     for (k = 0; k < 4; k++)
         if (m4[k] > mxs) mxs = m4[k];
-    if (what == DQ__ST_ABS) {
-        dq__stats_tail(x, e, i, n, none, l16, &mxs);
-        dq__stats_finish(none, l16, mxs, what, st);
-    } else {
-        dq__stats_tail(x, e, i, n, l16, none, &mxs);
-        dq__stats_finish(l16, none, mxs, what, st);
-    }
+    dq__stats_end(x, e, i, n, what, l16, mxs, st);
 }
 
 static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
@@ -283,6 +277,19 @@ static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const f
 /* ================================================================ AVX2 */
 #if DQ_SIMD >= DQ_SIMD_AVX2
 
+/* Add one row of 8 codes to the lane accumulator; a full 32-bit word per lane is stored. */
+static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__m256i v, unsigned b, uint8_t **out) {
+    *acc = simde_mm256_or_si256(*acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)*have)));
+    *have += b;
+    if (*have >= 32) {
+        simde_mm256_storeu_si256((simde__m256i *)*out, *acc);
+        *out += 32;
+        *have -= 32;
+        *acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - *have))); /* >= 32 gives 0 */
+    }
+}
+
+
 static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, simde__m256i k1) {
     x = simde_mm256_xor_si256(x, k0);
     x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
@@ -297,7 +304,7 @@ static inline void dq__stats__avx2(const float *x, const float *e, size_t n, uns
     const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     simde__m256d q0 = simde_mm256_setzero_pd(), q1 = q0, q2 = q0, q3 = q0;
     simde__m256i mx = simde_mm256_setzero_si256();
-    double l16[DQ__SLANES] = {0}, none[DQ__SLANES] = {0};
+    double l16[DQ__SLANES] = {0};
     uint32_t m8[8], mxs = 0;
     size_t i = 0;
     if (what != DQ__ST_SQ && what != DQ__ST_ABS && what != DQ__ST_MAX) {
@@ -342,13 +349,7 @@ static inline void dq__stats__avx2(const float *x, const float *e, size_t n, uns
     simde_mm256_storeu_si256((simde__m256i *)m8, mx);
     for (unsigned k = 0; k < 8; k++)
         if (m8[k] > mxs) mxs = m8[k];
-    if (what == DQ__ST_ABS) {
-        dq__stats_tail(x, e, i, n, none, l16, &mxs);
-        dq__stats_finish(none, l16, mxs, what, st);
-    } else {
-        dq__stats_tail(x, e, i, n, l16, none, &mxs);
-        dq__stats_finish(l16, none, mxs, what, st);
-    }
+    dq__stats_end(x, e, i, n, what, l16, mxs, st);
 }
 
 static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {
@@ -435,32 +436,15 @@ static inline void dq__quant_pack__avx2(const dq__qctx *q, const float *x, float
     unsigned have = 0, b = q->bits, i;
     dq__q256_init(&c, q);
     for (i = 0; i < DQ__BLOCK; i += 8) {
-        simde__m256i v = dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL);
-        acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
-        have += b;
-        if (have >= 32) {
-            simde_mm256_storeu_si256((simde__m256i *)out, acc);
-            out += 32;
-            have -= 32;
-            acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - have))); /* >= 32 gives 0 */
-        }
+        dq__pack_row__avx2(&acc, &have, dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), b, &out);
     }
 }
 
 static inline void dq__pack_block__avx2(const uint32_t *codes, unsigned b, uint8_t *out) {
     simde__m256i acc = simde_mm256_setzero_si256();
     unsigned have = 0, r;
-    for (r = 0; r < DQ__ROWS; r++) {
-        simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(codes + 8 * r));
-        acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
-        have += b;
-        if (have >= 32) {
-            simde_mm256_storeu_si256((simde__m256i *)out, acc);
-            out += 32;
-            have -= 32;
-            acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - have))); /* >= 32 gives 0 */
-        }
-    }
+    for (r = 0; r < DQ__ROWS; r++)
+        dq__pack_row__avx2(&acc, &have, simde_mm256_loadu_si256((const simde__m256i *)(codes + 8 * r)), b, &out);
 }
 
 static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
@@ -606,22 +590,13 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
 static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
     dq__q512 c;
     simde__m256i acc = simde_mm256_setzero_si256();
-    unsigned have = 0, b = q->bits, i, h;
+    unsigned have = 0, b = q->bits, i;
     simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
     dq__q512_init(&c, q);
     for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16))) {
         simde__m512i code = dq__q512_codes(&c, x + i, idx, res ? res + i : NULL);
-        for (h = 0; h < 2; h++) {
-            simde__m256i v = h ? simde_mm512_extracti64x4_epi64(code, 1) : simde_mm512_castsi512_si256(code);
-            acc = simde_mm256_or_si256(acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)have)));
-            have += b;
-            if (have >= 32) {
-                simde_mm256_storeu_si256((simde__m256i *)out, acc);
-                out += 32;
-                have -= 32;
-                acc = simde_mm256_srl_epi32(v, simde_mm_cvtsi32_si128((int)(b - have))); /* >= 32 gives 0 */
-            }
-        }
+        dq__pack_row__avx2(&acc, &have, simde_mm512_castsi512_si256(code), b, &out);
+        dq__pack_row__avx2(&acc, &have, simde_mm512_extracti64x4_epi64(code, 1), b, &out);
     }
 }
 #endif /* AVX-512 */
