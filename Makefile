@@ -18,7 +18,7 @@ WARNFLAGS = -Wall -Wextra -Wpedantic -Wshadow -Wcast-qual -Wcast-align -Wstrict-
 CXXWARN   = -Wall -Wextra -Wpedantic -Wshadow -Wcast-qual -Wcast-align -Wundef -Wpointer-arith \
             -Wformat=2 -Wwrite-strings -Wconversion -Wsign-conversion -Wdouble-promotion
 ALLFLAGS  = $(STDFLAGS) $(WARNFLAGS) -Werror $(CFLAGS) $(MOREFLAGS) -I.
-LDLIBS    = -lm
+LDLIBS    = -lm -pthread # -pthread for tests/test_threads.c; harmless for the rest
 
 # ISA levels: each is a complete build of the suite; the CPU decides which can run here.
 ISA_scalar = -DDQ_NO_SIMD
@@ -30,10 +30,14 @@ ISAS       = scalar sse2 $(if $(findstring avx2,$(CPUFLAGS)),avx2) $(if $(findst
 SKIPPED    = $(filter-out $(ISAS),scalar sse2 avx2 avx512)
 
 HEADERS    = dqsgd.h dqsgd_simd.h
+TEST_HDRS  = tests/harness.h tests/simd_kernels.h
 TEST_SRC   = $(wildcard tests/test_*.c)
 TEST_NAMES = $(patsubst tests/%.c,%,$(TEST_SRC))
 TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
-FUZZ_NAMES = decode roundtrip
+# Arguments of a test binary wherever it is run: TEST_ARGS_<test name>. A run is passed to
+# tests/run_all.sh as one quoted entry '$(BUILD)/<test>_<isa> <args>'.
+TEST_ARGS_test_golden = tests/golden
+FUZZ_NAMES = decode roundtrip simd ckpt
 REPLAY_BINS = $(addprefix $(BUILD)/replay_,$(FUZZ_NAMES))
 
 ifeq ($(V),1)
@@ -42,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps test test-build cxx asan ubsan valgrind fuzz bench examples demo demo-data install uninstall clean
+.PHONY: all help deps test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -52,14 +56,16 @@ help: ## list the targets
 deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgrind`)
 	@sh tools/deps.sh libsimde-dev:/usr/include/simde/x86/sse2.h
 
-test: deps test-build cxx ## build and run every test once per ISA level the CPU runs, plus C++ builds
+test: deps test-build cxx-build arm-auto ## build and run every test once per ISA level the CPU runs, plus the C++ test
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
-	@sh tests/run_all.sh $(TEST_BINS) $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)')
+	@$(CXX_NOTE)
+	@$(ARM_PREP) sh tests/run_all.sh $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
+	  $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') $(CXX_RUNS) "$$@"
 
 test-build: $(TEST_BINS) $(REPLAY_BINS)
 
 # The fuzz targets replayed over their committed corpus without libFuzzer (tests/fuzz/replay.c).
-$(BUILD)/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(HEADERS) | $(BUILD)
+$(BUILD)/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(TEST_HDRS) $(HEADERS) | $(BUILD)
 	@echo "  CC  $@"
 	$(Q)$(CC) $(ALLFLAGS) -march=native $< tests/fuzz/replay.c -o $@ $(LDLIBS)
 
@@ -78,36 +84,138 @@ fuzz: deps | $(BUILD) ## run each libFuzzer target (clang, ASan+UBSan) for SECON
 	done
 
 define TEST_RULE
-$(BUILD)/$(1)_$(2): tests/$(1).c tests/harness.h $(HEADERS) | $(BUILD)
+$(BUILD)/$(1)_$(2): tests/$(1).c $(TEST_HDRS) $(HEADERS) | $(BUILD)
 	@echo "  CC  $$@"
 	$(Q)$(CC) $(ALLFLAGS) $(ISA_$(2)) -DDQ_TEST_ISA='"$(2)"' $$< -o $$@ $(LDLIBS)
 endef
 $(foreach i,scalar sse2 avx2 avx512,$(foreach t,$(TEST_NAMES),$(eval $(call TEST_RULE,$(t),$(i)))))
 
-cxx: $(HEADERS) tests/cxx_compile.cpp | $(BUILD) ## compile both headers as C++ with g++ and clang++ at every ISA
-	@for cxx in g++ clang++; do command -v $$cxx >/dev/null || continue; \
-	  for isa in "-DDQ_NO_SIMD" "-msse2" "-mavx2" "-mavx512f"; do \
-	    echo "  CXX $$cxx $$isa"; \
-	    $$cxx -std=c++11 -ffp-contract=off $(CXXWARN) -Werror $(CFLAGS) $$isa -I. -c tests/cxx_compile.cpp -o $(BUILD)/cxx.o || exit 1; \
-	  done; done
+# C++: both headers as C++11 with g++ and clang++ at every ISA level (warnings as errors), built
+# into tests/cxx_run.cpp, a round-trip test; the levels this CPU runs are run (`make cxx`, and
+# `make test` with the rest). A C++ compiler that is not installed is skipped with a note.
+CXX_COMPILERS = g++ clang++
+CXX_HAVE  := $(foreach c,$(CXX_COMPILERS),$(if $(shell command -v $(c) 2>/dev/null),$(c)))
+CXX_BINS   = $(foreach c,$(CXX_HAVE),$(foreach i,scalar sse2 avx2 avx512,$(BUILD)/cxx_$(c)_$(i)))
+CXX_RUNS   = $(foreach c,$(CXX_HAVE),$(foreach i,$(ISAS),$(BUILD)/cxx_$(c)_$(i)))
+CXX_NOTE   = $(if $(filter-out $(CXX_HAVE),$(CXX_COMPILERS)),echo "note: $(filter-out $(CXX_HAVE),$(CXX_COMPILERS)) not installed: C++ build skipped";)
+define CXX_RULE
+$(BUILD)/cxx_$(1)_$(2): tests/cxx_run.cpp $(TEST_HDRS) $(HEADERS) | $(BUILD)
+	@echo "  CXX $$@"
+	$(Q)$(1) -std=c++11 -ffp-contract=off $(CXXWARN) -Werror $(CFLAGS) $(MOREFLAGS) $(ISA_$(2)) -DDQ_TEST_ISA='"$(1)-$(2)"' \
+	  -I. $$< -o $$@ $(LDLIBS)
+endef
+$(foreach c,$(CXX_COMPILERS),$(foreach i,scalar sse2 avx2 avx512,$(eval $(call CXX_RULE,$(c),$(i)))))
 
-SANFLAGS = -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all
-asan: deps | $(BUILD) ## run the suite (native ISA) under AddressSanitizer
-	$(Q)for t in $(TEST_NAMES); do $(CC) $(STDFLAGS) $(WARNFLAGS) -Werror $(SANFLAGS) -fsanitize=address -march=native -I. \
-	  -DDQ_TEST_ISA='"asan"' tests/$$t.c -o $(BUILD)/$${t}_asan $(LDLIBS) || exit 1; done
-	@sh tests/run_all.sh $(addprefix $(BUILD)/,$(addsuffix _asan,$(TEST_NAMES)))
+cxx-build: $(CXX_BINS)
 
-ubsan: deps | $(BUILD) ## run the suite (native ISA) under UndefinedBehaviorSanitizer
-	$(Q)for t in $(TEST_NAMES); do $(CC) $(STDFLAGS) $(WARNFLAGS) -Werror $(SANFLAGS) -fsanitize=undefined -march=native -I. \
-	  -DDQ_TEST_ISA='"ubsan"' tests/$$t.c -o $(BUILD)/$${t}_ubsan $(LDLIBS) || exit 1; done
-	@sh tests/run_all.sh $(addprefix $(BUILD)/,$(addsuffix _ubsan,$(TEST_NAMES)))
+cxx: deps cxx-build ## build both headers as C++ (g++, clang++, every ISA) into a round-trip test and run it
+	@$(CXX_NOTE)
+	@sh tests/run_all.sh $(CXX_RUNS)
+
+# Variant builds of the suite at the native ISA, one directory each under BUILD: `sanitize`
+# (ASan + UBSan with CC) and the matrix gcc-O0 .. clang-O3 (compiler and -O level from the
+# name). Each holds every tests/test_*.c (run with its TEST_ARGS_<name>) and every fuzz replay.
+SANFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+MATRIX   = gcc-O0 gcc-O2 gcc-O3 clang-O0 clang-O2 clang-O3
+vcc      = $(if $(filter sanitize,$(1)),$(CC),$(word 1,$(subst -, ,$(1))))
+vflags   = $(if $(filter sanitize,$(1)),$(SANFLAGS),-$(word 2,$(subst -, ,$(1))))
+vbins    = $(foreach t,$(TEST_NAMES) $(addprefix replay_,$(FUZZ_NAMES)),$(BUILD)/$(1)/$(t)_$(1))
+vruns    = $(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(1)/$(t)_$(1) $(TEST_ARGS_$(t)))') \
+           $(foreach f,$(FUZZ_NAMES),'$(BUILD)/$(1)/replay_$(f)_$(1) tests/fuzz/corpus/$(f)')
+define VARIANT_RULE
+$(BUILD)/$(1)/$(2)_$(1): $(3) $(4) $(TEST_HDRS) $(HEADERS) $(if $(findstring clang,$(1)),| clang-dep)
+	@mkdir -p $$(@D)
+	@echo "  CC  $$@"
+	$(Q)$(call vcc,$(1)) $(STDFLAGS) $(WARNFLAGS) -Werror $(call vflags,$(1)) $(MOREFLAGS) -march=native -I. \
+	  -DDQ_TEST_ISA='"$(1)"' $(3) $(4) -o $$@ $(LDLIBS)
+endef
+$(foreach v,sanitize $(MATRIX),$(foreach t,$(TEST_NAMES),$(eval $(call VARIANT_RULE,$(v),$(t),tests/$(t).c))) \
+  $(foreach f,$(FUZZ_NAMES),$(eval $(call VARIANT_RULE,$(v),replay_$(f),tests/fuzz/fuzz_$(f).c,tests/fuzz/replay.c))))
+
+clang-dep:
+	@sh tools/deps.sh clang:/usr/bin/clang
+
+sanitize: deps $(call vbins,sanitize) ## the suite and fuzz corpora (native ISA) under ASan + UBSan, in BUILD/sanitize
+	@sh tests/run_all.sh $(call vruns,sanitize)
+
+matrix: deps clang-dep $(foreach v,$(MATRIX),$(call vbins,$(v))) ## the suite (native ISA) by gcc and clang at -O0/-O2/-O3, in BUILD/<cc>-O<n>
+	@sh tests/run_all.sh $(foreach v,$(MATRIX),$(call vruns,$(v)))
+
+# ThreadSanitizer: the tests that start threads (TSAN_TESTS), native ISA, CC, in BUILD/tsan.
+# The other suites are single-threaded: TSan could find nothing there, at 5-10 times their run
+# time. halt_on_error: a race ends the run at its first report (exit 66, counted as a failure).
+TSAN_TESTS = test_threads
+TSAN_BINS  = $(foreach t,$(TSAN_TESTS),$(BUILD)/tsan/$(t)_tsan)
+$(TSAN_BINS): $(BUILD)/tsan/%_tsan: tests/%.c $(TEST_HDRS) $(HEADERS)
+	@mkdir -p $(@D)
+	@echo "  CC  $@"
+	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(MOREFLAGS) \
+	  -march=native -I. -DDQ_TEST_ISA='"tsan"' $< -o $@ $(LDLIBS)
+
+tsan: deps $(TSAN_BINS) ## the threaded tests (tests/test_threads.c, native ISA) under ThreadSanitizer, in BUILD/tsan
+	@TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" sh tests/run_all.sh \
+	  $(foreach t,$(TSAN_TESTS),'$(strip $(BUILD)/tsan/$(t)_tsan $(TEST_ARGS_$(t)))')
+
+# Arm: every tests/test_*.c (with its TEST_ARGS_<name>) and tests/cxx_run.cpp cross-built for
+# AArch64 (static, same warnings) at two levels, scalar (-DDQ_NO_SIMD) and neon (the SSE2
+# kernels on native NEON through SIMDe), and run under qemu-aarch64; test_quant's frozen hashes
+# prove the Arm bytes equal the x86 bytes. BUILD/arm/<name>_arm-<level> is a script running
+# <name>_arm-<level>.elf under qemu. `make test-arm`, and part of `make test` unless ARM=0 or
+# the tools cannot be installed (then skipped with a note). The cross compiler does not search
+# /usr/include, so ARM_INC holds only a link to SIMDe.
+ARM        ?= 1
+ARM_CC      = aarch64-linux-gnu-gcc
+ARM_CXX     = aarch64-linux-gnu-g++
+ARM_QEMU    = qemu-aarch64
+ARM_DEPS    = gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc g++-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-g++ \
+              qemu-user:/usr/bin/qemu-aarch64
+ARM_ISAS    = scalar neon
+ARM_scalar  = -DDQ_NO_SIMD
+ARM_neon    = -march=armv8-a
+ARM_INC     = $(BUILD)/arm/include
+ARM_NAMES   = $(TEST_NAMES) $(if $(wildcard tests/cxx_run.cpp),cxx_run)
+ARM_RUNNERS = $(foreach i,$(ARM_ISAS),$(foreach t,$(ARM_NAMES),$(BUILD)/arm/$(t)_arm-$(i)))
+ARM_RUNS    = $(foreach i,$(ARM_ISAS),$(foreach t,$(ARM_NAMES),'$(strip $(BUILD)/arm/$(t)_arm-$(i) $(TEST_ARGS_$(t)))'))
+# `make test`: arm-auto installs the tools and builds, or writes why not to ARM_STATUS; ARM_PREP,
+# the shell prefix of the run_all.sh line, puts the Arm runs in "$@" or prints that note.
+ARM_STATUS  = $(BUILD)/arm/status
+ARM_PREP    = set --; s=$$(cat $(ARM_STATUS) 2>/dev/null); \
+  if [ "$$s" = ok ]; then set -- $(ARM_RUNS); else echo "$${s:-note: Arm build skipped: no $(ARM_STATUS)}"; fi;
+define ARM_RULE
+$(BUILD)/arm/$(1)_arm-$(2).elf: tests/$(1).c $(TEST_HDRS) $(HEADERS) | $(ARM_INC)/simde
+	@echo "  CC  $$@"
+	$(Q)$(ARM_CC) $(ALLFLAGS) -I$(ARM_INC) $(ARM_$(2)) -DDQ_TEST_ISA='"arm-$(2)"' -static $$< -o $$@ $(LDLIBS)
+endef
+$(foreach i,$(ARM_ISAS),$(foreach t,$(TEST_NAMES),$(eval $(call ARM_RULE,$(t),$(i)))))
+$(BUILD)/arm/cxx_run_arm-%.elf: tests/cxx_run.cpp $(TEST_HDRS) $(HEADERS) | $(ARM_INC)/simde
+	@echo "  CXX $@"
+	$(Q)$(ARM_CXX) -std=c++11 -ffp-contract=off $(CXXWARN) -Werror $(CFLAGS) $(MOREFLAGS) $(ARM_$*) \
+	  -DDQ_TEST_ISA='"arm-g++-$*"' -I. -I$(ARM_INC) -static $< -o $@ $(LDLIBS)
+$(ARM_RUNNERS): %: %.elf
+	$(Q)printf '#!/bin/sh\nexec $(ARM_QEMU) "$$0.elf" "$$@"\n' > $@ && chmod +x $@
+$(ARM_INC)/simde:
+	@mkdir -p $(@D)
+	$(Q)ln -sfn /usr/include/simde $@
+
+arm-build: $(ARM_RUNNERS)
+
+arm-auto: deps
+	@mkdir -p $(BUILD)/arm; if [ "$(ARM)" = 0 ]; then echo "note: Arm build skipped: ARM=0" > $(ARM_STATUS); \
+	elif out=$$(sh tools/deps.sh $(ARM_DEPS) 2>&1); then [ -z "$$out" ] || printf '%s\n' "$$out"; echo ok > $(ARM_STATUS); \
+	else echo "note: Arm build skipped: cannot install the cross tools: $$(printf '%s\n' "$$out" | tail -n 1)" > $(ARM_STATUS); fi
+	@if [ "$$(cat $(ARM_STATUS) 2>/dev/null)" = ok ]; then $(MAKE) --no-print-directory arm-build; fi
+
+test-arm: deps ## cross-build the suite for AArch64 (scalar, NEON) and run it under qemu-aarch64
+	@sh tools/deps.sh $(ARM_DEPS)
+	@$(MAKE) --no-print-directory arm-build
+	@sh tests/run_all.sh $(ARM_RUNS)
 
 # valgrind 3.19 cannot execute AVX-512, so memcheck runs the scalar and AVX2 builds.
 VG_ISAS = scalar $(filter avx2,$(ISAS))
 valgrind: test-build ## run the scalar and AVX2 suites under valgrind memcheck
 	@sh tools/deps.sh valgrind:/usr/bin/valgrind
 	@DQ_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run_all.sh \
-	  $(foreach i,$(VG_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
+	  $(foreach i,$(VG_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))'))
 
 BENCH_ISAS = $(ISAS)
 bench: deps | $(BUILD) ## run the throughput benchmark for every ISA level (ARGS=--csv for CSV)

@@ -1,9 +1,9 @@
-/* dqsgd.h - v0.1.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.2.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
  * /simde, Debian: libsimde-dev) is on the include path, dqsgd.h pulls in dqsgd_simd.h and the
- * kernels run on the widest ISA the compiler targets natively (SSE2, AVX2, AVX-512); the bytes
+ * kernels run on the widest ISA the compiler targets natively (SSE2, AVX2, AVX-512, NEON); the bytes
  * produced are identical to the scalar reference in this file on every ISA.
  *
  * Quick example (QSGD, 4 bits, stochastic rounding, L2 scale per 512-element bucket):
@@ -23,7 +23,8 @@
  *   DQ_API       declaration prefix of every public function. Default `static inline`. Define
  *                it empty (or to a visibility attribute) in one file to export one copy.
  *   DQ_NO_SIMD   never include dqsgd_simd.h; use the scalar reference only.
- *   DQ_SIMD      force a kernel set: DQ_SIMD_SCALAR, DQ_SIMD_SSE2, DQ_SIMD_AVX2, DQ_SIMD_AVX512.
+ *   DQ_SIMD      force a kernel set: DQ_SIMD_SCALAR, DQ_SIMD_SSE2, DQ_SIMD_AVX2, DQ_SIMD_AVX512,
+ *                DQ_SIMD_NEON (AArch64: the SSE2 kernels, which SIMDe maps onto NEON).
  *                A level above what the compiler targets natively is an error.
  *
  * Determinism: same inputs, params and seed give the same bytes on every machine, ISA and
@@ -37,10 +38,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 1
+#define DQSGD_VERSION_MINOR 2
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.1.0"
+#define DQSGD_VERSION_STRING "0.2.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -74,13 +75,14 @@ extern "C" {
     X(DQ_ERR_TRUNCATED, -7, "message shorter than its header says")                            \
     X(DQ_ERR_BAD_MAGIC, -8, "not a dqsgd message (bad magic)")                                 \
     X(DQ_ERR_VERSION, -9, "unsupported wire format version")                                   \
-    X(DQ_ERR_CHECKSUM, -10, "header checksum mismatch")                                        \
+    X(DQ_ERR_CHECKSUM, -10, "checksum mismatch (header, payload or checkpoint)")               \
     X(DQ_ERR_CORRUPT, -11, "malformed message (reserved bits, field, scale or padding)")       \
     X(DQ_ERR_TOO_LARGE, -12, "element count exceeds DQ_MAX_ELEMS")                             \
     X(DQ_ERR_SIZE_MISMATCH, -13, "accumulator length differs from the message element count") \
     X(DQ_ERR_OVERFLOW, -14, "bucket scale exceeds 2^126 (decoded values could overflow float32)") \
     X(DQ_ERR_INFEASIBLE, -15, "bit budget below what the minimum width needs")                 \
-    X(DQ_ERR_WORKSPACE, -16, "workspace too small")
+    X(DQ_ERR_WORKSPACE, -16, "workspace too small")                                            \
+    X(DQ_ERR_RANGE, -17, "element range outside the vector or not aligned to dq_range_align()")
 
 #define DQ__STATUS_ENUM(name, value, msg) name = value,
 typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } dq_status;
@@ -116,7 +118,8 @@ typedef struct dq_params {
     dq_norm norm;         /* 0 = L2 */
     uint64_t seed;        /* generator key: (seed, step, stream, element index) */
     uint64_t step;
-    uint32_t stream; /* e.g. the worker's rank, so workers draw independent dither */
+    uint32_t stream;   /* e.g. the worker's rank, so workers draw independent dither */
+    unsigned checksum; /* 1 = append a CRC32C of scales + payload (flag bit 1); 0 = none */
 } dq_params;
 
 /* A parsed, validated message header (doc/FORMAT.md). */
@@ -127,17 +130,20 @@ typedef struct dq_header {
     uint64_t seed, step;
     uint32_t stream;
     size_t count;    /* element count */
-    size_t msg_size; /* bytes of the whole message: header + scales + payload */
+    size_t msg_size; /* bytes of the whole message: header + scales + payload (+ checksum) */
 } dq_header;
 
 #define DQ_FLAG_STOCHASTIC 0x0001u
+#define DQ_FLAG_CHECKSUM 0x0002u /* a CRC32C of scales + payload follows the payload */
 #define DQ_CODER_FIXED 0u
 
 /* Worst-case message size for n elements of `bits` bits under any params, as a constant
  * expression (no overflow check: fits 64-bit size_t for n <= DQ_MAX_ELEMS). Monotonic in n and
- * bits. The per-bucket scales are counted for the smallest bucket (8). */
-#define DQ_ENCODE_BOUND(n, bits) \
-    ((size_t)DQ_HEADER_SIZE + 4u * (((size_t)(n) + 7u) / 8u) + ((size_t)(n) * (size_t)(bits) + 7u) / 8u)
+ * bits. The per-bucket scales are counted for the smallest bucket (8), and the payload
+ * checksum is counted. */
+#define DQ_ENCODE_BOUND(n, bits)                                                                   \
+    ((size_t)DQ_HEADER_SIZE + 4u * (((size_t)(n) + 7u) / 8u) + ((size_t)(n) * (size_t)(bits) + 7u) / 8u + \
+     4u)
 
 /* ---------------------------------------------------------------- API */
 
@@ -160,7 +166,7 @@ DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size);
  *  residual : NULL, or n floats of error-feedback memory. When given, the encoder sends
  *             x + residual and stores residual = (x + residual) - decoded, in the same pass.
  *             It is updated only when the call returns DQ_OK.
- *  @return DQ_OK and *dst_len, or an error status. dst is untouched on argument errors and
+ *  @return DQ_OK and *dst_len, or an error status (*dst_len untouched). dst is untouched on argument errors and
  *          may hold partial output after DQ_ERR_NONFINITE or DQ_ERR_OVERFLOW. Buckets are
  *          checked in order, so the status is that of the first bucket that fails. */
 DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
@@ -169,7 +175,7 @@ DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *
  *  the whole message occupies. Does not look at scales or payload. */
 DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h);
 /*! dq_decode() : decode a message into out[0..count); out_cap is in elements. Bytes past
- *  h.msg_size are ignored. */
+ *  h.msg_size are ignored. A message with the payload checksum is verified first. */
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap);
 /*! dq_decode_add() : acc[i] += weight * decoded[i], the aggregation step. acc_len must equal
  *  the message's element count. The result equals dq_decode() then that loop, bit for bit. */
@@ -182,12 +188,41 @@ DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, fl
 DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2);
 
 /*! Headerless variants for callers that frame messages themselves: scales then payload only.
- *  The receiver must pass the same params (bits, bucket, scheme) and n as the sender. */
+ *  The receiver must pass the same params (bits, bucket, scheme) and n as the sender. The
+ *  payload checksum belongs to the message framing: p->checksum != 0 is DQ_ERR_PARAM here. */
 DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
                                  size_t dst_cap, size_t *dst_len);
 DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out);
 DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t src_len, size_t n,
                                      float weight, float *acc);
+
+/*! Ranges: one message of n elements built or read in disjoint pieces, e.g. by threads, with
+ *  the same bytes as one dq_encode() call. A range [begin, end) must have begin < end <= n,
+ *  begin a multiple of dq_range_align(p, n), and end a multiple of it or n (DQ_ERR_RANGE).
+ *  Ranges touch disjoint bytes of the message and disjoint elements, so they may run
+ *  concurrently; the range with begin = 0 also writes the header.
+ *  dq_range_align() : the range granularity, lcm(256, bucket) capped at n (whole-vector
+ *                     buckets allow one range); 0 for invalid params or n = 0.
+ *  dq_encode_range() : x and residual (NULL or the error-feedback memory) hold elements
+ *                     begin..end-1 only; dst is the whole message, dst_cap >= its size
+ *                     (dq_encoded_size). Each range updates its residual slice only on DQ_OK;
+ *                     if any range fails the message is unusable.
+ *  dq_encode_finish() : after every range returned DQ_OK: stores the payload checksum when
+ *                     the params asked for one (otherwise only validates the header).
+ *  dq_decode_range(), dq_decode_add_range() : decode elements begin..end-1 into out[0..end-begin)
+ *                     or add weight * them to acc[0..end-begin). They check the header, the
+ *                     range's scales and padding, but not the payload checksum: call
+ *                     dq_verify() once for the whole message first. */
+DQ_API size_t dq_range_align(const dq_params *p, size_t n);
+DQ_API dq_status dq_encode_range(const dq_params *p, size_t n, size_t begin, size_t end, const float *x,
+                                 float *residual, void *dst, size_t dst_cap);
+DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len);
+DQ_API dq_status dq_decode_range(const void *src, size_t src_len, size_t begin, size_t end, float *out);
+DQ_API dq_status dq_decode_add_range(const void *src, size_t src_len, size_t begin, size_t end, float weight,
+                                     float *acc);
+/*! dq_verify() : validate the header and, when the message carries one, its payload checksum
+ *  (DQ_ERR_CHECKSUM), without decoding. */
+DQ_API dq_status dq_verify(const void *src, size_t src_len);
 
 /* ---------------------------------------------------------------- bit-budget optimizer
  * ALGORITHMS.md §2.6. Error model: QSGD with s levels over buckets of B elements has
@@ -259,6 +294,18 @@ DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, dou
 /*! dq_sched_levels() : the real-valued DQ level count c * alpha^((T-1-n)/2) * G at step n for
  *  norm estimate G, before rounding to a width (for tests and plots). */
 DQ_API double dq_sched_levels(const dq_sched *s, uint64_t n, double G);
+
+/*! Checkpoints: error-feedback memory and scheduler state as versioned bytes (doc/FORMAT.md
+ *  "Checkpoints"), so a stopped job resumes with bit-identical messages. Loads validate
+ *  everything (magic, version, kind, length, CRC32C, values) before writing the destination.
+ *  dq_residual_save_size() : bytes of a residual checkpoint of n floats; 0 if it overflows.
+ *  dq_residual_load() : n must equal the saved count (DQ_ERR_SIZE_MISMATCH). */
+#define DQ_SCHED_SAVE_SIZE 2220u
+DQ_API size_t dq_residual_save_size(size_t n);
+DQ_API dq_status dq_residual_save(const float *residual, size_t n, void *dst, size_t dst_cap, size_t *dst_len);
+DQ_API dq_status dq_residual_load(const void *src, size_t src_len, float *residual, size_t n);
+DQ_API dq_status dq_sched_save(const dq_sched *s, void *dst, size_t dst_cap, size_t *dst_len);
+DQ_API dq_status dq_sched_load(const void *src, size_t src_len, dq_sched *s);
 
 /*! dq_alloc_bits() : split a bit budget over n items (steps of a run with known or modelled
  *  norms, or the layers of one step). Item i costs dq_message_bits(dim[i], b_i, bucket) and
@@ -336,19 +383,19 @@ static inline float dq__bitsf(uint32_t u) {
     return f;
 }
 
-/* ---- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), nibble table */
-static inline uint32_t dq__crc32c(const uint8_t *p, size_t n) {
+/* ---- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), nibble table.
+ * Updates the raw register c (no initial or final inversion, like the SSE4.2 instruction). */
+static inline uint32_t dq__crc32c__scalar(uint32_t c, const uint8_t *p, size_t n) {
     static const uint32_t t[16] = {0x00000000u, 0x105EC76Fu, 0x20BD8EDEu, 0x30E349B1u, 0x417B1DBCu, 0x5125DAD3u,
                                    0x61C69362u, 0x7198540Du, 0x82F63B78u, 0x92A8FC17u, 0xA24BB5A6u, 0xB21572C9u,
                                    0xC38D26C4u, 0xD3D3E1ABu, 0xE330A81Au, 0xF36E6F75u};
-    uint32_t c = 0xFFFFFFFFu;
     size_t i;
     for (i = 0; i < n; i++) {
         c ^= p[i];
         c = (c >> 4) ^ t[c & 15u];
         c = (c >> 4) ^ t[c & 15u];
     }
-    return c ^ 0xFFFFFFFFu;
+    return c;
 }
 
 /* ---- counter-based generator (doc/FORMAT.md "Dither generator")
@@ -615,6 +662,7 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
 #define DQ_SIMD_SSE2 1
 #define DQ_SIMD_AVX2 2
 #define DQ_SIMD_AVX512 3
+#define DQ_SIMD_NEON 4 /* AArch64: the SSE2 kernels, which SIMDe runs on native NEON */
 
 #if !defined(DQ_NO_SIMD) && !(defined(DQ_SIMD) && DQ_SIMD == DQ_SIMD_SCALAR)
 #if defined(__has_include)
@@ -633,6 +681,9 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
 #define dq__k_quant_pack dq__quant_pack__scalar
 #define dq__k_pack_block dq__pack_block__scalar
 #define dq__k_decode_block dq__decode_block__scalar
+#endif
+#ifndef dq__k_crc32c /* hardware CRC32C where the target has it (dqsgd_simd.h) */
+#define dq__k_crc32c dq__crc32c__scalar
 #endif
 
 #ifdef __cplusplus
@@ -654,11 +705,13 @@ DQ_API const char *dq_strerror(dq_status s) {
 #undef DQ__STATUS_CASE
 
 DQ_API unsigned dq_version_number(void) { return DQSGD_VERSION_NUMBER; }
+static inline uint32_t dq__crc32c(const uint8_t *p, size_t n) { return dq__k_crc32c(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu; }
 DQ_API const char *dq_simd_backend(void) { return DQ__BACKEND; }
 
 /* Resolved parameters. */
 typedef struct dq__cfg {
     unsigned bits, stochastic, norm; /* norm: wire value 0 = L2, 1 = max, 2 = mean */
+    unsigned checksum;               /* payload CRC32C follows the payload */
     uint32_t bucket_wire;            /* 0 = whole */
     size_t bucket;                   /* effective elements per scale (>= 1) */
     size_t nbuckets;
@@ -676,45 +729,63 @@ static inline dq_status dq__cfg_make(const dq_params *p, size_t n, dq__cfg *c) {
     if ((unsigned)p->rounding > (unsigned)DQ_ROUND_NEAREST) return DQ_ERR_PARAM;
     if ((unsigned)p->norm > (unsigned)DQ_NORM_MAX) return DQ_ERR_PARAM; /* MEAN is chosen, not asked */
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
+    if (p->checksum > 1u) return DQ_ERR_PARAM;
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
     c->bits = bits;
     c->stochastic = p->rounding != DQ_ROUND_NEAREST;
     c->norm = p->norm == DQ_NORM_MAX ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2;
     if (bits == 1 && !c->stochastic) c->norm = DQ__NORM_WIRE_MEAN; /* scaled sign */
+    c->checksum = p->checksum;
     c->bucket_wire = bk == DQ_BUCKET_WHOLE ? 0u : bk;
     c->bucket = bk == DQ_BUCKET_WHOLE ? (n ? n : 1u) : (size_t)bk;
     c->nbuckets = n ? (n - 1u) / c->bucket + 1u : 0u;
     return DQ_OK;
 }
 
-/* Bytes of scales + payload; 0 with *ok = 0 on size_t overflow. */
-static inline size_t dq__body_size(const dq__cfg *c, size_t n, int *ok) {
+/* Bytes of scales + payload, plus the header and trailing checksum when `framed`; 0 with
+ * *ok = 0 on size_t overflow. */
+static inline size_t dq__size(const dq__cfg *c, size_t n, int framed, int *ok) {
     uint64_t s = (uint64_t)c->nbuckets * 4u + ((uint64_t)n * c->bits + 7u) / 8u;
-    *ok = s <= (uint64_t)(SIZE_MAX - DQ_HEADER_SIZE);
+    if (framed) s += DQ_HEADER_SIZE + (c->checksum ? 4u : 0u);
+    *ok = s <= (uint64_t)SIZE_MAX;
     return *ok ? (size_t)s : 0u;
 }
 
 DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
     uint64_t s;
     if (bits < 1u || bits > 16u || (uint64_t)n > DQ_MAX_ELEMS) return 0;
-    s = (uint64_t)DQ_HEADER_SIZE + 4u * (((uint64_t)n + 7u) / 8u) + ((uint64_t)n * bits + 7u) / 8u;
+    s = (uint64_t)DQ_HEADER_SIZE + 4u * (((uint64_t)n + 7u) / 8u) + ((uint64_t)n * bits + 7u) / 8u + 4u;
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
 
-DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) {
+static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size_t *size) {
     dq__cfg c;
     dq_status st;
     int ok;
     if (!p || !size) return DQ_ERR_NULL;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    *size = dq__body_size(&c, n, &ok);
+    if (!framed && c.checksum) return DQ_ERR_PARAM;
+    *size = dq__size(&c, n, framed, &ok);
     return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
 }
+DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 0, size); }
+DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
 
-DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size) {
-    dq_status st = dq_block_size(p, n, size);
-    if (st == DQ_OK) *size += DQ_HEADER_SIZE;
-    return st;
+/* Range granularity: a multiple of the block (so ranges own whole payload bytes) and of the
+ * bucket (so ranges own whole scales), capped at n. */
+static inline size_t dq__align(const dq__cfg *c, size_t n) {
+    uint64_t b = c->bucket, pow2 = b & (~b + 1u), lcm;
+    lcm = (b / (pow2 < DQ__BLOCK ? pow2 : DQ__BLOCK)) * DQ__BLOCK;
+    return lcm < (uint64_t)n ? (size_t)lcm : n;
+}
+static inline int dq__range_ok(const dq__cfg *c, size_t n, size_t begin, size_t end) {
+    size_t a = dq__align(c, n);
+    return begin < end && end <= n && begin % a == 0 && (end % a == 0 || end == n);
+}
+DQ_API size_t dq_range_align(const dq_params *p, size_t n) {
+    dq__cfg c;
+    if (!p || n == 0 || dq__cfg_make(p, n, &c) != DQ_OK) return 0;
+    return dq__align(&c, n);
 }
 
 /* The scale of a bucket and the quantizer constants derived from it. */
@@ -760,52 +831,58 @@ static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const
     return DQ_OK;
 }
 
-/* Encode scales + payload into out (capacity already checked). Without error feedback each
- * bucket's statistics pass is followed at once by its quantization, while the bucket is in
- * cache. With error feedback every scale is computed first, from x + res without writing res,
- * so that a failing bucket leaves res untouched; then each bucket is compensated in place
- * (res = x + res) and quantized, leaving res = compensated - decoded. */
-static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, const float *x, size_t n, float *res,
-                                        uint8_t *out) {
+/* Encode the scales and payload of elements [begin, end) into body, the part of the message
+ * after the header (capacity already checked). x and res hold elements begin..end-1. Without
+ * error feedback each bucket's statistics pass is followed at once by its quantization, while
+ * the bucket is in cache. With error feedback every scale is computed first, from x + res
+ * without writing res, so that a failing bucket leaves res untouched; then each bucket is
+ * compensated in place (res = x + res) and quantized, leaving res = compensated - decoded. */
+static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, size_t n, size_t begin, size_t end,
+                                        const float *x, float *res, uint8_t *body) {
     uint32_t codes[DQ__BLOCK];
-    uint8_t *scales = out, *payload = out + 4u * c->nbuckets;
+    uint8_t *scales = body, *payload = body + 4u * c->nbuckets;
     dq__key key = dq__key_make(p->seed, p->step, p->stream);
     dq__qctx q;
-    size_t pos = 0, bucket_end = 0, bi = 0;
+    size_t pos, bucket_end = begin, bi = begin / c->bucket;
     const float *src = res ? res : x;
     float scale;
     dq_status s;
+    (void)n;
     if (res) {
-        for (pos = 0, bi = 0; pos < n; pos += c->bucket, bi++) {
-            size_t len = n - pos < c->bucket ? n - pos : c->bucket;
-            if ((s = dq__scale_bucket(c, x + pos, res + pos, len, scales + 4u * bi, &scale)) != DQ_OK) return s;
+        size_t k = bi;
+        for (pos = begin; pos < end; pos += c->bucket, k++) {
+            size_t len = end - pos < c->bucket ? end - pos : c->bucket;
+            if ((s = dq__scale_bucket(c, x + (pos - begin), res + (pos - begin), len, scales + 4u * k, &scale)) !=
+                DQ_OK)
+                return s;
         }
-        pos = bi = 0;
     }
     q.bits = c->bits;
     q.smax = dq__levels(c->bits);
     q.thresh = c->stochastic ? -1.0f : 0.5f;
     q.k0 = key.k0;
     q.inv = q.step = 0.0f;
-    while (pos < n) {
-        size_t blk_end = pos + DQ__BLOCK <= n ? pos + DQ__BLOCK : n, blk_start = pos;
+    pos = begin;
+    while (pos < end) {
+        size_t blk_end = pos + DQ__BLOCK <= end ? pos + DQ__BLOCK : end, blk_start = pos, off;
         uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * 32u * c->bits;
         int packed = 0;
         q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
         /* The statistics pass of the next bucket reads memory while nothing else runs; pull the
          * data two blocks ahead into cache during this block's quantization instead. */
-        if (blk_start + 3u * DQ__BLOCK <= n) {
-            dq__prefetch(x + blk_start + 2u * DQ__BLOCK, DQ__BLOCK);
-            if (res) dq__prefetch(res + blk_start + 2u * DQ__BLOCK, DQ__BLOCK);
+        if (blk_start + 3u * DQ__BLOCK <= end) {
+            dq__prefetch(x + (blk_start - begin) + 2u * DQ__BLOCK, DQ__BLOCK);
+            if (res) dq__prefetch(res + (blk_start - begin) + 2u * DQ__BLOCK, DQ__BLOCK);
         }
         while (pos < blk_end) {
             size_t seg_end;
+            off = pos - begin;
             if (pos == bucket_end) { /* enter the next bucket */
-                size_t len = n - pos < c->bucket ? n - pos : c->bucket;
+                size_t len = end - pos < c->bucket ? end - pos : c->bucket;
                 if (res) {
-                    dq__k_compensate(x + pos, res + pos, len);
+                    dq__k_compensate(x + off, res + off, len);
                     scale = dq__bitsf(dq__ld32(scales + 4u * bi));
-                } else if ((s = dq__scale_bucket(c, x + pos, NULL, len, scales + 4u * bi, &scale)) != DQ_OK) {
+                } else if ((s = dq__scale_bucket(c, x + off, NULL, len, scales + 4u * bi, &scale)) != DQ_OK) {
                     return s;
                 }
                 bi++;
@@ -815,13 +892,13 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, co
             }
             q.lo = (uint32_t)pos;
             if (pos == blk_start && blk_end - blk_start == DQ__BLOCK && bucket_end >= blk_end) {
-                dq__k_quant_pack(&q, src + pos, res ? res + pos : NULL, blk_out); /* the common case */
+                dq__k_quant_pack(&q, src + off, res ? res + off : NULL, blk_out); /* the common case */
                 packed = 1;
                 pos = blk_end;
                 break;
             }
             seg_end = bucket_end < blk_end ? bucket_end : blk_end;
-            dq__k_quant(&q, src + pos, seg_end - pos, codes + (pos - blk_start), res ? res + pos : NULL);
+            dq__k_quant(&q, src + off, seg_end - pos, codes + (pos - blk_start), res ? res + off : NULL);
             pos = seg_end;
         }
         if (packed)
@@ -834,54 +911,78 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, co
     return DQ_OK;
 }
 
-static inline dq_status dq__encode_common(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
-                                          size_t dst_cap, size_t *dst_len, int with_header) {
+static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t n, uint8_t *out) {
+    memset(out, 0, DQ_HEADER_SIZE);
+    out[0] = 'D';
+    out[1] = 'Q';
+    out[2] = 'S';
+    out[3] = 'G';
+    out[4] = DQ_FORMAT_VERSION;
+    out[5] = (uint8_t)DQ_HEADER_SIZE;
+    out[6] = (uint8_t)DQ_SCHEME_QSGD;
+    out[7] = (uint8_t)c->bits;
+    out[8] = (uint8_t)DQ_CODER_FIXED;
+    out[9] = (uint8_t)c->norm;
+    dq__st16(out + 10, (c->stochastic ? DQ_FLAG_STOCHASTIC : 0u) | (c->checksum ? DQ_FLAG_CHECKSUM : 0u));
+    dq__st32(out + 12, c->bucket_wire);
+    dq__st64(out + 16, (uint64_t)n);
+    dq__st64(out + 24, p->seed);
+    dq__st64(out + 32, p->step);
+    dq__st32(out + 40, p->stream);
+    dq__st32(out + 44, dq__crc32c(out, 44));
+}
+
+/* Encode elements [begin, end) of an n-element vector, framed (a message: header when
+ * begin = 0, body after it) or not (a headerless block). *size gets the full size. */
+static inline dq_status dq__encode_common(const dq_params *p, size_t n, size_t begin, size_t end, const float *x,
+                                          float *residual, void *dst, size_t dst_cap, int framed, size_t *size) {
     dq__cfg c;
     dq_status st;
-    size_t body, total;
     int ok;
-    uint8_t *out;
-    if (!p || !x || !dst || !dst_len) return DQ_ERR_NULL;
+    uint8_t *out = (uint8_t *)dst;
+    if (!p || !x || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    body = dq__body_size(&c, n, &ok);
+    if (!framed && c.checksum) return DQ_ERR_PARAM;
+    *size = dq__size(&c, n, framed, &ok);
     if (!ok) return DQ_ERR_TOO_LARGE;
-    total = body + (with_header ? DQ_HEADER_SIZE : 0u);
-    if (dst_cap < total) return DQ_ERR_DST_TOO_SMALL;
-    out = (uint8_t *)dst;
-    if (with_header) {
-        memset(out, 0, DQ_HEADER_SIZE);
-        out[0] = 'D';
-        out[1] = 'Q';
-        out[2] = 'S';
-        out[3] = 'G';
-        out[4] = DQ_FORMAT_VERSION;
-        out[5] = (uint8_t)DQ_HEADER_SIZE;
-        out[6] = (uint8_t)DQ_SCHEME_QSGD;
-        out[7] = (uint8_t)c.bits;
-        out[8] = (uint8_t)DQ_CODER_FIXED;
-        out[9] = (uint8_t)c.norm;
-        dq__st16(out + 10, c.stochastic ? DQ_FLAG_STOCHASTIC : 0u);
-        dq__st32(out + 12, c.bucket_wire);
-        dq__st64(out + 16, (uint64_t)n);
-        dq__st64(out + 24, p->seed);
-        dq__st64(out + 32, p->step);
-        dq__st32(out + 40, p->stream);
-        dq__st32(out + 44, dq__crc32c(out, 44));
+    if (!dq__range_ok(&c, n, begin, end)) return DQ_ERR_RANGE;
+    if (dst_cap < *size) return DQ_ERR_DST_TOO_SMALL;
+    if (framed) {
+        if (begin == 0) dq__write_header(&c, p, n, out);
         out += DQ_HEADER_SIZE;
     }
-    if ((st = dq__encode_body(&c, p, x, n, residual, out)) != DQ_OK) return st;
-    *dst_len = total;
-    return DQ_OK;
+    return dq__encode_body(&c, p, n, begin, end, x, residual, out);
+}
+
+/* The payload checksum: CRC32C of everything between the header and the checksum itself. */
+static inline uint32_t dq__body_crc(const uint8_t *msg, size_t msg_size) {
+    return dq__crc32c(msg + DQ_HEADER_SIZE, msg_size - DQ_HEADER_SIZE - 4u);
 }
 
 DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
                            size_t *dst_len) {
-    return dq__encode_common(p, x, n, residual, dst, dst_cap, dst_len, 1);
+    size_t size = 0;
+    dq_status st;
+    if (!dst_len) return DQ_ERR_NULL;
+    if ((st = dq__encode_common(p, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
+    if (p->checksum) dq__st32((uint8_t *)dst + size - 4u, dq__body_crc((const uint8_t *)dst, size));
+    *dst_len = size;
+    return DQ_OK;
 }
 DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
                                  size_t dst_cap, size_t *dst_len) {
-    return dq__encode_common(p, x, n, residual, dst, dst_cap, dst_len, 0);
+    size_t size = 0;
+    dq_status st;
+    if (!dst_len) return DQ_ERR_NULL;
+    if ((st = dq__encode_common(p, n, 0, n, x, residual, dst, dst_cap, 0, &size)) != DQ_OK) return st;
+    *dst_len = size;
+    return DQ_OK;
+}
+DQ_API dq_status dq_encode_range(const dq_params *p, size_t n, size_t begin, size_t end, const float *x,
+                                 float *residual, void *dst, size_t dst_cap) {
+    size_t size = 0;
+    return dq__encode_common(p, n, begin, end, x, residual, dst, dst_cap, 1, &size);
 }
 
 DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
@@ -889,9 +990,7 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     dq__cfg c;
     dq_params p;
     uint64_t count;
-    size_t body;
     int ok;
-    dq_status st;
     if (!src || !h) return DQ_ERR_NULL;
     if (src_len < 8) return DQ_ERR_TRUNCATED;
     if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
@@ -913,38 +1012,38 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     h->step = dq__ld64(in + 32);
     h->stream = dq__ld32(in + 40);
     if (h->scheme != DQ_SCHEME_QSGD || h->coder != DQ_CODER_FIXED || h->bits < 1 || h->bits > 16 ||
-        in[9] > DQ__NORM_WIRE_MEAN || (h->flags & ~DQ_FLAG_STOCHASTIC) != 0 || (h->bucket % 8u) != 0 ||
-        count == 0)
+        in[9] > DQ__NORM_WIRE_MEAN || (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 ||
+        (h->bucket % 8u) != 0 || count == 0)
         return DQ_ERR_CORRUPT;
     if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     h->count = (size_t)count;
     memset(&p, 0, sizeof p);
     p.bits = h->bits;
     p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
-    if ((st = dq__cfg_make(&p, h->count, &c)) != DQ_OK) return DQ_ERR_CORRUPT;
-    body = dq__body_size(&c, h->count, &ok);
-    if (!ok) return DQ_ERR_TOO_LARGE;
-    h->msg_size = body + DQ_HEADER_SIZE;
-    return DQ_OK;
+    p.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
+    if (dq__cfg_make(&p, h->count, &c) != DQ_OK) return DQ_ERR_CORRUPT;
+    h->msg_size = dq__size(&c, h->count, 1, &ok);
+    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
 }
 
-/* Decode scales + payload (size already checked against src_len). */
-static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *in, size_t n, float w, int add, float *out) {
-    const uint8_t *scales = in, *payload = in + 4u * c->nbuckets;
+/* Decode the elements [begin, end) of a body (size already checked) into out[0..end-begin). */
+static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *body, size_t n, size_t begin, size_t end,
+                                        float w, int add, float *out) {
+    const uint8_t *scales = body, *payload = body + 4u * c->nbuckets;
     float rowstep[DQ__ROWS], step = 0.0f;
     uint32_t codes[DQ__BLOCK];
-    size_t bi, pos, bucket_end = 0;
-    for (bi = 0; bi < c->nbuckets; bi++) { /* validate every scale before touching out */
+    size_t bi, pos, bucket_end = begin, bi_end = (end - 1u) / c->bucket + 1u;
+    for (bi = begin / c->bucket; bi < bi_end; bi++) { /* validate every scale before touching out */
         uint32_t u = dq__ld32(scales + 4u * bi);
         if (u > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT; /* negative, above 2^126, Inf or NaN */
     }
-    bi = 0;
-    if (n % DQ__BLOCK) { /* and the tail's padding bits */
+    bi = begin / c->bucket;
+    if (end == n && n % DQ__BLOCK) { /* and the tail's padding bits */
         size_t full = n - n % DQ__BLOCK;
         if (!dq__unpack_tail(payload + (full / DQ__BLOCK) * 32u * c->bits, n - full, c->bits, codes))
             return DQ_ERR_CORRUPT;
     }
-    for (pos = 0; pos + DQ__BLOCK <= n; pos += DQ__BLOCK) {
+    for (pos = begin; pos + DQ__BLOCK <= end; pos += DQ__BLOCK) {
         unsigned r;
         for (r = 0; r < DQ__ROWS; r++) { /* rows walk the buckets in order: no division per row */
             if (pos + r * DQ__LANES >= bucket_end) {
@@ -954,36 +1053,75 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *in, siz
             }
             rowstep[r] = step;
         }
-        dq__k_decode_block(payload + (pos / DQ__BLOCK) * 32u * c->bits, c->bits, rowstep, w, add, out + pos);
+        dq__k_decode_block(payload + (pos / DQ__BLOCK) * 32u * c->bits, c->bits, rowstep, w, add, out + (pos - begin));
     }
-    if (pos < n) {
+    if (pos < end) {
         size_t i = pos;
-        dq__unpack_tail(payload + (pos / DQ__BLOCK) * 32u * c->bits, n - pos, c->bits, codes);
-        while (i < n) {
+        dq__unpack_tail(payload + (pos / DQ__BLOCK) * 32u * c->bits, end - pos, c->bits, codes);
+        while (i < end) {
             size_t b_end = (i / c->bucket + 1u) * c->bucket;
-            size_t seg_end = b_end < n ? b_end : n;
+            size_t seg_end = b_end < end ? b_end : end;
             float st = dq__step(c->bits, dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket))));
-            dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, st, w, add, out + i);
+            dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, st, w, add, out + (i - begin));
             i = seg_end;
         }
     }
     return DQ_OK;
 }
 
+/* Header, size and (when `verify`) payload checksum of a message; fills c for decoding. */
+static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify, dq_header *h, dq__cfg *c) {
+    dq_params p;
+    dq_status st;
+    if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
+    if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
+    if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
+        dq__ld32((const uint8_t *)src + h->msg_size - 4u) != dq__body_crc((const uint8_t *)src, h->msg_size))
+        return DQ_ERR_CHECKSUM;
+    memset(&p, 0, sizeof p);
+    p.bits = h->bits;
+    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
+    return dq__cfg_make(&p, h->count, c) == DQ_OK ? DQ_OK : DQ_ERR_CORRUPT; /* validated by dq_header_read */
+}
+
+DQ_API dq_status dq_verify(const void *src, size_t src_len) {
+    dq_header h;
+    dq__cfg c;
+    if (!src) return DQ_ERR_NULL;
+    return dq__msg_open(src, src_len, 1, &h, &c);
+}
+
+DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
+    dq_header h;
+    dq_status st;
+    if (!msg) return DQ_ERR_NULL;
+    if ((st = dq_header_read(msg, msg_len, &h)) != DQ_OK) return st;
+    if (msg_len < h.msg_size) return DQ_ERR_TRUNCATED;
+    if (h.flags & DQ_FLAG_CHECKSUM)
+        dq__st32((uint8_t *)msg + h.msg_size - 4u, dq__body_crc((const uint8_t *)msg, h.msg_size));
+    return DQ_OK;
+}
+
+/* Whole messages (verified, output length checked against the count) and ranges. */
 static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, float *out, size_t out_n) {
     dq_header h;
     dq__cfg c;
-    dq_params p;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
     if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
     if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    if (src_len < h.msg_size) return DQ_ERR_TRUNCATED;
-    memset(&p, 0, sizeof p);
-    p.bits = h.bits;
-    p.bucket = h.bucket ? h.bucket : DQ_BUCKET_WHOLE;
-    if (dq__cfg_make(&p, h.count, &c) != DQ_OK) return DQ_ERR_CORRUPT; /* validated by dq_header_read */
-    return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE, h.count, w, add, out);
+    if ((st = dq__msg_open(src, src_len, 1, &h, &c)) != DQ_OK) return st;
+    return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE, h.count, 0, h.count, w, add, out);
+}
+static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
+                                       float *out) {
+    dq_header h;
+    dq__cfg c;
+    dq_status st;
+    if (!src || !out) return DQ_ERR_NULL;
+    if ((st = dq__msg_open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
+    if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
+    return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE, h.count, begin, end, w, add, out);
 }
 
 DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
@@ -1013,6 +1151,13 @@ DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t o
 DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len) {
     return dq__decode_msg(src, src_len, weight, 1, acc, acc_len);
 }
+DQ_API dq_status dq_decode_range(const void *src, size_t src_len, size_t begin, size_t end, float *out) {
+    return dq__decode_rng(src, src_len, begin, end, 1.0f, 0, out);
+}
+DQ_API dq_status dq_decode_add_range(const void *src, size_t src_len, size_t begin, size_t end, float weight,
+                                     float *acc) {
+    return dq__decode_rng(src, src_len, begin, end, weight, 1, acc);
+}
 
 static inline dq_status dq__decode_blk(const dq_params *p, const void *src, size_t src_len, size_t n, float w, int add,
                                        float *out) {
@@ -1023,10 +1168,11 @@ static inline dq_status dq__decode_blk(const dq_params *p, const void *src, size
     if (!p || !src || !out) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    body = dq__body_size(&c, n, &ok);
+    if (c.checksum) return DQ_ERR_PARAM;
+    body = dq__size(&c, n, 0, &ok);
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (src_len < body) return DQ_ERR_TRUNCATED;
-    return dq__decode_body(&c, (const uint8_t *)src, n, w, add, out);
+    return dq__decode_body(&c, (const uint8_t *)src, n, 0, n, w, add, out);
 }
 DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out) {
     return dq__decode_blk(p, src, src_len, n, 1.0f, 0, out);
@@ -1215,6 +1361,171 @@ DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, dou
     }
     s->spent_bits += bits_sent;
     s->step++;
+    return DQ_OK;
+}
+
+/* ---------------------------------------------------------------- checkpoints
+ * doc/FORMAT.md "Checkpoints": magic "DQCK", version, kind, reserved u16, u64 count, body,
+ * CRC32C of everything before it. */
+#define DQ__CKPT_VERSION 1u
+#define DQ__CKPT_RESIDUAL 1u
+#define DQ__CKPT_SCHED 2u
+#define DQ__CKPT_HEAD 16u
+
+static inline void dq__ckpt_head(uint8_t *d, unsigned kind, uint64_t count) {
+    d[0] = 'D';
+    d[1] = 'Q';
+    d[2] = 'C';
+    d[3] = 'K';
+    d[4] = (uint8_t)DQ__CKPT_VERSION;
+    d[5] = (uint8_t)kind;
+    dq__st16(d + 6, 0u);
+    dq__st64(d + 8, count);
+}
+/* Checks framing and CRC; *count gets the count field. */
+static inline dq_status dq__ckpt_open(const uint8_t *s, size_t len, unsigned kind, uint64_t *count) {
+    if (len < DQ__CKPT_HEAD + 4u) return DQ_ERR_TRUNCATED;
+    if (s[0] != 'D' || s[1] != 'Q' || s[2] != 'C' || s[3] != 'K') return DQ_ERR_BAD_MAGIC;
+    if (s[4] != DQ__CKPT_VERSION) return DQ_ERR_VERSION;
+    if (s[5] != kind) return DQ_ERR_PARAM; /* a checkpoint of another kind */
+    if (dq__ld16(s + 6) != 0) return DQ_ERR_CORRUPT;
+    *count = dq__ld64(s + 8);
+    return DQ_OK;
+}
+static inline int dq__ckpt_crc_ok(const uint8_t *s, size_t total) {
+    return dq__ld32(s + total - 4u) == dq__crc32c(s, total - 4u);
+}
+
+DQ_API size_t dq_residual_save_size(size_t n) {
+    if (n > (SIZE_MAX - DQ__CKPT_HEAD - 4u) / 4u) return 0;
+    return DQ__CKPT_HEAD + 4u * n + 4u;
+}
+DQ_API dq_status dq_residual_save(const float *residual, size_t n, void *dst, size_t dst_cap, size_t *dst_len) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t total = dq_residual_save_size(n), i;
+    if (!residual || !dst || !dst_len) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (total == 0) return DQ_ERR_TOO_LARGE;
+    if (dst_cap < total) return DQ_ERR_DST_TOO_SMALL;
+    dq__ckpt_head(d, DQ__CKPT_RESIDUAL, (uint64_t)n);
+    for (i = 0; i < n; i++) dq__st32(d + DQ__CKPT_HEAD + 4u * i, dq__fbits(residual[i]));
+    dq__st32(d + total - 4u, dq__crc32c(d, total - 4u));
+    *dst_len = total;
+    return DQ_OK;
+}
+DQ_API dq_status dq_residual_load(const void *src, size_t src_len, float *residual, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    uint64_t count;
+    size_t total, i;
+    dq_status st;
+    if (!src || !residual) return DQ_ERR_NULL;
+    if ((st = dq__ckpt_open(s, src_len, DQ__CKPT_RESIDUAL, &count)) != DQ_OK) return st;
+    if (count != (uint64_t)n) return DQ_ERR_SIZE_MISMATCH;
+    total = dq_residual_save_size(n);
+    if (total == 0 || src_len < total) return DQ_ERR_TRUNCATED;
+    if (!dq__ckpt_crc_ok(s, total)) return DQ_ERR_CHECKSUM;
+    for (i = 0; i < n; i++) /* error-feedback memory is always finite */
+        if ((dq__ld32(s + DQ__CKPT_HEAD + 4u * i) & 0x7F800000u) == 0x7F800000u) return DQ_ERR_CORRUPT;
+    for (i = 0; i < n; i++) residual[i] = dq__bitsf(dq__ld32(s + DQ__CKPT_HEAD + 4u * i));
+    return DQ_OK;
+}
+
+/* One field list serves both directions: each call stores (save) or loads one field at *at. */
+static inline void dq__io64(uint8_t **at, uint64_t *v, int load) {
+    if (load)
+        *v = dq__ld64(*at);
+    else
+        dq__st64(*at, *v);
+    *at += 8;
+}
+static inline void dq__io32(uint8_t **at, unsigned *v, int load) {
+    if (load)
+        *v = (unsigned)dq__ld32(*at);
+    else
+        dq__st32(*at, (uint32_t)*v);
+    *at += 4;
+}
+static inline void dq__iof64(uint8_t **at, double *v, int load) {
+    uint64_t u = 0;
+    if (!load) memcpy(&u, v, 8);
+    dq__io64(at, &u, load);
+    if (load) memcpy(v, &u, 8);
+}
+static inline void dq__sched_io(dq_sched *s, uint8_t *body, int load) {
+    uint8_t *at = body;
+    unsigned mode = (unsigned)s->p.mode, bucket = s->p.bucket, k;
+    uint64_t dim = (uint64_t)s->p.dim;
+    dq__io32(&at, &mode, load);
+    dq__io64(&at, &s->p.steps, load);
+    dq__io64(&at, &dim, load);
+    dq__io32(&at, &bucket, load);
+    dq__iof64(&at, &s->p.alpha, load);
+    dq__io32(&at, &s->p.bits_min, load);
+    dq__io32(&at, &s->p.bits_max, load);
+    dq__io32(&at, &s->p.period, load);
+    dq__io32(&at, &s->p.window, load);
+    dq__iof64(&at, &s->p.norm_prior, load);
+    dq__iof64(&at, &s->p.scale, load);
+    dq__iof64(&at, &s->p.target_error, load);
+    dq__iof64(&at, &s->p.budget_bits, load);
+    dq__iof64(&at, &s->p.lipschitz, load);
+    dq__iof64(&at, &s->p.lr, load);
+    dq__io32(&at, &s->p.workers, load);
+    dq__io64(&at, &s->step, load);
+    dq__io32(&at, &s->bits, load);
+    dq__iof64(&at, &s->c, load);
+    dq__iof64(&at, &s->spent_bits, load);
+    for (k = 0; k < DQ_SCHED_MAX_WINDOW; k++) dq__iof64(&at, &s->norms[k], load);
+    dq__io32(&at, &s->n_norms, load);
+    dq__io32(&at, &s->head, load);
+    dq__iof64(&at, &s->loss0, load);
+    dq__iof64(&at, &s->loss, load);
+    if (load) {
+        s->p.mode = (dq_sched_mode)(mode <= (unsigned)DQ_SCHED_DECREASING ? mode : 0u);
+        s->p.bucket = (uint32_t)bucket;
+        s->p.dim = dim <= (uint64_t)SIZE_MAX ? (size_t)dim : 0u; /* 0 fails validation */
+    }
+}
+#define DQ__SCHED_BODY (DQ_SCHED_SAVE_SIZE - DQ__CKPT_HEAD - 4u)
+
+DQ_API dq_status dq_sched_save(const dq_sched *s, void *dst, size_t dst_cap, size_t *dst_len) {
+    uint8_t *d = (uint8_t *)dst;
+    dq_sched copy;
+    if (!s || !dst || !dst_len) return DQ_ERR_NULL;
+    if (dst_cap < DQ_SCHED_SAVE_SIZE) return DQ_ERR_DST_TOO_SMALL;
+    copy = *s; /* the field walker takes non-const pointers */
+    dq__ckpt_head(d, DQ__CKPT_SCHED, DQ__SCHED_BODY);
+    dq__sched_io(&copy, d + DQ__CKPT_HEAD, 0);
+    dq__st32(d + DQ_SCHED_SAVE_SIZE - 4u, dq__crc32c(d, DQ_SCHED_SAVE_SIZE - 4u));
+    *dst_len = DQ_SCHED_SAVE_SIZE;
+    return DQ_OK;
+}
+DQ_API dq_status dq_sched_load(const void *src, size_t src_len, dq_sched *s) {
+    const uint8_t *in = (const uint8_t *)src;
+    uint8_t body[DQ__SCHED_BODY];
+    dq_sched t, check;
+    uint64_t count;
+    unsigned k;
+    dq_status st;
+    if (!src || !s) return DQ_ERR_NULL;
+    if ((st = dq__ckpt_open(in, src_len, DQ__CKPT_SCHED, &count)) != DQ_OK) return st;
+    if (count != DQ__SCHED_BODY) return DQ_ERR_CORRUPT;
+    if (src_len < DQ_SCHED_SAVE_SIZE) return DQ_ERR_TRUNCATED;
+    if (!dq__ckpt_crc_ok(in, DQ_SCHED_SAVE_SIZE)) return DQ_ERR_CHECKSUM;
+    memcpy(body, in + DQ__CKPT_HEAD, sizeof body);
+    memset(&t, 0, sizeof t);
+    dq__sched_io(&t, body, 1);
+    /* The params must be ones dq_sched_init accepted (and left unchanged: defaults applied),
+     * and the state must be one the calls can reach. */
+    if (dq_sched_init(&check, &t.p) != DQ_OK || memcmp(&check.p, &t.p, sizeof t.p) != 0) return DQ_ERR_CORRUPT;
+    if (t.n_norms > t.p.window || t.head >= t.p.window || (t.head != 0 && t.n_norms < t.p.window) ||
+        t.bits > t.p.bits_max || (t.bits != 0 && t.bits < t.p.bits_min) || !(t.c >= 0.0 && t.c <= DBL_MAX) ||
+        !(t.spent_bits >= 0.0 && t.spent_bits <= DBL_MAX) || !(t.loss0 >= 0.0 || t.loss0 < 0.0) ||
+        !(t.loss >= 0.0 || t.loss < 0.0))
+        return DQ_ERR_CORRUPT;
+    for (k = 0; k < DQ_SCHED_MAX_WINDOW; k++)
+        if (!(t.norms[k] >= 0.0 && t.norms[k] <= DBL_MAX)) return DQ_ERR_CORRUPT;
+    *s = t;
     return DQ_OK;
 }
 

@@ -2,10 +2,12 @@
  *
  * Included by dqsgd.h when SIMDe is on the include path (or include this file instead of
  * dqsgd.h; the result is the same). The kernel set is chosen at compile time from what the
- * compiler targets natively: AVX-512F, AVX2, SSE2; anything else uses the scalar reference in
- * dqsgd.h rather than SIMDe's emulation. Every kernel here has a scalar twin in dqsgd.h named
- * with __scalar and produces the same bits. This file never defines SIMDe configuration
- * macros. Runtime dispatch is not built in: compile one translation unit per ISA instead. */
+ * compiler targets natively: AVX-512F, AVX2, SSE2, or NEON on little-endian AArch64 (which runs
+ * the SSE2 kernels: SIMDe implements those intrinsics with native NEON); anything else uses the
+ * scalar reference in dqsgd.h rather than SIMDe's emulation. Every kernel here has a scalar
+ * twin in dqsgd.h named with __scalar and produces the same bits. This file never defines SIMDe
+ * configuration macros. Runtime dispatch is not built in: compile one translation unit per ISA
+ * instead. */
 #ifndef DQSGD_SIMD_H_INCLUDED
 #ifndef DQSGD_H_INCLUDED
 #include "dqsgd.h" /* includes this file back at the point where kernels are chosen */
@@ -24,9 +26,33 @@
 #define DQ_SIMD DQ_SIMD_AVX2
 #elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #define DQ_SIMD DQ_SIMD_SSE2
+#elif defined(__aarch64__) && defined(__ARM_NEON) && !defined(__AARCH64EB__)
+#define DQ_SIMD DQ_SIMD_NEON
 #else
 #define DQ_SIMD DQ_SIMD_SCALAR
 #endif
+#endif
+
+/* Kernel families compiled at each level. NEON (4) is numerically above AVX512 (3) but gets
+ * only the SSE2 family, so guards use these rather than comparing levels with >=. */
+#if DQ_SIMD != DQ_SIMD_SCALAR && DQ_SIMD != DQ_SIMD_SSE2 && DQ_SIMD != DQ_SIMD_AVX2 && DQ_SIMD != DQ_SIMD_AVX512 && \
+    DQ_SIMD != DQ_SIMD_NEON
+#error "DQ_SIMD must be DQ_SIMD_SCALAR, DQ_SIMD_SSE2, DQ_SIMD_AVX2, DQ_SIMD_AVX512 or DQ_SIMD_NEON"
+#endif
+#if DQ_SIMD == DQ_SIMD_SSE2 || DQ_SIMD == DQ_SIMD_AVX2 || DQ_SIMD == DQ_SIMD_AVX512 || DQ_SIMD == DQ_SIMD_NEON
+#define DQ__HAS_SSE2_KERNELS 1
+#else
+#define DQ__HAS_SSE2_KERNELS 0
+#endif
+#if DQ_SIMD == DQ_SIMD_AVX2 || DQ_SIMD == DQ_SIMD_AVX512
+#define DQ__HAS_AVX2_KERNELS 1
+#else
+#define DQ__HAS_AVX2_KERNELS 0
+#endif
+#if DQ_SIMD == DQ_SIMD_AVX512
+#define DQ__HAS_AVX512_KERNELS 1
+#else
+#define DQ__HAS_AVX512_KERNELS 0
 #endif
 
 #if DQ_SIMD != DQ_SIMD_SCALAR && !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) && \
@@ -59,7 +85,7 @@
 #include <simde/x86/avx512.h>
 #elif DQ_SIMD == DQ_SIMD_AVX2
 #include <simde/x86/avx2.h>
-#elif DQ_SIMD == DQ_SIMD_SSE2
+#elif DQ_SIMD == DQ_SIMD_SSE2 || DQ_SIMD == DQ_SIMD_NEON
 #include <simde/x86/sse2.h>
 #endif
 #if defined(__GNUC__) || defined(__clang__)
@@ -74,19 +100,22 @@
 #if DQ_SIMD == DQ_SIMD_AVX512 && !defined(SIMDE_X86_AVX512F_NATIVE)
 #error "DQ_SIMD_AVX512 requested but the compiler does not target AVX-512F (add -mavx512f)"
 #endif
-#if DQ_SIMD >= DQ_SIMD_AVX2 && !defined(SIMDE_X86_AVX2_NATIVE)
+#if DQ__HAS_AVX2_KERNELS && !defined(SIMDE_X86_AVX2_NATIVE)
 #error "DQ_SIMD_AVX2 requested but the compiler does not target AVX2 (add -mavx2)"
 #endif
-#if DQ_SIMD >= DQ_SIMD_SSE2 && !defined(SIMDE_X86_SSE2_NATIVE)
+#if DQ__HAS_SSE2_KERNELS && DQ_SIMD != DQ_SIMD_NEON && !defined(SIMDE_X86_SSE2_NATIVE)
 #error "DQ_SIMD_SSE2 requested but the compiler does not target SSE2"
+#endif
+#if DQ_SIMD == DQ_SIMD_NEON && !defined(SIMDE_ARM_NEON_A64V8_NATIVE)
+#error "DQ_SIMD_NEON requested but the compiler does not target AArch64 NEON"
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ================================================================ SSE2 (also the base of AVX2) */
-#if DQ_SIMD >= DQ_SIMD_SSE2
+/* ================================================================ SSE2 (also the base of AVX2 and NEON) */
+#if DQ__HAS_SSE2_KERNELS
 
 /* Lane offsets 0..15, loaded rather than built with setr (which SIMDe 0.7.4 expands into a
  * long mask sequence at 512 bits under GCC). */
@@ -275,7 +304,7 @@ static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const f
 #endif /* SSE2 */
 
 /* ================================================================ AVX2 */
-#if DQ_SIMD >= DQ_SIMD_AVX2
+#if DQ__HAS_AVX2_KERNELS
 
 /* Add one row of 8 codes to the lane accumulator; a full 32-bit word per lane is stored. */
 static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__m256i v, unsigned b, uint8_t **out) {
@@ -322,15 +351,15 @@ static inline void dq__stats__avx2(const float *x, const float *e, size_t n, uns
             mx = simde_mm256_max_epu32(mx, simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm));
         } else {
             simde__m256d d0, d1, d2, d3;
-            if (what == DQ__ST_ABS) {
-                v0 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm));
-                v1 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm));
-            }
+            /* |x| for the squares too: a NaN keeps its sign through the multiply, and the
+             * scalar twin squares |x| (bit-identical statistics even for NaN input) */
+            v0 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm));
+            v1 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm));
             d0 = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(v0)); /* lanes 0..3 */
             d1 = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(v0, 1)); /* lanes 4..7 */
             d2 = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(v1)); /* lanes 8..11 */
             d3 = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(v1, 1)); /* lanes 12..15 */
-            if (what == DQ__ST_SQ) { /* the square of -x equals that of |x| */
+            if (what == DQ__ST_SQ) {
                 d0 = simde_mm256_mul_pd(d0, d0);
                 d1 = simde_mm256_mul_pd(d1, d1);
                 d2 = simde_mm256_mul_pd(d2, d2);
@@ -476,7 +505,7 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
 
 /* GCC's AVX-512 intrinsics create "undefined" pass-through vectors by self-initialization,
  * which g++ -Wall reports as maybe-uninitialized once inlined; the values are never read. */
-#if defined(__GNUC__) && !defined(__clang__) && DQ_SIMD >= DQ_SIMD_AVX512
+#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define DQ__POP_MAYBE_UNINIT
@@ -485,7 +514,7 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
 /* ================================================================ AVX-512F
  * Statistics, packing and decoding reuse the AVX2 kernels; the levels are non-negative, so the
  * unsigned conversion (which SIMDe 0.7.4 provides at 512 bits) equals the signed one. */
-#if DQ_SIMD >= DQ_SIMD_AVX512
+#if DQ__HAS_AVX512_KERNELS
 
 static inline simde__m512i dq__draw24__avx512(simde__m512i x, simde__m512i k0, simde__m512i k1) {
     x = simde_mm512_xor_si512(x, k0);
@@ -605,6 +634,23 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
 #undef DQ__POP_MAYBE_UNINIT
 #endif
 
+/* ================================================================ CRC32C with SSE4.2
+ * The crc32 instruction computes the raw CRC32C register update; eight bytes at a time in one
+ * dependency chain (3-cycle latency) gives about 8 bytes per 3 cycles, ample beside the codec. */
+#if defined(SIMDE_X86_SSE4_2_NATIVE)
+static inline uint32_t dq__crc32c__sse42(uint32_t c, const uint8_t *p, size_t n) {
+    uint64_t c64 = c, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8); /* x86 is little-endian: the bytes in memory order */
+        c64 = simde_mm_crc32_u64(c64, w);
+    }
+    c = (uint32_t)c64;
+    for (; n; p++, n--) c = simde_mm_crc32_u8(c, *p);
+    return c;
+}
+#define dq__k_crc32c dq__crc32c__sse42
+#endif
+
 #ifdef __cplusplus
 }
 #endif
@@ -629,6 +675,14 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
 #define dq__k_decode_block dq__decode_block__avx2
 #elif DQ_SIMD == DQ_SIMD_SSE2
 #define DQ__BACKEND "sse2"
+#define dq__k_stats dq__stats__sse2
+#define dq__k_compensate dq__compensate__sse2
+#define dq__k_quant dq__quant__sse2
+#define dq__k_quant_pack dq__quant_pack__sse2
+#define dq__k_pack_block dq__pack_block__sse2
+#define dq__k_decode_block dq__decode_block__sse2
+#elif DQ_SIMD == DQ_SIMD_NEON
+#define DQ__BACKEND "neon"
 #define dq__k_stats dq__stats__sse2
 #define dq__k_compensate dq__compensate__sse2
 #define dq__k_quant dq__quant__sse2

@@ -16,7 +16,8 @@
  * Timing: one warm-up call of the kernel and of its baseline, then R rounds of (kernel,
  * baseline) alternately; the minimum time of each is reported, so both see the same machine
  * state. Every parameter is QSGD with an L2 norm per bucket; rounding is stochastic unless the
- * kernel name ends in -nearest. The input is N(0,1) from a fixed-seed splitmix64 stream.
+ * kernel name ends in -nearest; -crc rows carry the payload checksum (dq_params.checksum), so
+ * they cost the CRC32C pass on top. The input is N(0,1) from a fixed-seed splitmix64 stream.
  * encode-ef passes a residual that carries over from call to call (error feedback in steady
  * state); decode-add uses weight 0.5. Buffers come from malloc, moved up to a 64-byte boundary
  * as a framework's tensors would be, and are touched before timing starts. */
@@ -63,20 +64,23 @@ typedef struct bench_row {
     bench_kind kind;
     unsigned bits;
     dq_rounding rounding;
+    unsigned checksum; /* 1: messages carry the payload CRC32C */
 } bench_row;
 
 /* Execution order = print order. Decoders use the message of a plain encode with the same
  * bits and rounding (re-encoded, untimed, when the previous row left something else). */
 static const bench_row ROWS[] = {
-    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC}, /* the headline row */
-    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC},
-    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC},
-    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC},
-    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST},
-    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC},
-    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC},
-    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC},
-    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC},
+    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u}, /* the headline row */
+    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u},
+    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u},
+    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u},
+    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u},
+    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u},
+    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u},
+    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u},
+    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u},
+    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u},
+    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u},
 };
 #define BENCH_NROWS (sizeof ROWS / sizeof ROWS[0])
 #define BENCH_MAX_BITS 8u /* largest bits in ROWS: sizes the message buffer */
@@ -90,7 +94,7 @@ typedef struct bench_ctx {
     size_t cap, len;
     /* what msg holds: a plain encode with these params, or nothing (msg_ok == 0) */
     int msg_ok;
-    unsigned msg_bits;
+    unsigned msg_bits, msg_checksum;
     dq_rounding msg_rounding;
     float weight;
 } bench_ctx;
@@ -202,6 +206,7 @@ static void row_params(const bench_row *r, dq_params *p) {
     p->seed = 42u;
     p->step = 1u;
     p->stream = 0u;
+    p->checksum = r->checksum;
 }
 
 static dq_status run_kernel(bench_ctx *c, const bench_row *r) {
@@ -238,14 +243,16 @@ static void verify_message(const bench_ctx *c, const bench_row *r) {
     if (c->len != want) die("dq_encode", "message length differs from dq_encoded_size()");
     check(dq_header_read(c->msg, c->len, &h), "dq_header_read");
     if (h.count != c->n || h.bits != r->bits || h.bucket != BENCH_BUCKET || h.msg_size != c->len ||
-        ((h.flags & DQ_FLAG_STOCHASTIC) != 0) != (r->rounding != DQ_ROUND_NEAREST))
+        ((h.flags & DQ_FLAG_STOCHASTIC) != 0) != (r->rounding != DQ_ROUND_NEAREST) ||
+        ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0))
         die("dq_header_read", "header does not match the encode parameters");
 }
 
 /* Make msg hold a plain encode with r's bits and rounding (untimed). */
 static void ensure_message(bench_ctx *c, const bench_row *r) {
     bench_row enc;
-    if (c->msg_ok && c->msg_bits == r->bits && c->msg_rounding == r->rounding) return;
+    if (c->msg_ok && c->msg_bits == r->bits && c->msg_rounding == r->rounding && c->msg_checksum == r->checksum)
+        return;
     enc = *r;
     enc.kind = K_ENCODE;
     check(run_kernel(c, &enc), "dq_encode (message for decoding)");
@@ -253,6 +260,7 @@ static void ensure_message(bench_ctx *c, const bench_row *r) {
     c->msg_ok = 1;
     c->msg_bits = r->bits;
     c->msg_rounding = r->rounding;
+    c->msg_checksum = r->checksum;
 }
 
 /* Warm up once, then R alternating rounds; best (minimum) time of each. */
@@ -281,6 +289,7 @@ static void measure(bench_ctx *c, const bench_row *r, unsigned reps, double *t_k
         c->msg_ok = r->kind == K_ENCODE;
         c->msg_bits = r->bits;
         c->msg_rounding = r->rounding;
+        c->msg_checksum = r->checksum;
     }
     *t_kernel = bk;
     *t_base = bb;

@@ -3,6 +3,7 @@
  * DQ_TEST_ISA names the build (scalar, sse2, avx2, avx512, asan, ...), set by the Makefile. */
 #ifndef DQ_TEST_HARNESS_H
 #define DQ_TEST_HARNESS_H
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,16 +69,16 @@ static inline int dq_t_verbose(void) {
 
 /* Deterministic test data: splitmix64 stream and helpers. */
 typedef struct dq_t_rng { unsigned long long s; } dq_t_rng;
-static unsigned long long dq_t_next(dq_t_rng *r) {
+static inline unsigned long long dq_t_next(dq_t_rng *r) {
     unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 /* uniform in [0,1) with 53 bits */
-static double dq_t_unif(dq_t_rng *r) { return (double)(dq_t_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+static inline double dq_t_unif(dq_t_rng *r) { return (double)(dq_t_next(r) >> 11) * (1.0 / 9007199254740992.0); }
 /* standard normal (Box-Muller, one value per call) */
-static double dq_t_gauss(dq_t_rng *r) {
+static inline double dq_t_gauss(dq_t_rng *r) {
     double u1 = dq_t_unif(r), u2 = dq_t_unif(r);
     if (u1 < 1e-300) u1 = 1e-300;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);

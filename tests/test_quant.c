@@ -594,11 +594,11 @@ static void test_sizes(void) {
     unsigned b, bk;
     gen_port(x, big + 263u, 4242u);
     for (b = 1; b <= 16; b++) {
-        /* n = 0: dq_encode refuses it; the bound is the header alone */
+        /* n = 0: dq_encode refuses it; the bound is the header and the payload checksum */
         dq_params p = mkp(b, DQ_ROUND_NEAREST, DQ_NORM_L2, 512u, 1u, 2u, 3u);
         CHECK(dq_encode(&p, &one, 0, NULL, buf, cap, &len) == DQ_ERR_EMPTY);
         CHECK(dq_encode_block(&p, &one, 0, NULL, buf, cap, &len) == DQ_ERR_EMPTY);
-        CHECK(dq_encode_bound(0, b) == DQ_HEADER_SIZE && DQ_ENCODE_BOUND(0, b) == DQ_HEADER_SIZE);
+        CHECK(dq_encode_bound(0, b) == DQ_HEADER_SIZE + 4u && DQ_ENCODE_BOUND(0, b) == DQ_HEADER_SIZE + 4u);
         for (n = 1; n <= nmax; n++) {
             CHECK(dq_encode_bound(n, b) >= dq_encode_bound(n - 1u, b));
             if (b > 1) CHECK(dq_encode_bound(n, b) >= dq_encode_bound(n, b - 1u));
@@ -907,7 +907,7 @@ static void test_frozen_hashes(void) {
 static void test_message_norm2(void) {
     dq_t_rng r = {4242};
     static const uint32_t buckets[] = {8, 512, DQ_BUCKET_WHOLE};
-    size_t n = 3001, i, len;
+    size_t n = 3001, i, len = 0;
     float *x = (float *)malloc(n * sizeof(float));
     uint8_t *m = (uint8_t *)malloc(dq_encode_bound(n, 16));
     unsigned k;

@@ -13,85 +13,15 @@
 #include <math.h>
 
 /* ---------------------------------------------------------------- kernel tables */
-#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD)
-#if DQ_SIMD >= DQ_SIMD_SSE2
-#define T_SSE2 1
+#include "simd_kernels.h"
+#define T_SSE2 KS_SSE2
+#define T_AVX2 KS_AVX2
+#define T_AVX512 KS_AVX512
+#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD) && DQ_SIMD == DQ_SIMD_NEON
+#define T_NEON 1
+#else
+#define T_NEON 0
 #endif
-#if DQ_SIMD >= DQ_SIMD_AVX2
-#define T_AVX2 1
-#endif
-#if DQ_SIMD >= DQ_SIMD_AVX512
-#define T_AVX512 1
-#endif
-#endif
-#ifndef T_SSE2
-#define T_SSE2 0
-#endif
-#ifndef T_AVX2
-#define T_AVX2 0
-#endif
-#ifndef T_AVX512
-#define T_AVX512 0
-#endif
-
-typedef void (*stats_fn)(const float *, const float *, size_t, unsigned, dq__stats *);
-typedef void (*comp_fn)(const float *, float *, size_t);
-typedef void (*quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, float *);
-typedef void (*pack_fn)(const uint32_t *, unsigned, uint8_t *);
-typedef void (*dec_fn)(const uint8_t *, unsigned, const float *, float, int, float *);
-
-typedef struct { const char *name; stats_fn fn; } stats_k;
-typedef struct { const char *name; comp_fn fn; } comp_k;
-typedef struct { const char *name; quant_fn fn; } quant_k;
-typedef struct { const char *name; pack_fn fn; } pack_k;
-typedef struct { const char *name; dec_fn fn; } dec_k;
-
-static const stats_k STATS_K[] = {
-#if T_SSE2
-    {"sse2", dq__stats__sse2},
-#endif
-#if T_AVX2
-    {"avx2", dq__stats__avx2},
-#endif
-    {NULL, NULL}};
-static const comp_k COMP_K[] = {
-#if T_SSE2
-    {"sse2", dq__compensate__sse2},
-#endif
-#if T_AVX2
-    {"avx2", dq__compensate__avx2},
-#endif
-#if T_AVX512
-    {"avx512", dq__compensate__avx512},
-#endif
-    {NULL, NULL}};
-static const quant_k QUANT_K[] = {
-#if T_SSE2
-    {"sse2", dq__quant__sse2},
-#endif
-#if T_AVX2
-    {"avx2", dq__quant__avx2},
-#endif
-#if T_AVX512
-    {"avx512", dq__quant__avx512},
-#endif
-    {NULL, NULL}};
-static const pack_k PACK_K[] = {
-#if T_SSE2
-    {"sse2", dq__pack_block__sse2},
-#endif
-#if T_AVX2
-    {"avx2", dq__pack_block__avx2},
-#endif
-    {NULL, NULL}};
-static const dec_k DEC_K[] = {
-#if T_SSE2
-    {"sse2", dq__decode_block__sse2},
-#endif
-#if T_AVX2
-    {"avx2", dq__decode_block__avx2},
-#endif
-    {NULL, NULL}};
 
 /* ---------------------------------------------------------------- buffers */
 #define GUARD 32u /* guard bytes before and after every output region */
@@ -410,19 +340,6 @@ static void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, u
 }
 
 /* ---------------------------------------------------------------- quant + pack (fused) */
-typedef void (*qpack_fn)(const dq__qctx *, const float *, float *, uint8_t *);
-typedef struct { const char *name; qpack_fn fn; } qpack_k;
-static const qpack_k QPACK_K[] = {
-#if T_SSE2
-    {"sse2", dq__quant_pack__sse2},
-#endif
-#if T_AVX2
-    {"avx2", dq__quant_pack__avx2},
-#endif
-#if T_AVX512
-    {"avx512", dq__quant_pack__avx512},
-#endif
-    {NULL, NULL}};
 
 /* The fused kernels against the scalar composition (quantize then pack): packed bytes and
  * residuals bit for bit, nothing written past the 32*b bytes, every width and rounding, with
@@ -811,12 +728,14 @@ static void test_decode_block(void) {
 /* ---------------------------------------------------------------- backend */
 static void test_backend(void) {
     const char *isa = DQ_TEST_ISA, *be = dq_simd_backend();
-    const char *expect = T_AVX512 ? "avx512" : T_AVX2 ? "avx2" : T_SSE2 ? "sse2" : "scalar";
+    const char *expect = T_AVX512 ? "avx512" : T_AVX2 ? "avx2" : T_NEON ? "neon" : T_SSE2 ? "sse2" : "scalar";
     CHECK(be != NULL && be[0] != '\0');
     if (!be) return;
     CHECKF(strcmp(be, expect) == 0, "dq_simd_backend()=%s but this TU defines the %s kernels", be, expect);
     if (!strcmp(isa, "scalar") || !strcmp(isa, "sse2") || !strcmp(isa, "avx2") || !strcmp(isa, "avx512"))
         CHECKF(strcmp(isa, be) == 0, "build %s reports backend %s", isa, be);
+    if (!strcmp(isa, "arm-scalar") || !strcmp(isa, "arm-neon"))
+        CHECKF(strcmp(isa + 4, be) == 0, "build %s reports backend %s", isa, be);
     /* the selected kernels are the ones the backend name promises */
 #if T_AVX512
     CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__avx2);

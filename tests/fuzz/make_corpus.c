@@ -1,20 +1,27 @@
-/* make_corpus.c - writes the seed corpus of the fuzz targets into corpus/decode and
- * corpus/roundtrip (run from tests/fuzz: cc -I../.. make_corpus.c -lm && ./a.out).
+/* make_corpus.c - writes the seed corpus of the fuzz targets into corpus/decode,
+ * corpus/roundtrip, corpus/simd and corpus/ckpt (run from tests/fuzz: cc -I../.. make_corpus.c -lm && ./a.out).
  * Seeds: valid messages over widths, buckets, roundings and lengths (including a tail and
- * several buckets), and round-trip inputs (8 parameter bytes, then float32 values). */
+ * several buckets), round-trip inputs (8 parameter bytes, then float32 values), and kernel
+ * choices for fuzz_simd.c (its parameter bytes; the values come from its generator, or follow
+ * as float32 in raw mode). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dqsgd.h"
 
-static int put(const char *dir, int k, const void *p, size_t n) {
-    char name[64];
+static int put_name(const char *dir, const char *file, const void *p, size_t n) {
+    char name[96];
     FILE *f;
-    snprintf(name, sizeof name, "corpus/%s/seed-%02d", dir, k);
+    snprintf(name, sizeof name, "corpus/%s/%s", dir, file);
     f = fopen(name, "wb");
     if (!f || fwrite(p, 1, n, f) != n) return 1;
     return fclose(f) != 0;
+}
+static int put(const char *dir, int k, const void *p, size_t n) {
+    char file[32];
+    snprintf(file, sizeof file, "seed-%02d", k);
+    return put_name(dir, file, p, n);
 }
 
 int main(void) {
@@ -45,6 +52,92 @@ int main(void) {
         in[3] = 9;
         memcpy(in + 8, x + 7 * i, 4 * 40);
         r |= put("roundtrip", k++, in, sizeof in);
+    }
+    /* fuzz_simd.c: byte 0 = kernel (0 stats, 1 compensate, 2 quant, 3 quant_pack, 4 pack_block,
+     * 5 decode_block, 6 crc32c), byte 1 bit 0 = raw values; the rest as its fz_* functions read. */
+    {
+#define S(...) {sizeof((const uint8_t[]){__VA_ARGS__}), {__VA_ARGS__}}
+        static const struct {
+            size_t n;
+            uint8_t b[16];
+        } simd[] = {
+            S(0, 0, 0x00, 0x2C, 0x01, 0x00),             /* stats: sum of squares, n 300 */
+            S(0, 0, 0x0D, 0x4F, 0x35),                   /* sum of |x + e|, n 79, offsets 5/3 */
+            S(0, 0, 0x06, 0xA1, 0x04, 0x7F),             /* max of x + e, n 1185 */
+            S(0, 1, 0x0B, 0x21, 0x10),                   /* all three, raw bits, n 33 */
+            S(1, 0, 0x00, 0x58, 0x02, 0x12),             /* compensate, n 600 */
+            S(1, 0, 0x03, 0x11, 0x00),                   /* in place (x == e), n 17 */
+            S(1, 1, 0x02, 0x40, 0xF3),                   /* raw bits, n 64 */
+            S(2, 0, 0x40, 0x00, 0x4F, 0x00, 0x0A),       /* quant: 1 bit stochastic, L2 scale of the data */
+            S(2, 0, 0x51, 0x02, 0x21, 0x31, 0x01),       /* 2 bits nearest, in place, inv = 2^k */
+            S(2, 0, 0x43, 0x01, 0x3F, 0x07, 0x09),       /* 4 bits, separate residual, scale in (0, 100) */
+            S(2, 0, 0x57, 0x00, 0x10, 0x11, 0x07),       /* 8 bits nearest, scale FLT_MAX */
+            S(2, 0, 0x2F, 0x02, 0x00, 0x02, 0x0F, 0x0A), /* 16 bits, max norm of the data, n 512 */
+            S(2, 0, 0x50, 0x02, 0x08, 0x40, 0x0B),       /* 1 bit nearest: mean scale (scaled sign) */
+            S(2, 0, 0x45, 0x01, 0x30, 0x99, 0x05, 1, 2, 3, 4, 5, 6, 7, 8, 0x01), /* index wraps */
+            S(2, 1, 0x4B, 0x00, 0x20, 0x00, 0x03, 0x00, 0x00, 0x80, 0x3F),      /* raw values, raw scale 1 */
+            S(3, 0, 0x00, 0x00, 0x00, 0x0A),             /* quant_pack: 1 bit stochastic, data scale */
+            S(3, 0, 0x12, 0x02, 0x11, 0x01),             /* 3 bits nearest, in place */
+            S(3, 0, 0x03, 0x01, 0x26, 0x08),             /* 4 bits, separate residual, scale 2^126 */
+            S(3, 0, 0x17, 0x02, 0x3C, 0x02),             /* 8 bits nearest, inv = 2^k */
+            S(3, 0, 0x2F, 0x00, 0x0F, 0x0C),             /* 16 bits, max norm */
+            S(3, 1, 0x0B, 0x02, 0x00, 0x07),             /* 12 bits, raw values, scale FLT_MAX */
+            S(4, 0, 0x50, 0x00, 0x00),                   /* pack_block: 1 bit, random codes */
+            S(4, 0, 0x32, 0x25, 0x07),                   /* 3 bits, one bit per code */
+            S(4, 0, 0x66, 0x13, 0x09),                   /* 7 bits */
+            S(4, 0, 0x0F, 0x00, 0x00),                   /* 16 bits, all ones */
+            S(4, 0, 0x4C, 0x31, 0xC8),                   /* 13 bits, one code set */
+            S(5, 0, 0x10, 0x00, 0x00),                   /* decode_block: 1 bit, add, w 0.3 */
+            S(5, 0, 0x03, 0x05, 0x01),                   /* 4 bits, decode, w 1 */
+            S(5, 0, 0x3A, 0x22, 0xF0),                   /* 11 bits, add, one step, w Inf */
+            S(5, 0, 0xDF, 0xC1, 0xE0),                   /* 16 bits, add, any w, misaligned */
+            S(5, 1, 0x17, 0x00, 0xF2),                   /* 8 bits, add, w NaN, raw accumulator */
+            S(6, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x87, 0x13), /* crc32c: 4999 bytes */
+            S(6, 0, 0x00, 0x00, 0x00, 0x00, 0x0D, 0x25),       /* 37 bytes at offset 3 */
+        };
+#undef S
+        /* sum of squares of 16 raw values, the first a NaN with the sign bit set: the AVX2 kernel
+         * once squared x, not |x|, and returned -NaN where the scalar one returns +NaN */
+        uint8_t nan_sign[5 + 64] = {0, 1, 0x08, 16, 0};
+        const float one = 1.0f;
+        size_t s;
+        for (s = 0; s < 16; s++) memcpy(nan_sign + 5 + 4 * s, &one, 4);
+        nan_sign[5 + 2] = 0xC0;
+        nan_sign[5 + 3] = 0xFF; /* 0xFFC00000 little-endian */
+        for (s = 0; s < sizeof simd / sizeof simd[0]; s++) r |= put("simd", k++, simd[s].b, simd[s].n);
+        r |= put_name("simd", "regress-stats-nan-sign", nan_sign, sizeof nan_sign);
+    }
+    { /* a message with the payload checksum (flags bit 1) */
+        dq_params p;
+        memset(&p, 0, sizeof p);
+        p.bits = 3;
+        p.bucket = 64;
+        p.checksum = 1;
+        r |= dq_encode(&p, x, 300, NULL, m, sizeof m, &len) != DQ_OK || put_name("decode", "checksum", m, len);
+    }
+    { /* checkpoints: a residual, scheduler states of two modes, one mid-run */
+        static uint8_t ck[DQ_SCHED_SAVE_SIZE];
+        dq_sched_params sp;
+        dq_sched s;
+        size_t len = 0, j;
+        unsigned b = 0;
+        r |= dq_residual_save(x, 10, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 0, ck, len);
+        memset(&sp, 0, sizeof sp);
+        sp.steps = 100;
+        sp.dim = 1000;
+        sp.window = 4;
+        sp.norm_prior = 1.0;
+        sp.budget_bits = 100.0 * dq_message_bits(1000, 4, 0);
+        r |= dq_sched_init(&s, &sp) != DQ_OK || dq_sched_save(&s, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 1, ck, len);
+        for (j = 0; j < 7; j++)
+            r |= dq_sched_next(&s, &b) != DQ_OK || dq_sched_update(&s, 1.0 / (double)(j + 1), 0.0, 4000.0) != DQ_OK;
+        r |= dq_sched_save(&s, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 2, ck, len);
+        memset(&sp, 0, sizeof sp);
+        sp.mode = DQ_SCHED_INCREASING;
+        sp.steps = 10;
+        sp.dim = 50;
+        r |= dq_sched_init(&s, &sp) != DQ_OK || dq_sched_update(&s, 2.0, 0.7, 100.0) != DQ_OK ||
+             dq_sched_save(&s, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 3, ck, len);
     }
     return r;
 }

@@ -1,0 +1,572 @@
+/* make_golden.c - writes the golden files of the wire format (doc/FORMAT.md section 14) into
+ * tests/golden/v<DQ_FORMAT_VERSION>. Not run by `make test`; tests/test_golden.c reads what
+ * it wrote. From the repository root, with the scalar reference:
+ *
+ *     cc -std=c99 -ffp-contract=off -O2 -DDQ_NO_SIMD -I. tests/golden/make_golden.c -o /tmp/make_golden
+ *     /tmp/make_golden [-n] [DIR]        DIR defaults to tests/golden/v<DQ_FORMAT_VERSION>
+ *
+ * Frozen files never change. The generator builds every case in memory, compares each one
+ * with the file already on disk and refuses (exit 1, nothing written) if any existing file
+ * differs; otherwise it writes only the files that are missing, and extends MANIFEST only by
+ * appending lines to it. -n checks without writing (exit 1 if anything is missing or differs).
+ *
+ * Adding cases: append to the end of add_cases() (never reorder, rename or change a case:
+ * the manifest must stay a prefix of what the generator writes), re-run, then raise
+ * k_min_cases in tests/test_golden.c. A case that needs a new encoder parameter (say a flag)
+ * gets a new manifest key that is printed only when it differs from its default, so that the
+ * lines already frozen stay byte-identical; teach tests/test_golden.c the key (it rejects
+ * keys it does not know). A format change that alters any existing file gets a new format
+ * version and a new directory v<N>; the old directory stays and keeps decoding.
+ *
+ * Inputs are built from integer arithmetic only (an integer hash gives sign, exponent and
+ * mantissa bits of each float; small integers are scaled by exact powers of two), so the
+ * generator reproduces them on any platform without libm. Every message is also decoded by
+ * an independent decoder written from doc/FORMAT.md (spec_decode below) and must agree with
+ * dq_decode; error-feedback residuals are checked against the rule of section 6.6. */
+#if defined(__unix__) || defined(__APPLE__)
+#define _POSIX_C_SOURCE 200809L
+#include <sys/stat.h>
+#define GOLDEN_MKDIR(d) mkdir((d), 0777)
+#else
+#define GOLDEN_MKDIR(d) (-1)
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqsgd.h"
+
+/* ---------------------------------------------------------------- inputs from integers */
+enum input_kind {
+    IN_MIXED,    /* hash-built floats over 2^(eshift-6) .. 2^(eshift+3), 1/64 +0.0, 1/64 -0.0 */
+    IN_GRID,     /* ((37 i + iseed) mod 17 - 8) / 8: exact, many ties (FORMAT.md 13.2 for iseed 0) */
+    IN_SPECIAL,  /* 40-element regions: mixed, zeros, denormals, flushed, barely kept, huge, ... */
+    IN_ZERO,     /* all +0.0 */
+    IN_NEGZERO,  /* all -0.0 */
+    IN_DENORMAL, /* all subnormal, random signs */
+    IN_FMT12     /* the ten values of FORMAT.md section 12 */
+};
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static uint64_t hash2(uint32_t seed, size_t i) {
+    return mix64(((uint64_t)seed << 32) ^ (0x9E3779B97F4A7C15ull * ((uint64_t)i + 1u)));
+}
+static float from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint32_t to_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+/* sign bit from z, biased exponent field e (clamped to 1..254), 23 mantissa bits from z */
+static float make_float(uint64_t z, int e) {
+    uint32_t sign = (uint32_t)(z >> 63) << 31, mant = (uint32_t)(z >> 20) & 0x7FFFFFu;
+    if (e < 1) e = 1;
+    if (e > 254) e = 254;
+    return from_bits(sign | (uint32_t)e << 23 | mant);
+}
+static float mixed_val(uint32_t iseed, size_t i, int eshift) {
+    uint64_t z = hash2(iseed, i);
+    if ((z & 63u) == 0u) return from_bits(0u);
+    if ((z & 63u) == 1u) return from_bits(0x80000000u);
+    return make_float(z, 127 - 6 + (int)((z >> 8) % 9u) + eshift);
+}
+static float special_val(uint32_t iseed, size_t i) {
+    uint64_t z = hash2(iseed, i);
+    uint32_t sign = (uint32_t)(z >> 63) << 31;
+    switch ((i / 40u) % 8u) {
+    case 0: return mixed_val(iseed, i, 0);
+    case 1: return from_bits(0u);                                               /* zero bucket */
+    case 2: return from_bits(sign | (((uint32_t)(z >> 20) & 0x7FFFFFu) | 1u)); /* subnormals */
+    case 3: return make_float(z, 12 + (int)((z >> 8) % 6u)); /* 2^-115..2^-110: scale flushed to 0 */
+    case 4: return make_float(z, 28 + (int)((z >> 8) % 2u)); /* 2^-99..2^-97: scale just kept */
+    case 5: return make_float(z, 244 + (int)((z >> 8) % 3u)); /* 2^117..2^120: large scale */
+    case 6: return i % 40u == 17u ? from_bits(sign | 0x3FC00000u) : from_bits(0x80000000u); /* -0.0, one 1.5 */
+    default: return make_float(z, 67 + (int)((z >> 8) % 80u)); /* 2^-60..2^20 in one bucket */
+    }
+}
+static void make_input(int kind, uint32_t iseed, int eshift, float *x, size_t n) {
+    static const float fmt12[10] = {1.5f, -0.625f, 0.125f, -1.75f, 1.0f, 0.5f, -0.375f, 0.75f, -1.125f, -0.25f};
+    size_t i;
+    for (i = 0; i < n; i++) {
+        switch (kind) {
+        case IN_MIXED: x[i] = mixed_val(iseed, i, eshift); break;
+        case IN_GRID: x[i] = (float)((int)((37u * i + iseed) % 17u) - 8) / 8.0f; break;
+        case IN_SPECIAL: x[i] = special_val(iseed, i); break;
+        case IN_ZERO: x[i] = from_bits(0u); break;
+        case IN_NEGZERO: x[i] = from_bits(0x80000000u); break;
+        case IN_DENORMAL: {
+            uint64_t z = hash2(iseed, i);
+            x[i] = from_bits((uint32_t)(z >> 63) << 31 | (((uint32_t)(z >> 20) & 0x7FFFFFu) | 1u));
+            break;
+        }
+        default: x[i] = fmt12[i % 10u]; break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- the cases */
+typedef struct gcase {
+    char name[48];
+    size_t n;
+    unsigned bits;
+    uint32_t bucket; /* DQ_BUCKET_WHOLE or a multiple of 8 */
+    int nearest, maxnorm, ef;
+    uint64_t seed, step;
+    uint32_t stream;
+    int kind, eshift; /* input; the residual (ef) is IN_SPECIAL for special inputs, else IN_MIXED */
+    uint32_t iseed;   /* at eshift - 3 with seed iseed + 0x5EED */
+    int checksum;     /* payload checksum (flag bit 1); manifest key only when set */
+} gcase;
+
+#define MAX_CASES 256
+static gcase g_cases[MAX_CASES];
+static size_t g_ncases;
+
+static void add(const char *name, size_t n, unsigned bits, uint32_t bucket, int nearest, int maxnorm, uint64_t seed,
+                uint64_t step, uint32_t stream, int ef, int kind, int eshift, uint32_t iseed) {
+    gcase *c;
+    if (g_ncases == MAX_CASES || strlen(name) >= sizeof c->name) {
+        fprintf(stderr, "make_golden: too many cases or name too long: %s\n", name);
+        exit(2);
+    }
+    c = &g_cases[g_ncases++];
+    memset(c, 0, sizeof *c);
+    strcpy(c->name, name);
+    c->n = n;
+    c->bits = bits;
+    c->bucket = bucket;
+    c->nearest = nearest;
+    c->maxnorm = maxnorm;
+    c->seed = seed;
+    c->step = step;
+    c->stream = stream;
+    c->ef = ef;
+    c->kind = kind;
+    c->eshift = eshift;
+    c->iseed = iseed;
+}
+
+#define W DQ_BUCKET_WHOLE
+#define ST 0
+#define NR 1
+#define L2 0
+#define MX 1
+
+/* Append only: frozen cases are identified by their position in this list and their name. */
+static void add_cases(void) {
+    static const uint32_t sweep_buckets[5] = {8u, 40u, 64u, 264u, W};
+    unsigned b, r, m;
+    char name[48];
+    /* every width with both roundings and both norms: all four combinations at 1 and 16 bits,
+     * (stochastic, nearest) x (l2, max) paired the two ways in turn at 2..15 bits; n = 257..296
+     * (a full block and a tail of 1..40 codes), the bucket cycles over 8, 40, 64, 264, whole */
+    for (b = 1; b <= 16; b++)
+        for (r = 0; r < 2; r++)
+            for (m = 0; m < 2; m++) {
+                unsigned k = 4u * b + 2u * r + m;
+                if (b != 1u && b != 16u && m != ((b + r) & 1u)) continue;
+                snprintf(name, sizeof name, "w%02u_%s_%s", b, r ? "nearest" : "stoch", m ? "max" : "l2");
+                add(name, 257u + (size_t)((k * 23u) % 40u), b, sweep_buckets[k % 5u], (int)r, (int)m, 1000u + k,
+                    7u * k + 1u, 3u + k, 0, IN_MIXED, 0, k);
+            }
+    /* the worked example and check values of doc/FORMAT.md sections 12 and 13.2 */
+    add("format12_nearest", 10, 3, W, NR, L2, 42, 7, 3, 0, IN_FMT12, 0, 0);
+    add("format12_stoch", 10, 3, W, ST, L2, 42, 7, 3, 0, IN_FMT12, 0, 0);
+    add("format13_A", 300, 5, 64, ST, L2, 1, 2, 3, 0, IN_GRID, 0, 0);
+    add("format13_B", 300, 1, W, NR, L2, 1, 2, 3, 0, IN_GRID, 0, 0);
+    add("format13_C", 300, 16, 256, NR, MX, 0, 0, 0, 0, IN_GRID, 0, 0);
+    add("format13_D", 300, 1, 8, ST, L2, 5, 0, 0, 0, IN_GRID, 0, 0);
+    /* buckets */
+    add("bucket8", 520, 3, 8, ST, L2, 11, 12, 13, 0, IN_MIXED, 0, 101);
+    add("bucket40", 400, 5, 40, NR, L2, 21, 22, 23, 0, IN_MIXED, 0, 102);
+    add("bucket264", 600, 6, 264, ST, MX, 31, 32, 33, 0, IN_MIXED, 0, 103);
+    add("bucket512_n3000", 3000, 4, 512, ST, L2, 41, 42, 43, 0, IN_MIXED, 0, 104);
+    add("bucket512_nearest_max", 1100, 2, 512, NR, MX, 51, 52, 53, 0, IN_MIXED, 0, 105);
+    add("bucket_whole", 600, 7, W, ST, L2, 61, 62, 63, 0, IN_MIXED, 0, 106);
+    add("bucket_whole_nearest_max", 500, 12, W, NR, MX, 71, 72, 73, 0, IN_MIXED, 0, 107);
+    add("bucket_above_n", 100, 4, 512, ST, L2, 81, 82, 83, 0, IN_MIXED, 0, 108);
+    /* counts */
+    add("count1", 1, 4, 8, ST, L2, 91, 92, 93, 0, IN_MIXED, 0, 109);
+    add("count1_b1_nearest", 1, 1, W, NR, L2, 91, 92, 93, 0, IN_MIXED, 0, 110);
+    add("count1_b16_max", 1, 16, 512, NR, MX, 91, 92, 93, 0, IN_MIXED, 0, 111);
+    add("count7", 7, 5, 8, NR, L2, 94, 95, 96, 0, IN_MIXED, 0, 112);
+    add("count7_b1_stoch", 7, 1, W, ST, L2, 94, 95, 96, 0, IN_MIXED, 0, 113);
+    add("count256", 256, 7, 256, ST, L2, 97, 98, 99, 0, IN_MIXED, 0, 114);
+    add("count512", 512, 9, 512, NR, MX, 97, 98, 99, 0, IN_MIXED, 0, 115);
+    add("count768_b16", 768, 16, 64, ST, L2, 97, 98, 99, 0, IN_MIXED, 0, 116);
+    /* ties (exact grid input) */
+    add("grid_nearest_b2_max", 300, 2, 64, NR, MX, 1, 1, 1, 0, IN_GRID, 0, 5);
+    add("grid_nearest_b4", 300, 4, 40, NR, L2, 1, 1, 1, 0, IN_GRID, 0, 9);
+    /* zeros, subnormals, scales flushed to zero, tiny and huge scales */
+    add("special_b4_stoch", 320, 4, 40, ST, L2, 201, 202, 203, 0, IN_SPECIAL, 0, 201);
+    add("special_b3_nearest_max", 320, 3, 40, NR, MX, 204, 205, 206, 0, IN_SPECIAL, 0, 202);
+    add("special_b16_nearest", 320, 16, 40, NR, L2, 207, 208, 209, 0, IN_SPECIAL, 0, 203);
+    add("special_b1_stoch_bucket8", 320, 1, 8, ST, L2, 210, 211, 212, 0, IN_SPECIAL, 0, 204);
+    add("special_b1_nearest", 320, 1, 40, NR, L2, 213, 214, 215, 0, IN_SPECIAL, 0, 205);
+    add("special_b8_whole_max", 320, 8, W, ST, MX, 216, 217, 218, 0, IN_SPECIAL, 0, 206);
+    add("zeros", 300, 4, 64, ST, L2, 301, 302, 303, 0, IN_ZERO, 0, 0);
+    add("negzeros_b1_stoch", 100, 1, 16, ST, L2, 304, 305, 306, 0, IN_NEGZERO, 0, 0);
+    add("negzeros_b1_nearest", 100, 1, 16, NR, L2, 304, 305, 306, 0, IN_NEGZERO, 0, 0);
+    add("denormals", 300, 6, 8, NR, MX, 307, 308, 309, 0, IN_DENORMAL, 0, 301);
+    add("scale_flushed", 300, 5, 40, ST, L2, 310, 311, 312, 0, IN_MIXED, -112, 302);
+    add("scale_small", 300, 8, 64, ST, L2, 313, 314, 315, 0, IN_MIXED, -90, 303);
+    add("scale_large", 300, 8, 64, NR, MX, 316, 317, 318, 0, IN_MIXED, 110, 304);
+    /* the dither key: zero, and large seed, step and stream */
+    add("key_zero", 300, 4, 512, ST, L2, 0, 0, 0, 0, IN_MIXED, 0, 401);
+    add("key_max", 300, 6, 64, ST, L2, 0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFEull, 0xFFFFFFFFu, 0, IN_MIXED, 0, 402);
+    add("key_large", 300, 2, 40, ST, MX, 0x8000000000000001ull, 0x0123456789ABCDEFull, 0x80000000u, 0, IN_MIXED, 0,
+        403);
+    add("key_step_2e40", 300, 3, 8, ST, L2, 0, 1ull << 40, 0, 0, IN_MIXED, 0, 404);
+    /* error feedback */
+    add("ef_b4_stoch", 600, 4, 512, ST, L2, 501, 502, 503, 1, IN_MIXED, 0, 501);
+    add("ef_b1_nearest", 400, 1, 64, NR, L2, 504, 505, 506, 1, IN_MIXED, 0, 502);
+    add("ef_b1_stoch", 300, 1, 8, ST, L2, 507, 508, 509, 1, IN_MIXED, 0, 503);
+    add("ef_b8_nearest_max_whole", 300, 8, W, NR, MX, 510, 511, 512, 1, IN_MIXED, 0, 504);
+    add("ef_b2_stoch_special", 320, 2, 40, ST, L2, 513, 514, 515, 1, IN_SPECIAL, 0, 505);
+    add("ef_b16_stoch_bucket264", 600, 16, 264, ST, L2, 516, 517, 518, 1, IN_MIXED, 0, 506);
+    add("ef_b3_nearest_tail", 263, 3, 8, NR, L2, 519, 520, 521, 1, IN_MIXED, 0, 507);
+    /* the payload checksum (flags bit 1, FORMAT.md 3.4), added in library 0.2.0 */
+    add("checksum_b4_n3000", 3000, 4, 512, ST, L2, 601, 602, 603, 0, IN_MIXED, 0, 601);
+    g_cases[g_ncases - 1u].checksum = 1;
+    add("checksum_b1_nearest_tail", 300, 1, 8, NR, L2, 604, 605, 606, 0, IN_MIXED, 0, 602);
+    g_cases[g_ncases - 1u].checksum = 1;
+    add("checksum_b16_max_whole_ef", 263, 16, W, ST, MX, 607, 608, 609, 1, IN_MIXED, 0, 603);
+    g_cases[g_ncases - 1u].checksum = 1;
+    /* new cases go here, at the end */
+}
+
+/* ---------------------------------------------------------------- independent decoder
+ * Written from doc/FORMAT.md sections 4, 5 and 8 without the library's code. */
+static uint32_t ld32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t ld64(const uint8_t *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
+
+static uint32_t spec_crc32c(const uint8_t *p, size_t n) { /* FORMAT.md 3.3, bitwise */
+    uint32_t c = 0xFFFFFFFFu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        for (k = 0; k < 8; k++) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
+static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect) {
+    unsigned b = m[7], e, ck = (m[10] >> 1) & 1u;
+    uint64_t n = ld64(m + 16), B = ld32(m + 12), nb, F, T, i, tail_bytes, q;
+    const uint8_t *scales, *payload;
+    uint32_t s;
+    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || b < 1 || b > 16) return 1;
+    if (B == 0) B = n;
+    nb = (n + B - 1) / B;
+    if (len != 48 + 4 * nb + (n * b + 7) / 8 + 4 * ck) return 1;
+    if (ck && ld32(m + len - 4) != spec_crc32c(m + 48, len - 52)) return 1; /* FORMAT.md 3.4 */
+    scales = m + 48;
+    payload = scales + 4 * nb;
+    s = b >= 2 ? (1u << (b - 1)) - 1u : 1u;
+    F = n / 256;
+    T = n % 256;
+    tail_bytes = (T * b + 7) / 8;
+    for (q = T * b; q < 8 * tail_bytes; q++) /* padding must be zero */
+        if (payload[32 * b * F + q / 8] >> (q % 8) & 1u) return 1;
+    for (i = 0; i < n; i++) {
+        uint32_t code = 0, u = ld32(scales + 4 * (i / B)), level, sign;
+        float scale, step, v;
+        if (u > 0x7E800000u) return 1;
+        scale = from_bits(u);
+        if (i < 256 * F) { /* lane bit stream: bit p of S_L is bit p%32 of W[L][p/32] */
+            uint64_t k = i / 256, mm = i % 256, L = mm % 8, r = mm / 8;
+            const uint8_t *blk = payload + 32 * b * k;
+            for (e = 0; e < b; e++) {
+                uint64_t p = r * b + e, j = p / 32;
+                code |= (ld32(blk + 4 * (8 * j + L)) >> (p % 32) & 1u) << e;
+            }
+        } else { /* plain LSB-first bit stream */
+            const uint8_t *tail = payload + 32 * b * F;
+            uint64_t t = i - 256 * F;
+            for (e = 0; e < b; e++) {
+                uint64_t p = t * b + e;
+                code |= (uint32_t)(tail[p / 8] >> (p % 8) & 1u) << e;
+            }
+        }
+        level = b >= 2 ? code & s : 1u;
+        sign = code >> (b - 1);
+        step = b >= 2 ? scale / (float)s : scale;
+        v = (float)level * step;
+        out[i] = sign ? -v : v;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- files */
+typedef struct gfile {
+    char path[600];
+    uint8_t *data;
+    size_t len;
+} gfile;
+static gfile g_files[6 * MAX_CASES];
+static size_t g_nfiles;
+
+static void put(const char *dir, const char *name, const char *ext, const void *data, size_t len) {
+    gfile *f = &g_files[g_nfiles++];
+    int k = snprintf(f->path, sizeof f->path, "%s/%s%s", dir, name, ext);
+    if (k < 0 || (size_t)k >= sizeof f->path) {
+        fprintf(stderr, "make_golden: path too long\n");
+        exit(2);
+    }
+    f->data = (uint8_t *)malloc(len ? len : 1u);
+    if (!f->data) exit(2);
+    memcpy(f->data, data, len);
+    f->len = len;
+}
+static void put_floats(const char *dir, const char *name, const char *ext, const float *x, size_t n) {
+    uint8_t *b = (uint8_t *)malloc(4 * n);
+    size_t i;
+    if (!b) exit(2);
+    for (i = 0; i < n; i++) {
+        uint32_t u = to_bits(x[i]);
+        b[4 * i] = (uint8_t)u;
+        b[4 * i + 1] = (uint8_t)(u >> 8);
+        b[4 * i + 2] = (uint8_t)(u >> 16);
+        b[4 * i + 3] = (uint8_t)(u >> 24);
+    }
+    put(dir, name, ext, b, 4 * n);
+    free(b);
+}
+/* Whole file, or NULL when it cannot be opened. */
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    size_t cap = 0, got;
+    *len = 0;
+    if (!f) return NULL;
+    for (;;) {
+        if (*len == cap) {
+            uint8_t *nb = (uint8_t *)realloc(buf, cap = cap ? 2 * cap : 65536u);
+            if (!nb) exit(2);
+            buf = nb;
+        }
+        got = fread(buf + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "make_golden: read error on %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    return buf;
+}
+static int write_file(const char *path, const uint8_t *data, size_t len, const char *mode) {
+    FILE *f = fopen(path, mode);
+    if (!f) return 1;
+    if (fwrite(data, 1, len, f) != len) {
+        fclose(f);
+        return 1;
+    }
+    return fclose(f) != 0;
+}
+
+/* ---------------------------------------------------------------- main */
+static char g_manifest[64 * 1024];
+static size_t g_mlen;
+static void mprintf_line(const gcase *c) {
+    int k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen,
+                     "%s n=%lu scheme=qsgd coder=fixed bits=%u bucket=", c->name, (unsigned long)c->n, c->bits);
+    if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
+    g_mlen += (size_t)k;
+    if (c->bucket == DQ_BUCKET_WHOLE)
+        k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen, "whole");
+    else
+        k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen, "%lu", (unsigned long)c->bucket);
+    if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
+    g_mlen += (size_t)k;
+    k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen,
+                 " rounding=%s norm=%s seed=%llu step=%llu stream=%lu ef=%d%s\n", c->nearest ? "nearest" : "stochastic",
+                 c->maxnorm ? "max" : "l2", (unsigned long long)c->seed, (unsigned long long)c->step,
+                 (unsigned long)c->stream, c->ef, c->checksum ? " checksum=1" : "");
+    if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
+    g_mlen += (size_t)k;
+}
+
+#define MANIFEST_HEAD \
+    "# dqsgd golden messages, wire format version %d (doc/FORMAT.md section 14).\n" \
+    "# Frozen: written by tests/golden/make_golden.c, which only appends lines; never edit one.\n" \
+    "# One case per line: NAME key=value ... Files: NAME.in (input), NAME.dqsg (message),\n" \
+    "# NAME.out (dq_decode output), and with ef=1 NAME.res / NAME.resout (residual before/after);\n" \
+    "# floats are float32 little-endian. Keys: n elements; scheme qsgd; coder fixed; bits 1..16;\n" \
+    "# bucket: elements per scale or whole; rounding stochastic|nearest; norm: the norm asked of\n" \
+    "# the encoder, l2|max (1-bit nearest always writes the mean norm); seed, step, stream: the\n" \
+    "# dither key, decimal; ef: 1 = error feedback. Keys added later default to what v1 did.\n"
+
+int main(int argc, char **argv) {
+    char dir[512];
+    int dry = 0, ai = 1, bad = 0, k;
+    size_t ci, fi, written = 0, kept = 0, missing = 0;
+    if (ai < argc && !strcmp(argv[ai], "-n")) {
+        dry = 1;
+        ai++;
+    }
+    if (ai < argc && argv[ai][0] == '-') {
+        fprintf(stderr, "usage: %s [-n] [DIR]   (DIR defaults to tests/golden/v%d)\n", argv[0], DQ_FORMAT_VERSION);
+        return 2;
+    }
+    if (ai < argc)
+        k = snprintf(dir, sizeof dir, "%s", argv[ai]);
+    else
+        k = snprintf(dir, sizeof dir, "tests/golden/v%d", DQ_FORMAT_VERSION);
+    if (k < 0 || (size_t)k >= sizeof dir) return 2;
+    if (strcmp(dq_simd_backend(), "scalar") != 0)
+        fprintf(stderr, "make_golden: note: built with the %s kernels; the scalar reference (-DDQ_NO_SIMD) "
+                        "defines the bytes\n", dq_simd_backend());
+
+    add_cases();
+    k = snprintf(g_manifest, sizeof g_manifest, MANIFEST_HEAD, DQ_FORMAT_VERSION);
+    if (k < 0 || (size_t)k >= sizeof g_manifest) return 2;
+    g_mlen = (size_t)k;
+    for (ci = 0; ci < g_ncases; ci++) {
+        const gcase *c = &g_cases[ci];
+        size_t n = c->n, cap = dq_encode_bound(n, c->bits), len = 0, size = 0, i, j;
+        float *x = (float *)malloc(4 * n), *res = (float *)malloc(4 * n), *res0 = (float *)malloc(4 * n);
+        float *out = (float *)malloc(4 * n), *ref = (float *)malloc(4 * n);
+        uint8_t *msg = (uint8_t *)malloc(cap);
+        dq_params p;
+        dq_status st;
+        if (!x || !res || !res0 || !out || !ref || !msg) return 2;
+        for (j = 0; j < ci; j++)
+            if (!strcmp(g_cases[j].name, c->name)) {
+                fprintf(stderr, "make_golden: duplicate case name %s\n", c->name);
+                return 2;
+            }
+        make_input(c->kind, c->iseed, c->eshift, x, n);
+        if (c->ef) make_input(c->kind == IN_SPECIAL ? IN_SPECIAL : IN_MIXED, c->iseed + 0x5EEDu, c->eshift - 3, res0, n);
+        memcpy(res, res0, 4 * n);
+        memset(&p, 0, sizeof p);
+        p.scheme = DQ_SCHEME_QSGD;
+        p.bits = c->bits;
+        p.bucket = c->bucket;
+        p.rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+        p.norm = c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+        p.seed = c->seed;
+        p.step = c->step;
+        p.stream = c->stream;
+        p.checksum = (unsigned)c->checksum;
+        st = dq_encode(&p, x, n, c->ef ? res : NULL, msg, cap, &len);
+        if (st == DQ_OK) st = dq_encoded_size(&p, n, &size);
+        if (st == DQ_OK && size != len) st = DQ_ERR_SIZE_MISMATCH;
+        if (st == DQ_OK) st = dq_decode(msg, len, out, n);
+        if (st != DQ_OK) {
+            fprintf(stderr, "make_golden: %s: %s\n", c->name, dq_strerror(st));
+            return 1;
+        }
+        if (spec_decode(msg, len, ref, n) != 0 || memcmp(ref, out, 4 * n) != 0) {
+            fprintf(stderr, "make_golden: %s: dq_decode disagrees with the decoder written from FORMAT.md\n",
+                    c->name);
+            return 1;
+        }
+        if (c->ef)
+            for (i = 0; i < n; i++) {
+                float want = (x[i] + res0[i]) - out[i]; /* FORMAT.md 6.6, in float */
+                if (to_bits(want) != to_bits(res[i])) {
+                    fprintf(stderr, "make_golden: %s: residual %lu breaks section 6.6\n", c->name, (unsigned long)i);
+                    return 1;
+                }
+            }
+        put_floats(dir, c->name, ".in", x, n);
+        put(dir, c->name, ".dqsg", msg, len);
+        put_floats(dir, c->name, ".out", out, n);
+        if (c->ef) {
+            put_floats(dir, c->name, ".res", res0, n);
+            put_floats(dir, c->name, ".resout", res, n);
+        }
+        mprintf_line(c);
+        free(x);
+        free(res);
+        free(res0);
+        free(out);
+        free(ref);
+        free(msg);
+    }
+
+    /* pass 1: nothing that exists may differ */
+    for (fi = 0; fi < g_nfiles; fi++) {
+        size_t len;
+        uint8_t *old = slurp(g_files[fi].path, &len);
+        if (!old) {
+            missing++;
+            continue;
+        }
+        if (len != g_files[fi].len || memcmp(old, g_files[fi].data, len) != 0) {
+            fprintf(stderr, "make_golden: %s exists with different bytes: frozen files never change "
+                            "(a format change needs a new format version and directory)\n", g_files[fi].path);
+            bad = 1;
+        } else {
+            kept++;
+        }
+        free(old);
+    }
+    {
+        char mpath[600];
+        size_t olen;
+        uint8_t *old;
+        k = snprintf(mpath, sizeof mpath, "%s/MANIFEST", dir);
+        if (k < 0 || (size_t)k >= sizeof mpath) return 2;
+        old = slurp(mpath, &olen);
+        if (old && (olen > g_mlen || memcmp(old, g_manifest, olen) != 0)) {
+            fprintf(stderr, "make_golden: %s is not a prefix of the manifest this generator writes: cases "
+                            "may only be appended\n", mpath);
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "make_golden: refused, nothing written\n");
+            return 1;
+        }
+        if (dry) {
+            int stale = missing > 0 || !old || olen != g_mlen;
+            printf("make_golden -n: %lu cases, %lu files identical, %lu missing, manifest %s\n",
+                   (unsigned long)g_ncases, (unsigned long)kept, (unsigned long)missing,
+                   !old ? "missing" : olen == g_mlen ? "identical" : "would be extended");
+            free(old);
+            return stale;
+        }
+        /* pass 2: add what is missing */
+        (void)GOLDEN_MKDIR(dir); /* usually exists already */
+        for (fi = 0; fi < g_nfiles; fi++) {
+            size_t len;
+            uint8_t *cur = slurp(g_files[fi].path, &len);
+            if (cur) {
+                free(cur);
+                continue;
+            }
+            if (write_file(g_files[fi].path, g_files[fi].data, g_files[fi].len, "wb") != 0) {
+                fprintf(stderr, "make_golden: cannot write %s (does the directory exist?)\n", g_files[fi].path);
+                return 1;
+            }
+            written++;
+        }
+        if (!old || olen < g_mlen) {
+            if (write_file(mpath, (const uint8_t *)g_manifest + (old ? olen : 0u), g_mlen - (old ? olen : 0u),
+                           old ? "ab" : "wb") != 0) {
+                fprintf(stderr, "make_golden: cannot write %s\n", mpath);
+                return 1;
+            }
+        }
+        printf("make_golden: %s: %lu cases, %lu files written, %lu already identical, manifest %s\n", dir,
+               (unsigned long)g_ncases, (unsigned long)written, (unsigned long)kept,
+               !old ? "written" : olen == g_mlen ? "unchanged" : "extended");
+        free(old);
+    }
+    for (fi = 0; fi < g_nfiles; fi++) free(g_files[fi].data);
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* simd_kernels.h - every SIMD kernel compiled into this build, by family, for comparison with
+ * its scalar twin (tests/test_simd.c, tests/fuzz/fuzz_simd.c). Include after dqsgd.h. A TU
+ * compiled at level L has every kernel of level <= L (NEON runs the SSE2 kernels). Each table
+ * ends with {NULL, NULL}. KS_SSE2 / KS_AVX2 / KS_AVX512 say which families are present. */
+#ifndef DQ_TEST_SIMD_KERNELS_H
+#define DQ_TEST_SIMD_KERNELS_H
+
+#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD)
+#define KS_SSE2 DQ__HAS_SSE2_KERNELS
+#define KS_AVX2 DQ__HAS_AVX2_KERNELS
+#define KS_AVX512 DQ__HAS_AVX512_KERNELS
+#else
+#define KS_SSE2 0
+#define KS_AVX2 0
+#define KS_AVX512 0
+#endif
+
+typedef void (*stats_fn)(const float *, const float *, size_t, unsigned, dq__stats *);
+typedef void (*comp_fn)(const float *, float *, size_t);
+typedef void (*quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, float *);
+typedef void (*qpack_fn)(const dq__qctx *, const float *, float *, uint8_t *);
+typedef void (*pack_fn)(const uint32_t *, unsigned, uint8_t *);
+typedef void (*dec_fn)(const uint8_t *, unsigned, const float *, float, int, float *);
+
+typedef struct { const char *name; stats_fn fn; } stats_k;
+typedef struct { const char *name; comp_fn fn; } comp_k;
+typedef struct { const char *name; quant_fn fn; } quant_k;
+typedef struct { const char *name; qpack_fn fn; } qpack_k;
+typedef struct { const char *name; pack_fn fn; } pack_k;
+typedef struct { const char *name; dec_fn fn; } dec_k;
+
+static const stats_k STATS_K[] = {
+#if KS_SSE2
+    {"sse2", dq__stats__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__stats__avx2},
+#endif
+    {NULL, NULL}};
+static const comp_k COMP_K[] = {
+#if KS_SSE2
+    {"sse2", dq__compensate__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__compensate__avx2},
+#endif
+#if KS_AVX512
+    {"avx512", dq__compensate__avx512},
+#endif
+    {NULL, NULL}};
+static const quant_k QUANT_K[] = {
+#if KS_SSE2
+    {"sse2", dq__quant__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__quant__avx2},
+#endif
+#if KS_AVX512
+    {"avx512", dq__quant__avx512},
+#endif
+    {NULL, NULL}};
+static const qpack_k QPACK_K[] = {
+#if KS_SSE2
+    {"sse2", dq__quant_pack__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__quant_pack__avx2},
+#endif
+#if KS_AVX512
+    {"avx512", dq__quant_pack__avx512},
+#endif
+    {NULL, NULL}};
+static const pack_k PACK_K[] = {
+#if KS_SSE2
+    {"sse2", dq__pack_block__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__pack_block__avx2},
+#endif
+    {NULL, NULL}};
+static const dec_k DEC_K[] = {
+#if KS_SSE2
+    {"sse2", dq__decode_block__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__decode_block__avx2},
+#endif
+    {NULL, NULL}};
+
+#endif

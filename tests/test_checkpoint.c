@@ -1,0 +1,195 @@
+/* Checkpoints: a job stopped and resumed from saved error-feedback memory and scheduler state
+ * sends bit-identical messages; damaged checkpoints are refused before anything is written. */
+#include "../dqsgd.h"
+#include "harness.h"
+
+#define D 3000u
+#define T 60u
+
+/* P2 (budget) re-plans its scale every step, which makes its widths depend on the spent bits;
+ * a fixed scale makes them follow the norm ring. Both must survive a restart. */
+static dq_sched_params sched_params(int fixed_scale) {
+    dq_sched_params q;
+    memset(&q, 0, sizeof q);
+    q.mode = DQ_SCHED_DQSGD;
+    q.steps = T;
+    q.dim = D;
+    q.alpha = 0.9;
+    q.bits_min = 2;
+    q.bits_max = 12;
+    q.window = 3;
+    q.norm_prior = 10.0;
+    if (fixed_scale)
+        q.scale = 0.05;
+    else
+        q.budget_bits = (double)T * dq_message_bits(D, 4, 0);
+    return q;
+}
+
+/* A synthetic gradient for step t whose norm jumps around (so the norm ring matters). */
+static void grad(float *g, unsigned t) {
+    dq_t_rng r;
+    size_t i;
+    r.s = 1000u + t;
+    for (i = 0; i < D; i++) g[i] = (float)(dq_t_gauss(&r) * (double)(1u + t * 5u % 11u));
+}
+
+/* Runs steps [from, T): schedule, encode with error feedback, update. Appends each message's
+ * bytes to log (at *log_len) and stops early after `stop_after` steps (returns the step). */
+static unsigned run(dq_sched *s, float *res, unsigned from, unsigned stop_after, uint8_t *log, size_t *log_len) {
+    static float g[D];
+    static uint8_t msg[DQ_ENCODE_BOUND(D, 16)];
+    unsigned t;
+    for (t = from; t < T && t - from < stop_after; t++) {
+        unsigned bits = 0;
+        size_t len = 0;
+        double n2 = 0.0;
+        dq_params p;
+        CHECK(dq_sched_next(s, &bits) == DQ_OK);
+        memset(&p, 0, sizeof p);
+        p.bits = bits;
+        p.seed = 9;
+        p.step = t;
+        grad(g, t);
+        CHECK(dq_encode(&p, g, D, res, msg, sizeof msg, &len) == DQ_OK);
+        CHECK(dq_message_norm2(msg, len, &n2) == DQ_OK);
+        memcpy(log + *log_len, msg, len);
+        *log_len += len;
+        CHECK(dq_sched_update(s, sqrt(n2), 0.0, 8.0 * (double)len) == DQ_OK);
+    }
+    return t;
+}
+
+static void resume_case(int fixed_scale) {
+    static float res_a[D], res_b[D];
+    static uint8_t log_a[T * DQ_ENCODE_BOUND(D, 16)], log_b[T * DQ_ENCODE_BOUND(D, 16)];
+    static uint8_t ck_res[16 + 4 * D + 4], ck_sched[DQ_SCHED_SAVE_SIZE];
+    dq_sched_params q = sched_params(fixed_scale);
+    dq_sched a, b, before;
+    size_t la = 0, lb = 0, lr = 0, ls = 0;
+    unsigned stop, widths = 0, prev = 0, t;
+    memset(res_a, 0, sizeof res_a);
+    memset(res_b, 0, sizeof res_b);
+    CHECK(dq_sched_init(&a, &q) == DQ_OK && dq_sched_init(&b, &q) == DQ_OK);
+    run(&a, res_a, 0, T, log_a, &la); /* uninterrupted */
+    stop = run(&b, res_b, 0, 23, log_b, &lb);
+    CHECK(stop == 23);
+    CHECK(dq_residual_save_size(D) == sizeof ck_res);
+    CHECK(dq_residual_save(res_b, D, ck_res, sizeof ck_res, &lr) == DQ_OK && lr == sizeof ck_res);
+    CHECK(dq_sched_save(&b, ck_sched, sizeof ck_sched, &ls) == DQ_OK && ls == DQ_SCHED_SAVE_SIZE);
+    /* the process dies: its state is gone */
+    before = b;
+    memset(res_b, 0xFF, sizeof res_b);
+    memset(&b, 0xFF, sizeof b);
+    CHECK(dq_residual_load(ck_res, lr, res_b, D) == DQ_OK);
+    CHECK(dq_sched_load(ck_sched, ls, &b) == DQ_OK);
+    CHECK(memcmp(&b.p, &before.p, sizeof b.p) == 0 && b.step == before.step && b.bits == before.bits);
+    CHECK(b.c == before.c && b.spent_bits == before.spent_bits && b.loss0 == before.loss0 && b.loss == before.loss);
+    CHECK(memcmp(b.norms, before.norms, sizeof b.norms) == 0 && b.n_norms == before.n_norms && b.head == before.head);
+    run(&b, res_b, stop, T, log_b, &lb);
+    CHECKF(la == lb && memcmp(log_a, log_b, la) == 0, "resumed run differs (%lu vs %lu bytes)", (unsigned long)la,
+           (unsigned long)lb);
+    CHECK(memcmp(res_a, res_b, sizeof res_a) == 0);
+    CHECK(memcmp(&a.p, &b.p, sizeof a.p) == 0 && a.step == b.step && a.spent_bits == b.spent_bits && a.c == b.c);
+    /* the run exercised the state: the width changed along the way */
+    for (t = 0, la = 0; t < T; t++) {
+        dq_header h;
+        CHECK(dq_header_read(log_a + la, sizeof log_a - la, &h) == DQ_OK);
+        widths += h.bits != prev;
+        prev = h.bits;
+        la += h.msg_size;
+    }
+    CHECKF(widths >= 3, "the schedule changed width only %u times", widths);
+}
+static void test_resume_bit_identical(void) {
+    resume_case(0);
+    resume_case(1);
+}
+
+/* Flip every bit, cut at every length: never DQ_OK, never a write to the destination. */
+static void test_damage(void) {
+    float r[40], back[40];
+    uint8_t ck[16 + 4 * 40 + 4], sc[DQ_SCHED_SAVE_SIZE];
+    dq_sched s, t;
+    dq_sched_params q = sched_params(0);
+    size_t len = 0, slen = 0, i, k;
+    int bit;
+    for (i = 0; i < 40; i++) r[i] = (float)i * 0.25f - 3.0f;
+    CHECK(dq_residual_save(r, 40, ck, sizeof ck, &len) == DQ_OK);
+    for (i = 0; i < len; i++)
+        for (bit = 0; bit < 8; bit++) {
+            ck[i] ^= (uint8_t)(1u << bit);
+            for (k = 0; k < 40; k++) back[k] = 7.0f;
+            CHECKF(dq_residual_load(ck, len, back, 40) != DQ_OK, "byte %lu bit %d", (unsigned long)i, bit);
+            for (k = 0; k < 40; k++) CHECK(back[k] == 7.0f);
+            ck[i] ^= (uint8_t)(1u << bit);
+        }
+    for (i = 0; i < len; i++) CHECK(dq_residual_load(ck, i, back, 40) == DQ_ERR_TRUNCATED);
+    CHECK(dq_residual_load(ck, len, back, 39) == DQ_ERR_SIZE_MISMATCH);
+    CHECK(dq_residual_load(ck, len, back, 40) == DQ_OK && memcmp(back, r, sizeof r) == 0);
+
+    CHECK(dq_sched_init(&s, &q) == DQ_OK);
+    CHECK(dq_sched_save(&s, sc, sizeof sc, &slen) == DQ_OK);
+    for (i = 0; i < slen; i++)
+        for (bit = 0; bit < 8; bit++) {
+            sc[i] ^= (uint8_t)(1u << bit);
+            memset(&t, 0x5A, sizeof t);
+            CHECKF(dq_sched_load(sc, slen, &t) != DQ_OK, "sched byte %lu bit %d", (unsigned long)i, bit);
+            CHECK(((const uint8_t *)&t)[0] == 0x5A);
+            sc[i] ^= (uint8_t)(1u << bit);
+        }
+    for (i = 0; i < slen; i++) CHECK(dq_sched_load(sc, i, &t) == DQ_ERR_TRUNCATED);
+    /* kinds do not mix */
+    CHECK(dq_sched_load(ck, len, &t) == DQ_ERR_PARAM);
+    CHECK(dq_residual_load(sc, slen, back, 40) == DQ_ERR_PARAM);
+    CHECK(dq_residual_save(r, 40, ck, len - 1u, &len) == DQ_ERR_DST_TOO_SMALL);
+    CHECK(dq_sched_save(&s, sc, DQ_SCHED_SAVE_SIZE - 1u, &slen) == DQ_ERR_DST_TOO_SMALL);
+    CHECK(dq_residual_save(r, 0, ck, sizeof ck, &len) == DQ_ERR_EMPTY);
+    CHECK(dq_residual_save(NULL, 40, ck, sizeof ck, &len) == DQ_ERR_NULL);
+    CHECK(dq_sched_load(NULL, slen, &t) == DQ_ERR_NULL);
+}
+
+/* Well-formed checkpoints (valid CRC) holding values no run can produce are refused. */
+static void reseal(uint8_t *c, size_t len) { dq__st32(c + len - 4u, dq__crc32c(c, len - 4u)); }
+static void test_invalid_values(void) {
+    uint8_t ck[16 + 4 * 8 + 4], sc[DQ_SCHED_SAVE_SIZE], bad[DQ_SCHED_SAVE_SIZE];
+    float r[8] = {0}, back[8];
+    dq_sched s, t;
+    dq_sched_params q = sched_params(0);
+    size_t len = 0, slen = 0, k;
+    /* byte offsets (doc/FORMAT.md "Checkpoints"): the body starts at 16; in it bits_max is at
+     * 36, window 44, bits 108, c 112, norms 128, n_norms 2176, head 2180 */
+    static const struct {
+        size_t off, size;
+        uint64_t value;
+        const char *what;
+    } cases[] = {{16 + 0, 4, 9, "mode"},           {16 + 4, 8, 0, "steps"},
+                 {16 + 36, 4, 17, "bits_max"},     {16 + 44, 4, 300, "window"},
+                 {16 + 112, 8, 0x7FF8000000000000u, "c NaN"},
+                 {16 + 128, 8, 0xBFF0000000000000u, "norm -1"},
+                 {16 + 2176, 4, 4, "n_norms > window"}, {16 + 2180, 4, 3, "head >= window"},
+                 {16 + 108, 4, 13, "bits > bits_max"}, {6, 2, 1, "reserved"},
+                 {8, 8, 2199, "count"}};
+    r[3] = (float)INFINITY;
+    CHECK(dq_residual_save(r, 8, ck, sizeof ck, &len) == DQ_OK);
+    CHECK(dq_residual_load(ck, len, back, 8) == DQ_ERR_CORRUPT);
+    CHECK(dq_sched_init(&s, &q) == DQ_OK);
+    CHECK(dq_sched_save(&s, sc, sizeof sc, &slen) == DQ_OK);
+    CHECK(dq_sched_load(sc, slen, &t) == DQ_OK);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t j;
+        memcpy(bad, sc, slen);
+        for (j = 0; j < cases[k].size; j++) bad[cases[k].off + j] = (uint8_t)(cases[k].value >> (8u * j));
+        reseal(bad, slen);
+        CHECKF(dq_sched_load(bad, slen, &t) == DQ_ERR_CORRUPT, "%s", cases[k].what);
+    }
+    /* the layout the offsets above assume */
+    CHECK(dq__ld32(sc + 16 + 44) == 3u && dq__ld32(sc + 16 + 36) == 12u && dq__ld32(sc + 16 + 2176) == 0u);
+}
+
+int main(void) {
+    RUN(test_resume_bit_identical);
+    RUN(test_damage);
+    RUN(test_invalid_values);
+    return dq_t_finish();
+}

@@ -1,0 +1,481 @@
+/* test_golden.c - the golden files (doc/FORMAT.md section 14): frozen messages with their
+ * inputs and decoded outputs, written once by tests/golden/make_golden.c.
+ *
+ * Usage: test_golden [DIR]   (DIR defaults to tests/golden; `make test` passes it)
+ *
+ * For every format version 1 .. DQ_FORMAT_VERSION, DIR/v<N>/MANIFEST lists the cases, one a
+ * line. For each case:
+ *  (a) dq_header_read accepts NAME.dqsg and reports the manifest's parameters and the file size;
+ *  (b) dq_decode gives NAME.out bit for bit, and so do dq_decode_add with weight 1 onto -0.0
+ *      (onto +0.0 too, except that -0.0 comes out +0.0, as IEEE addition says);
+ *  (c) for the version this library writes: dq_encode of NAME.in (with residual NAME.res when
+ *      ef=1) gives exactly NAME.dqsg (and the residual NAME.resout), dq_encode_block gives it
+ *      without the header and dq_decode_block decodes that body to NAME.out;
+ *  (d) L2 messages: dq_message_norm2 equals the sum of the squared scales in the file, and
+ *      agrees with ||input||^2 to float rounding; other norms give DQ_ERR_PARAM.
+ * Older versions get (a), (b) and (d): a decoder keeps reading every earlier format version.
+ * A missing or unreadable file fails its case, and each version must have at least
+ * k_min_cases[version] cases, so an empty or missing directory cannot pass.
+ * Plain C99 stdio only (no directory listing): the manifest names the files. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqsgd.h"
+#include "harness.h"
+
+/* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
+ * cases; a new format version needs its own entry and directory. */
+static const unsigned long k_min_cases[] = {0, 87};
+#define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
+
+/* ---------------------------------------------------------------- files (C99 stdio) */
+/* Whole file; NULL if it cannot be opened or read. */
+static uint8_t *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    size_t cap = 0, got;
+    *len = 0;
+    if (!f) return NULL;
+    for (;;) {
+        if (*len == cap) {
+            uint8_t *nb;
+            cap = cap ? 2u * cap : 16384u;
+            nb = (uint8_t *)realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        got = fread(buf + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    return buf;
+}
+static uint32_t ld32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static float f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint32_t u32(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+/* float32 little-endian file of exactly n values; NULL (after a failed CHECK) otherwise */
+static float *read_floats(const char *path, size_t n) {
+    size_t len, i;
+    uint8_t *b = read_all(path, &len);
+    float *x;
+    CHECKF(b != NULL, "cannot read %s", path);
+    if (!b) return NULL;
+    CHECKF(len == 4u * n, "%s: %lu bytes, expected %lu (n = %lu)", path, (unsigned long)len, (unsigned long)(4u * n),
+           (unsigned long)n);
+    if (len != 4u * n) {
+        free(b);
+        return NULL;
+    }
+    x = (float *)xmalloc(4u * n);
+    for (i = 0; i < n; i++) x[i] = f32(ld32(b + 4u * i));
+    free(b);
+    return x;
+}
+/* a[0..n) and b[0..n) bit for bit; reports the first difference */
+static void check_same(const char *what, const float *a, const float *b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (u32(a[i]) != u32(b[i])) break;
+    CHECKF(i == n, "%s: element %lu is 0x%08lX, expected 0x%08lX", what, (unsigned long)i,
+           i < n ? (unsigned long)u32(a[i]) : 0ul, i < n ? (unsigned long)u32(b[i]) : 0ul);
+}
+
+/* ---------------------------------------------------------------- manifest */
+typedef struct gcase {
+    char name[64];
+    size_t n;
+    unsigned scheme, coder, bits;
+    uint32_t bucket; /* DQ_BUCKET_WHOLE or the bucket */
+    int nearest, maxnorm, ef, checksum;
+    uint64_t seed, step;
+    uint32_t stream;
+} gcase;
+
+enum {
+    K_N = 1 << 0,
+    K_SCHEME = 1 << 1,
+    K_CODER = 1 << 2,
+    K_BITS = 1 << 3,
+    K_BUCKET = 1 << 4,
+    K_ROUNDING = 1 << 5,
+    K_NORM = 1 << 6,
+    K_SEED = 1 << 7,
+    K_STEP = 1 << 8,
+    K_STREAM = 1 << 9,
+    K_EF = 1 << 10,
+    K_ALL = (1 << 11) - 1, /* keys added later get a default and are not required: */
+    K_CHECKSUM = 1 << 11
+};
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *v) {
+    char *end;
+    unsigned long long x;
+    if (*s < '0' || *s > '9') return 0;
+    errno = 0;
+    x = strtoull(s, &end, 10);
+    if (errno || *end || x > max) return 0;
+    *v = (uint64_t)x;
+    return 1;
+}
+
+/* One manifest line into c; 0 with a message in err on any problem. */
+static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
+    char *tok = strtok(line, " \t");
+    unsigned seen = 0;
+    size_t i;
+    memset(c, 0, sizeof *c);
+    if (!tok || strlen(tok) >= sizeof c->name) {
+        snprintf(err, errlen, "bad case name");
+        return 0;
+    }
+    for (i = 0; tok[i]; i++) {
+        char ch = tok[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+              ch == '-')) {
+            snprintf(err, errlen, "bad character in case name %s", tok);
+            return 0;
+        }
+    }
+    strcpy(c->name, tok);
+    while ((tok = strtok(NULL, " \t")) != NULL) {
+        char *val = strchr(tok, '=');
+        uint64_t v = 0;
+        unsigned key;
+        int ok = 1;
+        if (!val) {
+            snprintf(err, errlen, "%s: token '%s' is not key=value", c->name, tok);
+            return 0;
+        }
+        *val++ = '\0';
+        if (!strcmp(tok, "n")) {
+            key = K_N;
+            ok = parse_u64(val, (uint64_t)SIZE_MAX / 4u, &v) && v >= 1u;
+            c->n = (size_t)v;
+        } else if (!strcmp(tok, "scheme")) {
+            key = K_SCHEME;
+            ok = !strcmp(val, "qsgd");
+            c->scheme = DQ_SCHEME_QSGD;
+        } else if (!strcmp(tok, "coder")) {
+            key = K_CODER;
+            ok = !strcmp(val, "fixed");
+            c->coder = DQ_CODER_FIXED;
+        } else if (!strcmp(tok, "bits")) {
+            key = K_BITS;
+            ok = parse_u64(val, 16u, &v) && v >= 1u;
+            c->bits = (unsigned)v;
+        } else if (!strcmp(tok, "bucket")) {
+            key = K_BUCKET;
+            if (!strcmp(val, "whole")) {
+                c->bucket = DQ_BUCKET_WHOLE;
+            } else {
+                ok = parse_u64(val, 0xFFFFFFF8u, &v) && v >= 8u && v % 8u == 0u;
+                c->bucket = (uint32_t)v;
+            }
+        } else if (!strcmp(tok, "rounding")) {
+            key = K_ROUNDING;
+            ok = !strcmp(val, "stochastic") || !strcmp(val, "nearest");
+            c->nearest = !strcmp(val, "nearest");
+        } else if (!strcmp(tok, "norm")) {
+            key = K_NORM;
+            ok = !strcmp(val, "l2") || !strcmp(val, "max");
+            c->maxnorm = !strcmp(val, "max");
+        } else if (!strcmp(tok, "seed")) {
+            key = K_SEED;
+            ok = parse_u64(val, UINT64_MAX, &c->seed);
+        } else if (!strcmp(tok, "step")) {
+            key = K_STEP;
+            ok = parse_u64(val, UINT64_MAX, &c->step);
+        } else if (!strcmp(tok, "stream")) {
+            key = K_STREAM;
+            ok = parse_u64(val, UINT32_MAX, &v);
+            c->stream = (uint32_t)v;
+        } else if (!strcmp(tok, "ef")) {
+            key = K_EF;
+            ok = parse_u64(val, 1u, &v);
+            c->ef = (int)v;
+        } else if (!strcmp(tok, "checksum")) {
+            key = K_CHECKSUM;
+            ok = parse_u64(val, 1u, &v);
+            c->checksum = (int)v;
+        } else { /* a key from a newer make_golden.c: this test must learn what it means */
+            snprintf(err, errlen, "%s: unknown key '%s' (teach tests/test_golden.c)", c->name, tok);
+            return 0;
+        }
+        if (!ok || (seen & key)) {
+            snprintf(err, errlen, "%s: bad or repeated value %s=%s", c->name, tok, val);
+            return 0;
+        }
+        seen |= key;
+    }
+    if ((seen & K_ALL) != K_ALL) {
+        snprintf(err, errlen, "%s: missing keys (mask 0x%X of 0x%X)", c->name, seen, (unsigned)K_ALL);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- one case */
+static char g_label[160];
+static void case_begin(const char *label) {
+    snprintf(g_label, sizeof g_label, "%s", label);
+    dq_t_cur = g_label;
+    dq_t_cur_failed = 0;
+}
+static void case_end(void) { /* as RUN() in harness.h */
+    if (dq_t_cur_failed) {
+        dq_t_failed++;
+        fprintf(stderr, "  not ok %s [%s]\n", dq_t_cur, DQ_TEST_ISA);
+    } else {
+        dq_t_passed++;
+    }
+}
+
+static void path_of(char *buf, size_t cap, const char *dir, const char *name, const char *ext) {
+    int k = snprintf(buf, cap, "%s/%s%s", dir, name, ext);
+    CHECKF(k >= 0 && (size_t)k < cap, "path too long: %s/%s%s", dir, name, ext);
+}
+
+static void run_case(const char *dir, unsigned ver, const gcase *c) {
+    char path[1024];
+    size_t n = c->n, len = 0, i, nb, blen;
+    uint8_t *msg, *buf = NULL;
+    float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *cin = NULL;
+    dq_header h;
+    dq_status st;
+    dq_params p;
+    dq_norm wnorm = c->bits == 1u && c->nearest ? DQ_NORM_MEAN : c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+    uint32_t B;
+
+    path_of(path, sizeof path, dir, c->name, ".dqsg");
+    msg = read_all(path, &len);
+    CHECKF(msg != NULL, "cannot read %s", path);
+    path_of(path, sizeof path, dir, c->name, ".in");
+    x = read_floats(path, n);
+    path_of(path, sizeof path, dir, c->name, ".out");
+    want = read_floats(path, n);
+    if (c->ef) {
+        path_of(path, sizeof path, dir, c->name, ".res");
+        res = read_floats(path, n);
+        path_of(path, sizeof path, dir, c->name, ".resout");
+        resout = read_floats(path, n);
+    }
+    if (!msg || !x || !want || (c->ef && (!res || !resout))) goto done;
+
+    /* (a) the header says what the manifest says */
+    st = dq_header_read(msg, len, &h);
+    CHECKF(st == DQ_OK, "dq_header_read: %s", dq_strerror(st));
+    if (st != DQ_OK) goto done;
+    CHECKF(h.version == ver, "version %u in directory v%u", h.version, ver);
+    CHECK(h.header_size == DQ_HEADER_SIZE);
+    CHECKF(h.scheme == c->scheme && h.coder == c->coder, "scheme %u coder %u", h.scheme, h.coder);
+    CHECKF(h.bits == c->bits, "bits %u", h.bits);
+    CHECKF(h.norm == wnorm, "norm %d, expected %d", (int)h.norm, (int)wnorm);
+    CHECKF(h.flags == ((c->nearest ? 0u : DQ_FLAG_STOCHASTIC) | (c->checksum ? DQ_FLAG_CHECKSUM : 0u)), "flags 0x%X",
+           h.flags);
+    CHECK(dq_verify(msg, len) == DQ_OK);
+    CHECKF(h.bucket == (c->bucket == DQ_BUCKET_WHOLE ? 0u : c->bucket), "bucket %lu", (unsigned long)h.bucket);
+    CHECKF(h.count == n, "count %lu", (unsigned long)h.count);
+    CHECK(h.seed == c->seed && h.step == c->step && h.stream == c->stream);
+    CHECKF(h.msg_size == len, "msg_size %lu, file %lu bytes", (unsigned long)h.msg_size, (unsigned long)len);
+    if (h.count != n || h.msg_size != len) goto done;
+
+    /* (b) decode, decode-add */
+    out = (float *)xmalloc(4u * (n + 1u));
+    out[n] = 12345.0f; /* sentinel: nothing past count is written */
+    st = dq_decode(msg, len, out, n + 1u);
+    CHECKF(st == DQ_OK, "dq_decode: %s", dq_strerror(st));
+    if (st == DQ_OK) check_same("dq_decode vs .out", out, want, n);
+    CHECK(u32(out[n]) == u32(12345.0f));
+    for (i = 0; i < n; i++) out[i] = -0.0f; /* -0 + v == v for every v, -0.0 included */
+    st = dq_decode_add(msg, len, 1.0f, out, n);
+    CHECKF(st == DQ_OK, "dq_decode_add: %s", dq_strerror(st));
+    if (st == DQ_OK) check_same("dq_decode_add onto -0.0 vs .out", out, want, n);
+    for (i = 0; i < n; i++) out[i] = 0.0f;
+    st = dq_decode_add(msg, len, 1.0f, out, n);
+    CHECKF(st == DQ_OK, "dq_decode_add: %s", dq_strerror(st));
+    for (i = 0; i < n && st == DQ_OK; i++) {
+        float w = 0.0f + want[i];
+        if (u32(out[i]) != u32(w)) {
+            CHECKF(0, "dq_decode_add onto +0.0: element %lu is 0x%08lX, expected 0x%08lX", (unsigned long)i,
+                   (unsigned long)u32(out[i]), (unsigned long)u32(w));
+            break;
+        }
+    }
+
+    /* (c) re-encode with the version this library writes */
+    memset(&p, 0, sizeof p);
+    p.scheme = DQ_SCHEME_QSGD;
+    p.bits = c->bits;
+    p.bucket = c->bucket;
+    p.rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+    p.norm = c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+    p.seed = c->seed;
+    p.step = c->step;
+    p.stream = c->stream;
+    p.checksum = (unsigned)c->checksum;
+    if (ver == (unsigned)DQ_FORMAT_VERSION) {
+        float *r = c->ef ? (float *)xmalloc(4u * n) : NULL;
+        size_t cap = dq_encode_bound(n, c->bits), size = 0, body;
+        buf = (uint8_t *)xmalloc(cap);
+        if (r) memcpy(r, res, 4u * n);
+        st = dq_encode(&p, x, n, r, buf, cap, &blen);
+        CHECKF(st == DQ_OK, "dq_encode: %s", dq_strerror(st));
+        if (st == DQ_OK) {
+            CHECKF(blen == len, "dq_encode wrote %lu bytes, .dqsg has %lu", (unsigned long)blen, (unsigned long)len);
+            for (i = 0; i < len && i < blen; i++)
+                if (buf[i] != msg[i]) break;
+            CHECKF(i == len && blen == len, "dq_encode differs from .dqsg at byte %lu", (unsigned long)i);
+            if (r) check_same("residual after dq_encode vs .resout", r, resout, n);
+        }
+        CHECK(dq_encoded_size(&p, n, &size) == DQ_OK && size == len);
+        /* the headerless API: the same body (without the checksum), decoded the same way */
+        p.checksum = 0;
+        body = len - DQ_HEADER_SIZE - (c->checksum ? 4u : 0u);
+        if (r) memcpy(r, res, 4u * n);
+        st = dq_encode_block(&p, x, n, r, buf, cap, &blen);
+        CHECKF(st == DQ_OK, "dq_encode_block: %s", dq_strerror(st));
+        if (st == DQ_OK) {
+            CHECK(blen == body && memcmp(buf, msg + DQ_HEADER_SIZE, blen) == 0);
+            if (r) check_same("residual after dq_encode_block vs .resout", r, resout, n);
+        }
+        st = dq_decode_block(&p, msg + DQ_HEADER_SIZE, body, n, out);
+        CHECKF(st == DQ_OK, "dq_decode_block: %s", dq_strerror(st));
+        if (st == DQ_OK) check_same("dq_decode_block vs .out", out, want, n);
+        free(r);
+    }
+
+    /* (d) the message norm */
+    B = c->bucket == DQ_BUCKET_WHOLE ? (uint32_t)0 : c->bucket;
+    nb = B ? (n - 1u) / B + 1u : 1u;
+    {
+        double got = -1.0, sum = 0.0, exact = 0.0;
+        st = dq_message_norm2(msg, len, &got);
+        if (wnorm == DQ_NORM_L2) {
+            CHECKF(st == DQ_OK, "dq_message_norm2: %s", dq_strerror(st));
+            for (i = 0; i < nb; i++) {
+                double s = (double)f32(ld32(msg + DQ_HEADER_SIZE + 4u * i));
+                sum += s * s;
+            }
+            CHECKF(got - sum <= 1e-12 * sum && sum - got <= 1e-12 * sum, "norm2 %.17g, squared scales %.17g", got,
+                   sum);
+            cin = (float *)xmalloc(4u * n);
+            for (i = 0; i < n; i++) {
+                cin[i] = c->ef ? x[i] + res[i] : x[i]; /* what was quantized (FORMAT.md 6.6) */
+                exact += (double)cin[i] * (double)cin[i];
+            }
+            /* each scale is its bucket norm rounded to float (2^-23 relative on the square);
+             * buckets below 2^-100 were sent as 0 (< 2^-200 each) */
+            CHECKF(got - exact <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61 &&
+                       exact - got <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61,
+                   "norm2 %.17g, ||input||^2 %.17g", got, exact);
+        } else {
+            CHECKF(st == DQ_ERR_PARAM, "dq_message_norm2 on a non-L2 message: %s", dq_strerror(st));
+        }
+    }
+done:
+    free(msg);
+    free(buf);
+    free(x);
+    free(want);
+    free(res);
+    free(resout);
+    free(out);
+    free(cin);
+}
+
+/* ---------------------------------------------------------------- one version directory */
+#define MAX_CASES 4096
+static gcase g_cases[MAX_CASES];
+
+static void run_version(const char *root, unsigned ver) {
+    char dir[900], path[1024], label[160], err[256];
+    uint8_t *man;
+    size_t len, pos = 0, ncases = 0, i, j;
+    unsigned long lineno = 0;
+    snprintf(label, sizeof label, "v%u/MANIFEST", ver);
+    case_begin(label);
+    snprintf(dir, sizeof dir, "%s/v%u", root, ver);
+    path_of(path, sizeof path, dir, "MANIFEST", "");
+    man = read_all(path, &len);
+    CHECKF(man != NULL, "cannot read %s: every format version this library decodes needs golden files", path);
+    while (man && pos < len) {
+        char line[2048];
+        size_t e = pos, l;
+        while (e < len && man[e] != '\n') e++;
+        l = e - pos;
+        if (l && man[pos + l - 1] == '\r') l--;
+        lineno++;
+        if (l >= sizeof line) {
+            CHECKF(0, "%s:%lu: line too long", path, lineno);
+            break;
+        }
+        memcpy(line, man + pos, l);
+        line[l] = '\0';
+        pos = e + 1;
+        if (l == 0 || line[0] == '#') continue;
+        if (ncases == MAX_CASES) {
+            CHECKF(0, "%s: more than %d cases", path, MAX_CASES);
+            break;
+        }
+        if (!parse_case(line, &g_cases[ncases], err, sizeof err)) {
+            CHECKF(0, "%s:%lu: %s", path, lineno, err);
+            continue;
+        }
+        for (j = 0; j < ncases; j++)
+            if (!strcmp(g_cases[j].name, g_cases[ncases].name)) break;
+        CHECKF(j == ncases, "%s:%lu: case %s listed twice", path, lineno, g_cases[ncases].name);
+        ncases++;
+    }
+    CHECKF(ver < N_MIN_CASES, "no minimum case count for format version %u in k_min_cases", ver);
+    if (ver < N_MIN_CASES)
+        CHECKF(ncases >= k_min_cases[ver], "%s: %lu cases, at least %lu expected", path, (unsigned long)ncases,
+               k_min_cases[ver]);
+    free(man);
+    case_end();
+    if (dq_t_verbose()) printf("golden: %s: %lu cases\n", dir, (unsigned long)ncases);
+    for (i = 0; i < ncases; i++) {
+        snprintf(label, sizeof label, "v%u/%.63s", ver, g_cases[i].name);
+        case_begin(label);
+        run_case(dir, ver, &g_cases[i]);
+        case_end();
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *root = argc > 1 ? argv[1] : "tests/golden";
+    unsigned ver;
+    char path[1024];
+    FILE *f;
+    for (ver = 1; ver <= (unsigned)DQ_FORMAT_VERSION; ver++) run_version(root, ver);
+    /* golden files of a version this library does not know would go untested */
+    case_begin("no_newer_version");
+    snprintf(path, sizeof path, "%s/v%u/MANIFEST", root, (unsigned)DQ_FORMAT_VERSION + 1u);
+    f = fopen(path, "rb");
+    CHECKF(f == NULL, "%s exists, but this library writes format version %u", path, (unsigned)DQ_FORMAT_VERSION);
+    if (f) fclose(f);
+    case_end();
+    return dq_t_finish();
+}
