@@ -808,6 +808,12 @@ static inline dq_status dq__bucket_scale(const dq__cfg *c, const dq__stats *st, 
 }
 static inline float dq__levels(unsigned bits) { return bits == 1 ? 1.0f : (float)((1u << (bits - 1)) - 1u); }
 static inline float dq__step(unsigned bits, float scale) { return bits == 1 ? scale : scale / dq__levels(bits); }
+/* The quantizer constants of a bucket with this scale (doc/FORMAT.md 6.2); q->bits and q->smax
+ * are set. */
+static inline void dq__qctx_scale(dq__qctx *q, float scale) {
+    q->step = dq__step(q->bits, scale);
+    q->inv = scale == 0.0f ? 0.0f : (q->bits == 1 ? 0.5f / scale : q->smax / scale);
+}
 
 static inline void dq__prefetch(const float *p, size_t cnt) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -837,7 +843,7 @@ static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const
  * the bucket is in cache. With error feedback every scale is computed first, from x + res
  * without writing res, so that a failing bucket leaves res untouched; then each bucket is
  * compensated in place (res = x + res) and quantized, leaving res = compensated - decoded. */
-static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, size_t n, size_t begin, size_t end,
+static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, size_t begin, size_t end,
                                         const float *x, float *res, uint8_t *body) {
     uint32_t codes[DQ__BLOCK];
     uint8_t *scales = body, *payload = body + 4u * c->nbuckets;
@@ -847,7 +853,6 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
     const float *src = res ? res : x;
     float scale;
     dq_status s;
-    (void)n;
     if (res) {
         size_t k = bi;
         for (pos = begin; pos < end; pos += c->bucket, k++) {
@@ -887,8 +892,7 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
                 }
                 bi++;
                 bucket_end = pos + len;
-                q.step = dq__step(c->bits, scale);
-                q.inv = scale == 0.0f ? 0.0f : (c->bits == 1 ? 0.5f / scale : q.smax / scale);
+                dq__qctx_scale(&q, scale);
             }
             q.lo = (uint32_t)pos;
             if (pos == blk_start && blk_end - blk_start == DQ__BLOCK && bucket_end >= blk_end) {
@@ -952,7 +956,7 @@ static inline dq_status dq__encode_common(const dq_params *p, size_t n, size_t b
         if (begin == 0) dq__write_header(&c, p, n, out);
         out += DQ_HEADER_SIZE;
     }
-    return dq__encode_body(&c, p, n, begin, end, x, residual, out);
+    return dq__encode_body(&c, p, begin, end, x, residual, out);
 }
 
 /* The payload checksum: CRC32C of everything between the header and the checksum itself. */
@@ -1069,11 +1073,10 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *body, s
     return DQ_OK;
 }
 
-/* Header, size and (when `verify`) payload checksum of a message; fills c for decoding. */
-static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify, dq_header *h, dq__cfg *c) {
+/* After dq_header_read: the size and (when `verify`) the payload checksum of a message; fills c
+ * for decoding. */
+static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify, const dq_header *h, dq__cfg *c) {
     dq_params p;
-    dq_status st;
-    if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
     if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
     if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
         dq__ld32((const uint8_t *)src + h->msg_size - 4u) != dq__body_crc((const uint8_t *)src, h->msg_size))
@@ -1087,7 +1090,9 @@ static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify
 DQ_API dq_status dq_verify(const void *src, size_t src_len) {
     dq_header h;
     dq__cfg c;
+    dq_status st;
     if (!src) return DQ_ERR_NULL;
+    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
     return dq__msg_open(src, src_len, 1, &h, &c);
 }
 
@@ -1119,6 +1124,7 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     dq__cfg c;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
+    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
     if ((st = dq__msg_open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
     if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE, h.count, begin, end, w, add, out);

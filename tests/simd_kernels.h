@@ -1,7 +1,8 @@
 /* simd_kernels.h - every SIMD kernel compiled into this build, by family, for comparison with
  * its scalar twin (tests/test_simd.c, tests/fuzz/fuzz_simd.c). Include after dqsgd.h. A TU
  * compiled at level L has every kernel of level <= L (NEON runs the SSE2 kernels). Each table
- * ends with {NULL, NULL}. KS_SSE2 / KS_AVX2 / KS_AVX512 say which families are present. */
+ * ends with {NULL, NULL}. KS_SSE2 / KS_AVX2 / KS_AVX512 say which families are present;
+ * qctx_make() builds the constants the quantizer kernels take. */
 #ifndef DQ_TEST_SIMD_KERNELS_H
 #define DQ_TEST_SIMD_KERNELS_H
 
@@ -86,5 +87,17 @@ static const dec_k DEC_K[] = {
     {"avx2", dq__decode_block__avx2},
 #endif
     {NULL, NULL}};
+
+/* Kernel constants as dq__encode_body derives them from a bucket scale. */
+static inline void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h,
+                             uint32_t lo) {
+    q->bits = bits;
+    q->smax = dq__levels(bits);
+    q->thresh = stochastic ? -1.0f : 0.5f;
+    dq__qctx_scale(q, scale);
+    q->k0 = k0;
+    q->k1h = k1h;
+    q->lo = lo;
+}
 
 #endif

@@ -327,17 +327,6 @@ done:
 }
 
 /* ---------------------------------------------------------------- quant */
-/* The constants as dq__encode_body derives them from a bucket scale. */
-static void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h, uint32_t lo) {
-    q->bits = bits;
-    q->smax = dq__levels(bits);
-    q->thresh = stochastic ? -1.0f : 0.5f;
-    q->step = dq__step(bits, scale);
-    q->inv = scale == 0.0f ? 0.0f : (bits == 1 ? 0.5f / scale : q->smax / scale);
-    q->k0 = k0;
-    q->k1h = k1h;
-    q->lo = lo;
-}
 
 /* ---------------------------------------------------------------- quant + pack (fused) */
 
