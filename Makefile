@@ -37,7 +37,7 @@ TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
 # Arguments of a test binary wherever it is run: TEST_ARGS_<test name>. A run is passed to
 # tests/run_all.sh as one quoted entry '$(BUILD)/<test>_<isa> <args>'.
 TEST_ARGS_test_golden = tests/golden
-FUZZ_NAMES = decode roundtrip simd ckpt
+FUZZ_NAMES = decode roundtrip simd ckpt coders index
 REPLAY_BINS = $(addprefix $(BUILD)/replay_,$(FUZZ_NAMES))
 
 ifeq ($(V),1)
@@ -46,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench examples demo demo-data install uninstall clean
+.PHONY: all help deps bench-index test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -225,6 +225,14 @@ bench: deps | $(BUILD) ## run the throughput benchmark for every ISA level (ARGS
 	@first=1; for i in $(BENCH_ISAS); do \
 	  if [ $$first = 1 ]; then $(BUILD)/bench_$$i $(ARGS) || exit 1; first=0; \
 	  else $(BUILD)/bench_$$i --no-header $(ARGS) || exit 1; fi; done
+
+sizes: deps | $(BUILD) ## coded message sizes (fixed, Elias, rANS, auto) against the codes' entropy (ARGS="--n N")
+	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -I. bench/sizes.c -o $(BUILD)/sizes $(LDLIBS)
+	$(Q)$(BUILD)/sizes $(ARGS)
+
+bench-index: deps | $(BUILD) ## sparse index coders (gamma, varint, bitmap): bytes per index, encode/decode speed (ARGS="--n N")
+	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -D_POSIX_C_SOURCE=199309L -I. bench/index.c -o $(BUILD)/bench_index $(LDLIBS)
+	$(Q)$(BUILD)/bench_index $(ARGS)
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 examples: deps $(EXAMPLES) ## build the programs under examples/

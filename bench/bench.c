@@ -6,21 +6,29 @@
  *
  *   bench [--csv] [--no-header] [--n N] [--reps R]
  *
- * One row per kernel: kernel, isa, bits, bucket, n, gbps, baseline_gbps, ratio.
+ * One row per kernel: kernel, isa, bits, bucket, n, gbps, baseline_gbps, ratio, msg_bpe.
  *   gbps           n * 4 / seconds / 1e9: float32 INPUT bytes per second for every kernel,
  *                  decoders included (a decoder "processes" n floats).
  *   baseline_gbps  same unit, for a plain pass over the same buffers in the same process:
  *                  encoders: sum of squares over x (read pass);
  *                  decoders: acc[i] += x[i] over n floats.
  *   ratio          gbps / baseline_gbps.
+ *   msg_bpe        bits per element of the message the row writes or reads: bytes * 8 / n,
+ *                  header and scales included.
  * Timing: one warm-up call of the kernel and of its baseline, then R rounds of (kernel,
  * baseline) alternately; the minimum time of each is reported, so both see the same machine
  * state. Every parameter is QSGD with an L2 norm per bucket; rounding is stochastic unless the
  * kernel name ends in -nearest; -crc rows carry the payload checksum (dq_params.checksum), so
- * they cost the CRC32C pass on top. The input is N(0,1) from a fixed-seed splitmix64 stream.
+ * they cost the CRC32C pass on top. -rans, -auto and -elias rows send the codes with that coder
+ * (dq_params.coder; auto = the smallest); their baselines are those of the fixed rows. A row
+ * whose coder this build of dqsgd.h cannot run yet (Elias while it lands) prints n/a in the
+ * figures, with the reason on stderr. The input is N(0,1) from a fixed-seed splitmix64 stream.
  * encode-ef passes a residual that carries over from call to call (error feedback in steady
  * state); decode-add uses weight 0.5. Buffers come from malloc, moved up to a 64-byte boundary
- * as a framework's tensors would be, and are touched before timing starts. */
+ * as a framework's tensors would be, and are touched before timing starts. Every message is
+ * checked untimed after its encode: its header, its size (dq_encoded_size() for the fixed
+ * coder; for the others dq_coded_size() of the fixed message) and, for coded messages, that it
+ * re-codes to the fixed message byte for byte. */
 #define _POSIX_C_SOURCE 199309L
 
 #include <errno.h>
@@ -32,6 +40,7 @@
 #include <time.h>
 
 #include "dqsgd.h"
+#include "bench_util.h"
 
 /* The ISA the compiler targets, to notice a build whose kernels fell back (e.g. no SIMDe). */
 #if defined(DQ_NO_SIMD)
@@ -65,25 +74,33 @@ typedef struct bench_row {
     unsigned bits;
     dq_rounding rounding;
     unsigned checksum; /* 1: messages carry the payload CRC32C */
+    unsigned coder;    /* dq_params.coder */
 } bench_row;
 
 /* Execution order = print order. Decoders use the message of a plain encode with the same
- * bits and rounding (re-encoded, untimed, when the previous row left something else). */
+ * bits, rounding, checksum and coder (re-encoded, untimed, when the previous row left
+ * something else). */
 static const bench_row ROWS[] = {
-    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u}, /* the headline row */
-    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u},
-    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u},
-    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u},
-    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u},
-    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u},
-    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u},
-    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u},
-    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u},
-    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u},
-    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u},
+    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED}, /* the headline row */
+    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED},
+    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
+    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED},
+    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED},
+    {"encode-rans", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS},
+    {"decode-rans", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS},
+    {"decode-add-rans", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS},
+    {"encode-auto", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO},
+    {"decode-add-auto", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO},
+    {"encode-elias", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS},
+    {"decode-add-elias", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS},
 };
 #define BENCH_NROWS (sizeof ROWS / sizeof ROWS[0])
-#define BENCH_MAX_BITS 8u /* largest bits in ROWS: sizes the message buffer */
 
 typedef struct bench_ctx {
     size_t n;
@@ -91,10 +108,11 @@ typedef struct bench_ctx {
     float *res; /* error-feedback residual */
     float *acc; /* decode output / decode-add accumulator / add-baseline destination */
     uint8_t *msg;
-    size_t cap, len;
+    uint8_t *ref, *tmp; /* checks of coded messages: the fixed message, and msg re-coded to it */
+    size_t cap, len;    /* cap: of msg, ref and tmp, enough for every row */
     /* what msg holds: a plain encode with these params, or nothing (msg_ok == 0) */
     int msg_ok;
-    unsigned msg_bits, msg_checksum;
+    unsigned msg_bits, msg_checksum, msg_coder;
     dq_rounding msg_rounding;
     float weight;
 } bench_ctx;
@@ -126,27 +144,6 @@ static void *alloc_aligned(size_t bytes, void **base) {
     p = (uintptr_t)*base;
     p = (p + (BENCH_ALIGN - 1u)) & ~(uintptr_t)(BENCH_ALIGN - 1u);
     return (void *)p;
-}
-
-/* ---- deterministic input: N(0, 1) by Box-Muller over a splitmix64 stream */
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-static void fill_gaussian(float *x, size_t n, uint64_t seed) {
-    const double two_pi = 6.283185307179586476925286766559;
-    uint64_t s = seed;
-    size_t i;
-    for (i = 0; i < n; i += 2) {
-        /* u1 in (0, 1] so log(u1) is finite; u2 in [0, 1) */
-        double u1 = ((double)(splitmix64(&s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
-        double u2 = (double)(splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
-        double r = sqrt(-2.0 * log(u1));
-        x[i] = (float)(r * cos(two_pi * u2));
-        if (i + 1 < n) x[i + 1] = (float)(r * sin(two_pi * u2));
-    }
 }
 
 /* ---- baselines: what a plain loop over the same bytes costs on this machine
@@ -207,6 +204,7 @@ static void row_params(const bench_row *r, dq_params *p) {
     p->step = 1u;
     p->stream = 0u;
     p->checksum = r->checksum;
+    p->coder = r->coder;
 }
 
 static dq_status run_kernel(bench_ctx *c, const bench_row *r) {
@@ -232,47 +230,89 @@ static void run_baseline(bench_ctx *c, const bench_row *r) {
         base_add(c->acc, c->x, c->n);
 }
 
-/* After an encode: the message must be exactly what dq_encoded_size() promised and parse back
- * with the right parameters. Untimed. */
-static void verify_message(const bench_ctx *c, const bench_row *r) {
+/* After an encode (untimed): NULL if msg is what r's params promise, else what is wrong. The
+ * header must match the params; a fixed message must have the size dq_encoded_size() gives;
+ * a coded one the size dq_coded_size() gives for the fixed message of the same params (made
+ * into ref), and it must re-code (dq_recode) to that fixed message byte for byte. */
+static const char *verify_message(bench_ctx *c, const bench_row *r) {
     dq_params p;
     dq_header h;
-    size_t want;
+    size_t want, ref_len, tmp_len;
     row_params(r, &p);
-    check(dq_encoded_size(&p, c->n, &want), "dq_encoded_size");
-    if (c->len != want) die("dq_encode", "message length differs from dq_encoded_size()");
-    check(dq_header_read(c->msg, c->len, &h), "dq_header_read");
+    if (dq_header_read(c->msg, c->len, &h) != DQ_OK) return "dq_header_read: the message does not parse";
     if (h.count != c->n || h.bits != r->bits || h.bucket != BENCH_BUCKET || h.msg_size != c->len ||
         ((h.flags & DQ_FLAG_STOCHASTIC) != 0) != (r->rounding != DQ_ROUND_NEAREST) ||
-        ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0))
-        die("dq_header_read", "header does not match the encode parameters");
+        ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0) ||
+        (r->coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS : h.coder != r->coder))
+        return "dq_header_read: header does not match the encode parameters";
+    if (r->coder == DQ_CODER_FIXED) {
+        check(dq_encoded_size(&p, c->n, &want), "dq_encoded_size");
+        return c->len == want ? NULL : "dq_encode: message length differs from dq_encoded_size()";
+    }
+    if (r->kind != K_ENCODE) die(r->name, "a coded row must be a plain encode");
+    p.coder = DQ_CODER_FIXED;
+    check(dq_encode(&p, c->x, c->n, NULL, c->ref, c->cap, &ref_len), "dq_encode (fixed reference)");
+    if (dq_coded_size(c->ref, ref_len, r->coder, &want) != DQ_OK) return "dq_coded_size failed";
+    if (c->len != want) return "dq_encode: message length differs from dq_coded_size()";
+    if (dq_recode(c->msg, c->len, DQ_CODER_FIXED, c->tmp, c->cap, &tmp_len) != DQ_OK)
+        return "dq_recode to the fixed coder failed";
+    if (tmp_len != ref_len || memcmp(c->tmp, c->ref, ref_len) != 0)
+        return "the message does not re-code to the fixed message";
+    return NULL;
 }
 
-/* Make msg hold a plain encode with r's bits and rounding (untimed). */
-static void ensure_message(bench_ctx *c, const bench_row *r) {
-    bench_row enc;
-    if (c->msg_ok && c->msg_bits == r->bits && c->msg_rounding == r->rounding && c->msg_checksum == r->checksum)
-        return;
-    enc = *r;
-    enc.kind = K_ENCODE;
-    check(run_kernel(c, &enc), "dq_encode (message for decoding)");
-    verify_message(c, &enc);
-    c->msg_ok = 1;
+/* A row that failed: fatal, except for an Elias row (the coder may not have landed in this
+ * build of dqsgd.h), which is reported as n/a with the reason on stderr. Returns 0. */
+static int unavailable(bench_ctx *c, const bench_row *r, const char *what, const char *detail) {
+    c->msg_ok = 0; /* msg may hold anything now */
+    if (r->coder != DQ_CODER_ELIAS) die(what, detail);
+    fprintf(stderr, "bench [%s]: note: %s (%u bits): %s: %s: reported as n/a\n", dq_simd_backend(), r->name, r->bits,
+            what, detail);
+    return 0;
+}
+
+static void note_message(bench_ctx *c, const bench_row *r) {
+    /* encode-ef's message is not a plain encode of x */
+    c->msg_ok = r->kind == K_ENCODE;
     c->msg_bits = r->bits;
     c->msg_rounding = r->rounding;
     c->msg_checksum = r->checksum;
+    c->msg_coder = r->coder;
 }
 
-/* Warm up once, then R alternating rounds; best (minimum) time of each. */
-static void measure(bench_ctx *c, const bench_row *r, unsigned reps, double *t_kernel, double *t_base) {
+/* Make msg hold a plain encode with r's bits, rounding, checksum and coder (untimed).
+ * Returns 0 if that failed (an Elias row: n/a). */
+static int ensure_message(bench_ctx *c, const bench_row *r) {
+    bench_row enc;
+    dq_status st;
+    const char *err;
+    if (c->msg_ok && c->msg_bits == r->bits && c->msg_rounding == r->rounding && c->msg_checksum == r->checksum &&
+        c->msg_coder == r->coder)
+        return 1;
+    enc = *r;
+    enc.kind = K_ENCODE;
+    st = run_kernel(c, &enc);
+    if (st != DQ_OK) return unavailable(c, r, "dq_encode (message for decoding)", dq_strerror(st));
+    if ((err = verify_message(c, &enc)) != NULL) return unavailable(c, r, "message for decoding", err);
+    note_message(c, &enc);
+    return 1;
+}
+
+/* Warm up once, then R alternating rounds; best (minimum) time of each. Returns 0 when the
+ * row is not available (see unavailable()); *bpe is then untouched. */
+static int measure(bench_ctx *c, const bench_row *r, unsigned reps, double *t_kernel, double *t_base, double *bpe) {
     unsigned k;
     double bk = HUGE_VAL, bb = HUGE_VAL;
-    if (!is_encoder(r->kind)) ensure_message(c, r);
-    check(run_kernel(c, r), r->name);
+    dq_status st;
+    const char *err;
+    if (!is_encoder(r->kind) && !ensure_message(c, r)) return 0;
+    st = run_kernel(c, r);
+    if (st != DQ_OK) return unavailable(c, r, r->name, dq_strerror(st));
+    /* check the warm-up's message now, before R timed calls of a kernel that may be broken */
+    if (is_encoder(r->kind) && (err = verify_message(c, r)) != NULL) return unavailable(c, r, r->name, err);
     run_baseline(c, r);
     for (k = 0; k < reps; k++) {
         double t0, t1, t2, t3;
-        dq_status st;
         t0 = now_s();
         st = run_kernel(c, r);
         t1 = now_s();
@@ -284,55 +324,25 @@ static void measure(bench_ctx *c, const bench_row *r, unsigned reps, double *t_k
         if (t3 - t2 < bb) bb = t3 - t2;
     }
     if (is_encoder(r->kind)) {
-        verify_message(c, r);
-        /* msg now holds this encode; encode-ef's message is not a plain encode of x */
-        c->msg_ok = r->kind == K_ENCODE;
-        c->msg_bits = r->bits;
-        c->msg_rounding = r->rounding;
-        c->msg_checksum = r->checksum;
+        if ((err = verify_message(c, r)) != NULL) die(r->name, err);
+        note_message(c, r);
     }
     *t_kernel = bk;
     *t_base = bb;
+    *bpe = (double)c->len * 8.0 / (double)c->n;
+    return 1;
 }
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: bench [--csv] [--no-header] [--n N] [--reps R]\n"
-            "  --csv        print CSV: kernel,isa,bits,bucket,n,gbps,baseline_gbps,ratio\n"
+            "  --csv        print CSV: kernel,isa,bits,bucket,n,gbps,baseline_gbps,ratio,msg_bpe\n"
+            "               (msg_bpe: message bits per element; n/a in the last four columns of a row\n"
+            "               whose coder this build cannot run)\n"
             "  --no-header  omit the header (CSV header line, or the table's title and column names)\n"
             "  --n N        elements per vector (default %zu)\n"
             "  --reps R     timed rounds per kernel and baseline, best of R reported (default %u)\n",
             BENCH_DEFAULT_N, BENCH_DEFAULT_REPS);
-}
-
-static unsigned long long parse_count(const char *opt, const char *s) {
-    char *end;
-    unsigned long long v;
-    if (!s || *s == '\0' || *s == '-') {
-        fprintf(stderr, "bench: %s needs a positive integer\n", opt);
-        exit(2);
-    }
-    errno = 0;
-    v = strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0' || v == 0) {
-        fprintf(stderr, "bench: %s: bad value '%s'\n", opt, s);
-        exit(2);
-    }
-    return v;
-}
-
-/* Accepts "--opt VALUE" and "--opt=VALUE"; returns the value or NULL if argv[*i] is not opt. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
-    size_t len = strlen(opt);
-    const char *a = argv[*i];
-    if (strncmp(a, opt, len) != 0) return NULL;
-    if (a[len] == '=') return a + len + 1;
-    if (a[len] != '\0') return NULL;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "bench: %s needs a value\n", opt);
-        exit(2);
-    }
-    return argv[++*i];
 }
 
 int main(int argc, char **argv) {
@@ -340,7 +350,7 @@ int main(int argc, char **argv) {
     size_t n = BENCH_DEFAULT_N, r;
     unsigned reps = BENCH_DEFAULT_REPS;
     const char *isa = dq_simd_backend();
-    void *bx, *bres, *bacc, *bmsg;
+    void *bx, *bres, *bacc, *bmsg, *bref, *btmp;
     bench_ctx c;
 
     for (i = 1; i < argc; i++) {
@@ -352,15 +362,15 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if ((v = opt_value(argc, argv, &i, "--n")) != NULL) {
-            unsigned long long nv = parse_count("--n", v);
+        } else if ((v = bench_opt_value("bench", argc, argv, &i, "--n")) != NULL) {
+            unsigned long long nv = bench_parse_count("bench", "--n", v);
             if (nv > (unsigned long long)(SIZE_MAX / 4u - BENCH_ALIGN) || nv > (unsigned long long)DQ_MAX_ELEMS) {
                 fprintf(stderr, "bench: --n %llu is too large\n", nv);
                 return 2;
             }
             n = (size_t)nv;
-        } else if ((v = opt_value(argc, argv, &i, "--reps")) != NULL) {
-            unsigned long long rv = parse_count("--reps", v);
+        } else if ((v = bench_opt_value("bench", argc, argv, &i, "--reps")) != NULL) {
+            unsigned long long rv = bench_parse_count("bench", "--reps", v);
             if (rv > 1000000u) {
                 fprintf(stderr, "bench: --reps %llu is too large\n", rv);
                 return 2;
@@ -378,46 +388,63 @@ int main(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     c.n = n;
     c.weight = 0.5f;
-    c.cap = dq_encode_bound(n, BENCH_MAX_BITS);
-    if (c.cap == 0) die("dq_encode_bound", "n or bits out of range");
+    for (r = 0; r < BENCH_NROWS; r++) { /* room for every row's message */
+        size_t b = ROWS[r].coder == DQ_CODER_FIXED ? dq_encode_bound(n, ROWS[r].bits)
+                                                   : dq_encode_bound_coded(n, ROWS[r].bits);
+        if (b == 0) die("dq_encode_bound", "n or bits out of range");
+        if (b > c.cap) c.cap = b;
+    }
     c.x = (float *)alloc_aligned(n * sizeof(float), &bx);
     c.res = (float *)alloc_aligned(n * sizeof(float), &bres);
     c.acc = (float *)alloc_aligned(n * sizeof(float), &bacc);
     c.msg = (uint8_t *)alloc_aligned(c.cap, &bmsg);
+    c.ref = (uint8_t *)alloc_aligned(c.cap, &bref);
+    c.tmp = (uint8_t *)alloc_aligned(c.cap, &btmp);
     /* touch every page now so no timed call pays first-touch page faults */
-    fill_gaussian(c.x, n, 0x5EED0001u);
+    bench_fill_gaussian(c.x, n, 0x5EED0001u);
     memset(c.res, 0, n * sizeof(float));
     memset(c.acc, 0, n * sizeof(float));
     memset(c.msg, 0, c.cap);
+    memset(c.ref, 0, c.cap);
+    memset(c.tmp, 0, c.cap);
 
     if (header) {
         if (csv) {
-            printf("kernel,isa,bits,bucket,n,gbps,baseline_gbps,ratio\n");
+            printf("kernel,isa,bits,bucket,n,gbps,baseline_gbps,ratio,msg_bpe\n");
         } else {
             printf("dqsgd %s throughput | backend: %s (this build) | compiler: %s | n = %zu (%.1f MiB of float32) | best of %u\n",
                    DQSGD_VERSION_STRING, isa, BENCH_COMPILER, n,
                    (double)n * 4.0 / (1024.0 * 1024.0), reps);
             printf("QSGD, L2 norm per bucket, stochastic rounding unless -nearest. gbps = n*4 bytes / s for every\n"
                    "kernel. Baselines, same buffers: encoders = sum of squares over x (8 float accumulators),\n"
-                   "decoders = acc[i] += x[i]. ratio = gbps / baseline_gbps.\n");
-            printf("%-14s  %-6s  %4s  %6s  %10s  %7s  %13s  %6s\n", "kernel", "isa", "bits", "bucket", "n", "gbps",
-                   "baseline_gbps", "ratio");
+                   "decoders = acc[i] += x[i]. ratio = gbps / baseline_gbps. msg_bpe = message bytes*8/n.\n"
+                   "-rans/-auto/-elias: codes sent with that coder (auto: the smallest); n/a: coder not available.\n");
+            printf("%-16s  %-6s  %4s  %6s  %10s  %7s  %13s  %6s  %7s\n", "kernel", "isa", "bits", "bucket", "n", "gbps",
+                   "baseline_gbps", "ratio", "msg_bpe");
         }
         fflush(stdout);
     }
 
     for (r = 0; r < BENCH_NROWS; r++) {
         const bench_row *row = &ROWS[r];
-        double tk, tb, gk, gb, bytes = (double)n * 4.0;
-        measure(&c, row, reps, &tk, &tb);
+        double tk, tb, gk, gb, bpe, bytes = (double)n * 4.0;
+        if (!measure(&c, row, reps, &tk, &tb, &bpe)) {
+            if (csv)
+                printf("%s,%s,%u,%u,%zu,n/a,n/a,n/a,n/a\n", row->name, isa, row->bits, BENCH_BUCKET, n);
+            else
+                printf("%-16s  %-6s  %4u  %6u  %10zu  %7s  %13s  %6s  %7s\n", row->name, isa, row->bits, BENCH_BUCKET,
+                       n, "n/a", "n/a", "n/a", "n/a");
+            fflush(stdout);
+            continue;
+        }
         gk = bytes / tk / 1e9;
         gb = bytes / tb / 1e9;
         if (csv)
-            printf("%s,%s,%u,%u,%zu,%.3f,%.3f,%.3f\n", row->name, isa, row->bits, BENCH_BUCKET, n, gk,
-                   gb, gk / gb);
+            printf("%s,%s,%u,%u,%zu,%.3f,%.3f,%.3f,%.4f\n", row->name, isa, row->bits, BENCH_BUCKET, n, gk,
+                   gb, gk / gb, bpe);
         else
-            printf("%-14s  %-6s  %4u  %6u  %10zu  %7.2f  %13.2f  %6.3f\n", row->name, isa, row->bits, BENCH_BUCKET, n,
-                   gk, gb, gk / gb);
+            printf("%-16s  %-6s  %4u  %6u  %10zu  %7.2f  %13.2f  %6.3f  %7.4f\n", row->name, isa, row->bits,
+                   BENCH_BUCKET, n, gk, gb, gk / gb, bpe);
         fflush(stdout);
     }
 
@@ -425,5 +452,7 @@ int main(int argc, char **argv) {
     free(bres);
     free(bacc);
     free(bmsg);
+    free(bref);
+    free(btmp);
     return 0;
 }

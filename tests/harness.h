@@ -4,6 +4,7 @@
 #ifndef DQ_TEST_HARNESS_H
 #define DQ_TEST_HARNESS_H
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,17 @@ static inline void *xmalloc(size_t bytes) {
         exit(2);
     }
     return p;
+}
+/* Exact-size copies (so ASan sees any read past the end). */
+static inline uint8_t *bdup(const void *src, size_t n) {
+    uint8_t *b = (uint8_t *)xmalloc(n);
+    if (n) memcpy(b, src, n);
+    return b;
+}
+static inline float *fdup(const float *x, size_t n) {
+    float *f = (float *)xmalloc(n * sizeof(float));
+    if (n) memcpy(f, x, n * sizeof(float));
+    return f;
 }
 /* DQ_TEST_VERBOSE=1 makes statistical tests print their statistics. */
 static inline int dq_t_verbose(void) {

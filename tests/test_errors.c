@@ -14,16 +14,6 @@
 #define CANARY 0xA5u
 
 /* ---------------------------------------------------------------- helpers */
-static uint8_t *bdup(const void *src, size_t n) { /* exact-size copy */
-    uint8_t *b = (uint8_t *)xmalloc(n);
-    if (n) memcpy(b, src, n);
-    return b;
-}
-static float *fdup(const float *x, size_t n) {
-    float *f = (float *)xmalloc(n * sizeof(float));
-    if (n) memcpy(f, x, n * sizeof(float));
-    return f;
-}
 static int all_canary(const uint8_t *p, size_t n) {
     size_t i;
     for (i = 0; i < n; i++)
@@ -739,7 +729,7 @@ static void test_header_fields(void) {
         const msg *m = &std_msgs[i];
         static const uint64_t scheme_bad[] = {0, 2, 3, 0xFF};
         static const uint64_t bits_bad[] = {0, 17, 32, 0xFF};
-        static const uint64_t coder_bad[] = {1, 2, 0xFF};
+        static const uint64_t coder_bad[] = {3, 0x7F, 0xFF}; /* 1 (Elias) and 2 (rANS) are coders now */
         static const uint64_t norm_bad[] = {3, 4, 0xFF};
         static const uint64_t flags_bad[] = {4, 6, 7, 0x100, 0x8000, 0xFFFF, 0xFFFC};
         static const uint64_t bucket_bad[] = {1, 4, 7, 9, 12, 65, 0xFFFFFFFFu, 0xFFFFFFFCu, 0x80000001u};

@@ -10,7 +10,9 @@
  *      (onto +0.0 too, except that -0.0 comes out +0.0, as IEEE addition says);
  *  (c) for the version this library writes: dq_encode of NAME.in (with residual NAME.res when
  *      ef=1) gives exactly NAME.dqsg (and the residual NAME.resout), dq_encode_block gives it
- *      without the header and dq_decode_block decodes that body to NAME.out;
+ *      without the header and dq_decode_block decodes that body to NAME.out; a coded message
+ *      (coder=elias|rans, encoded with that coder forced) is also the fixed message re-coded
+ *      (dq_recode both ways, dq_coded_size), and the block API checks use that fixed body;
  *  (d) L2 messages: dq_message_norm2 equals the sum of the squared scales in the file, and
  *      agrees with ||input||^2 to float rounding; other norms give DQ_ERR_PARAM.
  * Older versions get (a), (b) and (d): a decoder keeps reading every earlier format version.
@@ -28,7 +30,7 @@
 
 /* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
  * cases; a new format version needs its own entry and directory. */
-static const unsigned long k_min_cases[] = {0, 87};
+static const unsigned long k_min_cases[] = {0, 99};
 #define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
 
 /* ---------------------------------------------------------------- files (C99 stdio) */
@@ -180,8 +182,8 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
             c->scheme = DQ_SCHEME_QSGD;
         } else if (!strcmp(tok, "coder")) {
             key = K_CODER;
-            ok = !strcmp(val, "fixed");
-            c->coder = DQ_CODER_FIXED;
+            ok = !strcmp(val, "fixed") || !strcmp(val, "elias") || !strcmp(val, "rans");
+            c->coder = !strcmp(val, "elias") ? DQ_CODER_ELIAS : !strcmp(val, "rans") ? DQ_CODER_RANS : DQ_CODER_FIXED;
         } else if (!strcmp(tok, "bits")) {
             key = K_BITS;
             ok = parse_u64(val, 16u, &v) && v >= 1u;
@@ -260,8 +262,8 @@ static void path_of(char *buf, size_t cap, const char *dir, const char *name, co
 
 static void run_case(const char *dir, unsigned ver, const gcase *c) {
     char path[1024];
-    size_t n = c->n, len = 0, i, nb, blen;
-    uint8_t *msg, *buf = NULL;
+    size_t n = c->n, len = 0, i, nb, blen, off = c->coder ? DQ_HEADER_SIZE + 8u : DQ_HEADER_SIZE;
+    uint8_t *msg, *buf = NULL, *fixed = NULL;
     float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *cin = NULL;
     dq_header h;
     dq_status st;
@@ -336,9 +338,11 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     p.step = c->step;
     p.stream = c->stream;
     p.checksum = (unsigned)c->checksum;
+    p.coder = c->coder;
     if (ver == (unsigned)DQ_FORMAT_VERSION) {
         float *r = c->ef ? (float *)xmalloc(4u * n) : NULL;
-        size_t cap = dq_encode_bound(n, c->bits), size = 0, body;
+        size_t cap = c->coder ? dq_encode_bound_coded(n, c->bits) : dq_encode_bound(n, c->bits), size = 0, body;
+        const uint8_t *fmsg = msg; /* the fixed message: msg, or msg re-coded */
         buf = (uint8_t *)xmalloc(cap);
         if (r) memcpy(r, res, 4u * n);
         st = dq_encode(&p, x, n, r, buf, cap, &blen);
@@ -350,18 +354,38 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
             CHECKF(i == len && blen == len, "dq_encode differs from .dqsg at byte %lu", (unsigned long)i);
             if (r) check_same("residual after dq_encode vs .resout", r, resout, n);
         }
-        CHECK(dq_encoded_size(&p, n, &size) == DQ_OK && size == len);
+        if (c->coder) { /* coded: the fixed message re-coded, and back; sizes from the codes */
+            size_t flen = 0, rlen = 0, fsize = 0;
+            p.coder = DQ_CODER_FIXED;
+            CHECK(dq_encoded_size(&p, n, &fsize) == DQ_OK);
+            CHECK(dq_coded_size(msg, len, c->coder, &size) == DQ_OK && size == len);
+            CHECK(dq_coded_size(msg, len, DQ_CODER_FIXED, &size) == DQ_OK && size == fsize);
+            fixed = (uint8_t *)xmalloc(fsize);
+            st = dq_recode(msg, len, DQ_CODER_FIXED, fixed, fsize, &flen);
+            CHECKF(st == DQ_OK && flen == fsize, "dq_recode to fixed: %s", dq_strerror(st));
+            if (st == DQ_OK) {
+                st = dq_recode(fixed, flen, c->coder, buf, cap, &rlen);
+                CHECKF(st == DQ_OK && rlen == len && memcmp(buf, msg, len) == 0, "dq_recode from fixed: %s",
+                       dq_strerror(st));
+                CHECK(dq_coded_size(fixed, flen, c->coder, &size) == DQ_OK && size == len);
+                fmsg = fixed;
+            }
+        } else {
+            CHECK(dq_encoded_size(&p, n, &size) == DQ_OK && size == len);
+        }
         /* the headerless API: the same body (without the checksum), decoded the same way */
         p.checksum = 0;
-        body = len - DQ_HEADER_SIZE - (c->checksum ? 4u : 0u);
+        p.coder = DQ_CODER_FIXED;
+        CHECK(dq_encoded_size(&p, n, &body) == DQ_OK);
+        body -= DQ_HEADER_SIZE;
         if (r) memcpy(r, res, 4u * n);
         st = dq_encode_block(&p, x, n, r, buf, cap, &blen);
         CHECKF(st == DQ_OK, "dq_encode_block: %s", dq_strerror(st));
         if (st == DQ_OK) {
-            CHECK(blen == body && memcmp(buf, msg + DQ_HEADER_SIZE, blen) == 0);
+            CHECK(blen == body && memcmp(buf, fmsg + DQ_HEADER_SIZE, blen) == 0);
             if (r) check_same("residual after dq_encode_block vs .resout", r, resout, n);
         }
-        st = dq_decode_block(&p, msg + DQ_HEADER_SIZE, body, n, out);
+        st = dq_decode_block(&p, fmsg + DQ_HEADER_SIZE, body, n, out);
         CHECKF(st == DQ_OK, "dq_decode_block: %s", dq_strerror(st));
         if (st == DQ_OK) check_same("dq_decode_block vs .out", out, want, n);
         free(r);
@@ -376,7 +400,7 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
         if (wnorm == DQ_NORM_L2) {
             CHECKF(st == DQ_OK, "dq_message_norm2: %s", dq_strerror(st));
             for (i = 0; i < nb; i++) {
-                double s = (double)f32(ld32(msg + DQ_HEADER_SIZE + 4u * i));
+                double s = (double)f32(ld32(msg + off + 4u * i)); /* coded: after the payload length */
                 sum += s * s;
             }
             CHECKF(got - sum <= 1e-12 * sum && sum - got <= 1e-12 * sum, "norm2 %.17g, squared scales %.17g", got,
@@ -398,6 +422,7 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
 done:
     free(msg);
     free(buf);
+    free(fixed);
     free(x);
     free(want);
     free(res);

@@ -36,11 +36,6 @@ static const size_t k_sizes[5] = {1, 255, 256, 1283, 25000};
 
 /* ---------------------------------------------------------------- helpers */
 static float *falloc(size_t n) { return (float *)xmalloc(n * sizeof(float)); }
-static float *fdup(const float *src, size_t n) {
-    float *d = falloc(n);
-    memcpy(d, src, n * sizeof *d);
-    return d;
-}
 
 /* Shared inputs for every case (prefixes of BIG_N elements), read-only once made: the
  * gradient, the initial error-feedback memory and the initial accumulator. */

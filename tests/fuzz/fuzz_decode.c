@@ -1,8 +1,13 @@
 /* fuzz_decode.c - untrusted bytes into every decoder: header reader, verify, decode,
- * decode-add, the range decoders, message norm, and the headerless block decoders with
- * parameters taken from the input. Must never crash, read or write out of bounds (ASan), or
- * disagree with itself: a successful decode-add equals acc + w * decode, bit for bit; a
- * message that decodes verifies, and decoding it range by range gives the same floats.
+ * decode-add, the range decoders, message norm, the coded-message size and re-coder, and the
+ * headerless block decoders with parameters taken from the input. Must never crash, read or
+ * write out of bounds (ASan), or disagree with itself: a successful decode-add equals
+ * acc + w * decode, bit for bit; a message that decodes verifies, and decoding it range by
+ * range gives the same floats (a coded message refuses ranges); a message decodes exactly when
+ * it re-codes, and its re-coded form (fixed from coded, AUTO from fixed) has the size
+ * dq_coded_size promised and decodes to the same floats. Each input also runs a second time
+ * with its header CRC and payload checksum made right, so that mutated fields and payloads
+ * reach the decoders past the CRCs (coded messages with the checksum decode in one pass).
  * Build: make fuzz (libFuzzer) or the replay driver in make test. */
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +31,36 @@ static void fuzz_ranges(const uint8_t *data, size_t size, const dq_header *h, co
     for (b = 0; b < h->count; b += a) {
         size_t e = h->count - b < a ? h->count : b + a;
         dq_status st = dq_decode_range(data, size, b, e, part);
+        if (h->coder != DQ_CODER_FIXED) {
+            if (whole && st != DQ_ERR_PARAM) abort(); /* coded payloads are read whole */
+            continue;
+        }
         if (whole && (st != DQ_OK || memcmp(part, whole + b, (e - b) * sizeof(float)) != 0)) abort();
     }
+}
+
+/* Re-code the message into `coder`: when dq_coded_size accepts it, the message decoded
+ * (`whole`) and dq_recode writes exactly that many bytes, a message that decodes to the same
+ * floats; with `must`, a message that decoded must be accepted. */
+static void fuzz_recode(const uint8_t *data, size_t size, const dq_header *h, unsigned coder, int must,
+                        const float *whole, float *tmp) {
+    size_t sz = 0, len = 0;
+    dq_status st = dq_coded_size(data, size, coder, &sz), st2;
+    uint8_t *buf;
+    if (must && whole && st != DQ_OK) abort();
+    if (st != DQ_OK) {
+        uint8_t one;
+        if (dq_recode(data, size, coder, &one, 1, &len) == DQ_OK) abort();
+        return;
+    }
+    if (!whole || sz > (size_t)1 << 26) abort(); /* sized, so it decodes; sizes stay within bounds */
+    buf = (uint8_t *)malloc(sz);
+    if (!buf) abort();
+    st2 = dq_recode(data, size, coder, buf, sz, &len);
+    if (st2 != DQ_OK || len != sz) abort();
+    if (dq_decode(buf, len, tmp, h->count) != DQ_OK || memcmp(tmp, whole, h->count * sizeof(float)) != 0) abort();
+    if (dq_recode(data, size, coder, buf, sz - 1u, &len) != DQ_ERR_DST_TOO_SMALL) abort();
+    free(buf);
 }
 
 static void fuzz_message(const uint8_t *data, size_t size) {
@@ -51,7 +84,17 @@ static void fuzz_message(const uint8_t *data, size_t size) {
     } else if (dq_decode_add(data, size, 0.5f, acc, h.count) == DQ_OK) {
         abort(); /* decode failed but decode-add accepted the same bytes */
     }
-    fuzz_ranges(data, size, &h, vst == DQ_OK && dq_decode(data, size, out, h.count) == DQ_OK ? out : NULL, acc);
+    {
+        const float *whole = vst == DQ_OK && dq_decode(data, size, out, h.count) == DQ_OK ? out : NULL;
+        fuzz_ranges(data, size, &h, whole, acc);
+        fuzz_recode(data, size, &h, DQ_CODER_FIXED, 1, whole, acc); /* coded -> fixed (fixed: a copy) */
+        if (h.coder == DQ_CODER_FIXED) {
+            fuzz_recode(data, size, &h, DQ_CODER_AUTO, 1, whole, acc);
+            /* forced: Elias cannot send a "negative zero" code, which decoders accept */
+            fuzz_recode(data, size, &h, DQ_CODER_ELIAS, 0, whole, acc);
+            fuzz_recode(data, size, &h, DQ_CODER_RANS, h.bits <= 8u, whole, acc);
+        }
+    }
     (void)dq_message_norm2(data, size, &n2);
     free(out);
     free(acc);
@@ -67,15 +110,50 @@ static void fuzz_block(const uint8_t *data, size_t size) {
     p.bits = data[0] % 18u; /* 0 (default) .. 17 (invalid) */
     p.bucket = data[1] == 0 ? DQ_BUCKET_WHOLE : (uint32_t)data[1] * 4u; /* some not multiples of 8 */
     n = (size_t)data[2] * 7u + (data[3] & 7u);
+    p.coder = (data[3] >> 3) & 7u; /* 0 fixed, 1 Elias, 2 rANS, 3 AUTO, 4..7 invalid: blocks are fixed only */
+    if (p.coder == 3u) p.coder = DQ_CODER_AUTO;
     out = (float *)malloc((n ? n : 1u) * sizeof(float));
     if (!out) abort();
-    (void)dq_decode_block(&p, data + 4, size - 4, n, out);
-    (void)dq_decode_add_block(&p, data + 4, size - 4, n, 1.0f, out);
+    if (dq_decode_block(&p, data + 4, size - 4, n, out) == DQ_OK && p.coder != DQ_CODER_FIXED) abort();
+    if (dq_decode_add_block(&p, data + 4, size - 4, n, 1.0f, out) == DQ_OK && p.coder != DQ_CODER_FIXED) abort();
     free(out);
+}
+
+/* CRC32C (doc/FORMAT.md 3.3), bitwise. */
+static uint32_t crc32c(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    int k;
+    while (n--) {
+        c ^= *p++;
+        for (k = 0; k < 8; k++) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+static void st32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* The input with its header CRC, and its payload checksum when it has one, set right. */
+static void fuzz_resealed(const uint8_t *data, size_t size) {
+    uint8_t *m;
+    dq_header h;
+    if (size < DQ_HEADER_SIZE || memcmp(data, "DQSG", 4) != 0) return;
+    m = (uint8_t *)malloc(size);
+    if (!m) abort();
+    memcpy(m, data, size);
+    st32(m + 44, crc32c(m, 44));
+    if (dq_header_read(m, size, &h) == DQ_OK && (h.flags & DQ_FLAG_CHECKSUM) && h.msg_size <= size)
+        st32(m + h.msg_size - 4u, crc32c(m + DQ_HEADER_SIZE, h.msg_size - DQ_HEADER_SIZE - 4u));
+    if (memcmp(m, data, size) != 0) fuzz_message(m, size);
+    free(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_message(data, size);
     fuzz_block(data, size);
+    fuzz_resealed(data, size);
     return 0;
 }

@@ -1,9 +1,11 @@
 /* make_corpus.c - writes the seed corpus of the fuzz targets into corpus/decode,
- * corpus/roundtrip, corpus/simd and corpus/ckpt (run from tests/fuzz: cc -I../.. make_corpus.c -lm && ./a.out).
+ * corpus/roundtrip, corpus/simd, corpus/ckpt and corpus/coders (run from tests/fuzz:
+ * cc -I../.. make_corpus.c -lm && ./a.out).
  * Seeds: valid messages over widths, buckets, roundings and lengths (including a tail and
  * several buckets), round-trip inputs (8 parameter bytes, then float32 values), and kernel
  * choices for fuzz_simd.c (its parameter bytes; the values come from its generator, or follow
- * as float32 in raw mode). */
+ * as float32 in raw mode); coded messages (Elias, rANS) for the decoders, and parameter bytes
+ * plus values for fuzz_coders.c. New seeds are added after the others, under new names. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +140,72 @@ int main(void) {
         sp.dim = 50;
         r |= dq_sched_init(&s, &sp) != DQ_OK || dq_sched_update(&s, 2.0, 0.7, 100.0) != DQ_OK ||
              dq_sched_save(&s, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 3, ck, len);
+    }
+    { /* coded messages for fuzz_decode (Elias = 1, rANS = 2): widths, counts, checksums, a
+       * sparse input (every fifth element kept) and a dense one (the same formula over 1000) */
+        static const struct {
+            unsigned coder, bits, ck, nearest, sparse;
+            uint32_t bucket;
+            size_t n;
+        } cs[] = {
+            {1, 2, 0, 0, 0, 512, 1},   {1, 4, 1, 1, 0, 8, 7},     {1, 9, 0, 0, 1, 64, 100},
+            {1, 16, 1, 0, 0, DQ_BUCKET_WHOLE, 300}, {1, 3, 0, 0, 1, 512, 1000}, {1, 8, 0, 1, 1, 40, 300},
+            {2, 1, 0, 0, 0, 512, 1},   {2, 2, 0, 1, 0, 8, 7},     {2, 3, 1, 0, 0, 64, 100},
+            {2, 4, 0, 0, 1, 512, 300}, {2, 5, 1, 0, 0, 512, 1000}, {2, 8, 0, 0, 0, DQ_BUCKET_WHOLE, 300},
+            {2, 6, 0, 1, 1, 256, 1000}, {2, 7, 1, 1, 0, 40, 100},
+        };
+        static float y[1000];
+        static uint8_t cm[16384];
+        char file[48];
+        for (i = 0; i < 1000; i++) y[i] = (float)(sin(0.37 * (double)i) * (1.0 + (double)(i % 7)));
+        for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            static float z[1000];
+            dq_params p;
+            size_t j;
+            memset(&p, 0, sizeof p);
+            p.bits = cs[i].bits;
+            p.bucket = cs[i].bucket;
+            p.rounding = cs[i].nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+            p.checksum = cs[i].ck;
+            p.coder = cs[i].coder;
+            p.seed = 11u + i;
+            for (j = 0; j < cs[i].n; j++) z[j] = cs[i].sparse && j % 5u ? 0.0f : y[j];
+            if (dq_encode_bound_coded(cs[i].n, p.bits) > sizeof cm) return 1;
+            snprintf(file, sizeof file, "coded-%s-b%u-n%lu%s", cs[i].coder == 1 ? "elias" : "rans", cs[i].bits,
+                     (unsigned long)cs[i].n, cs[i].ck ? "-ck" : "");
+            r |= dq_encode(&p, z, cs[i].n, NULL, cm, sizeof cm, &len) != DQ_OK || put_name("decode", file, cm, len);
+        }
+    }
+    { /* fuzz_coders.c: byte 0 bits - 1, 1 bucket (odd: whole), 2 rounding | norm << 1 | checksum << 2 |
+       * coder << 3 (0 Elias, 1 rANS, 2-3 AUTO), 3-5 key, 6 int8 values | repeat << 1 (1, 2, 8, 32),
+       * 7 error feedback; then float32 values, or one int8 per element */
+        static const struct {
+            const char *name;
+            uint8_t b[8];
+            int ints; /* int8 values: sparse pattern; else 40 floats of x */
+        } fc[] = {
+            {"seed-elias-b4", {3, 8, 0x01, 1, 2, 3, 0, 0}, 0},
+            {"seed-elias-b16-ck-ef", {15, 1, 0x04, 4, 5, 6, 0, 1}, 0},
+            {"seed-elias-b2-sparse", {1, 0, 0x01, 7, 8, 9, 0x05, 0}, 1},
+            {"seed-rans-b3-ck", {2, 3, 0x0C, 1, 1, 1, 0x03, 0}, 1},
+            {"seed-rans-b8-whole", {7, 1, 0x08, 2, 2, 2, 0x03, 0}, 1},
+            {"seed-rans-b1-nearest", {0, 16, 0x09, 3, 3, 3, 0x07, 0}, 1},
+            {"seed-auto-b2-ef", {1, 64, 0x10, 4, 4, 4, 0x07, 1}, 1},
+            {"seed-auto-b8-max", {7, 4, 0x12, 5, 5, 5, 0, 0}, 0},
+            {"seed-auto-b12", {11, 0, 0x18, 6, 6, 6, 0x01, 0}, 1},
+            {"seed-invalid-elias-b1", {0, 8, 0x00, 0, 0, 0, 0, 0}, 0},
+            {"seed-invalid-rans-b12", {11, 8, 0x08, 0, 0, 0, 0, 0}, 0},
+        };
+        uint8_t in[8 + 4 * 40];
+        size_t s, j;
+        for (s = 0; s < sizeof fc / sizeof fc[0]; s++) {
+            memcpy(in, fc[s].b, 8);
+            if (fc[s].ints)
+                for (j = 0; j < 4 * 40; j++) in[8 + j] = j % 9u ? 0u : (uint8_t)(37u * j + 5u);
+            else
+                memcpy(in + 8, x + 3 * s, 4 * 40);
+            r |= put_name("coders", fc[s].name, in, sizeof in);
+        }
     }
     return r;
 }

@@ -21,8 +21,11 @@
  * Inputs are built from integer arithmetic only (an integer hash gives sign, exponent and
  * mantissa bits of each float; small integers are scaled by exact powers of two), so the
  * generator reproduces them on any platform without libm. Every message is also decoded by
- * an independent decoder written from doc/FORMAT.md (spec_decode below) and must agree with
- * dq_decode; error-feedback residuals are checked against the rule of section 6.6. */
+ * an independent decoder written from doc/FORMAT.md (spec_decode below; the Elias and rANS
+ * payloads of coded messages by spec_coded_codes) and must agree with dq_decode; error-feedback
+ * residuals are checked against the rule of section 6.6. A coded message must also equal the
+ * fixed message of the same params re-coded (dq_recode both ways), and its AUTO case must be
+ * what the coder AUTO chose, forced. */
 #if defined(__unix__) || defined(__APPLE__)
 #define _POSIX_C_SOURCE 200809L
 #include <sys/stat.h>
@@ -45,7 +48,8 @@ enum input_kind {
     IN_ZERO,     /* all +0.0 */
     IN_NEGZERO,  /* all -0.0 */
     IN_DENORMAL, /* all subnormal, random signs */
-    IN_FMT12     /* the ten values of FORMAT.md section 12 */
+    IN_FMT12,    /* the ten values of FORMAT.md section 12 */
+    IN_SPARSE    /* one element in 10 (by hash) as in IN_MIXED, the rest +0.0 */
 };
 
 static uint64_t mix64(uint64_t z) {
@@ -108,6 +112,7 @@ static void make_input(int kind, uint32_t iseed, int eshift, float *x, size_t n)
             x[i] = from_bits((uint32_t)(z >> 63) << 31 | (((uint32_t)(z >> 20) & 0x7FFFFFu) | 1u));
             break;
         }
+        case IN_SPARSE: x[i] = hash2(iseed ^ 0x5BA45Eu, i) % 10u ? from_bits(0u) : mixed_val(iseed, i, eshift); break;
         default: x[i] = fmt12[i % 10u]; break;
         }
     }
@@ -125,6 +130,8 @@ typedef struct gcase {
     int kind, eshift; /* input; the residual (ef) is IN_SPECIAL for special inputs, else IN_MIXED */
     uint32_t iseed;   /* at eshift - 3 with seed iseed + 0x5EED */
     int checksum;     /* payload checksum (flag bit 1); manifest key only when set */
+    unsigned coder;   /* DQ_CODER_FIXED, _ELIAS, _RANS, or _AUTO (the manifest names the coder written) */
+    unsigned written; /* the coder the message uses (set in main) */
 } gcase;
 
 #define MAX_CASES 256
@@ -241,6 +248,34 @@ static void add_cases(void) {
     g_cases[g_ncases - 1u].checksum = 1;
     add("checksum_b16_max_whole_ef", 263, 16, W, ST, MX, 607, 608, 609, 1, IN_MIXED, 0, 603);
     g_cases[g_ncases - 1u].checksum = 1;
+    /* coders (dq_params.coder, manifest coder=elias|rans), added in library 0.3.0: rANS at 1, 2,
+     * 3, 4, 5 and 8 bits, Elias at 2, 4, 9 and 16 on sparse and dense inputs, and two messages
+     * written by DQ_CODER_AUTO (a sparse input: Elias; a dense one: rANS) */
+    add("coder_rans_b1_n1", 1, 1, 512, ST, L2, 701, 702, 703, 0, IN_MIXED, 0, 701);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    add("coder_rans_b2_n100_whole_nearest", 100, 2, W, NR, L2, 704, 705, 706, 0, IN_MIXED, 0, 702);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    add("coder_rans_b3_n300", 300, 3, 512, ST, L2, 707, 708, 709, 0, IN_MIXED, 0, 703);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    add("coder_rans_b4_n3000_checksum", 3000, 4, 512, ST, L2, 710, 711, 712, 0, IN_MIXED, 0, 704);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    g_cases[g_ncases - 1u].checksum = 1;
+    add("coder_rans_b5_n3000_whole_max", 3000, 5, W, NR, MX, 713, 714, 715, 0, IN_MIXED, 0, 705);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    add("coder_rans_b8_n300_grid", 300, 8, 512, ST, L2, 716, 717, 718, 0, IN_GRID, 0, 3);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    add("coder_elias_b2_sparse_n3000", 3000, 2, 512, ST, L2, 719, 720, 721, 0, IN_SPARSE, 0, 706);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    add("coder_elias_b4_dense_n300_ef", 300, 4, 64, NR, L2, 722, 723, 724, 1, IN_MIXED, 0, 707);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    add("coder_elias_b9_sparse_n1000_whole", 1000, 9, W, ST, MX, 725, 726, 727, 0, IN_SPARSE, 0, 708);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    add("coder_elias_b16_dense_n100", 100, 16, 40, ST, L2, 728, 729, 730, 0, IN_MIXED, 0, 709);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    add("coder_auto_sparse_b6_n3000", 3000, 6, 512, ST, L2, 731, 732, 733, 0, IN_SPARSE, 0, 710);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    add("coder_auto_dense_b3_n3000", 3000, 3, 512, ST, L2, 734, 735, 736, 0, IN_MIXED, 0, 711);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
     /* new cases go here, at the end */
 }
 
@@ -262,50 +297,176 @@ static uint32_t spec_crc32c(const uint8_t *p, size_t n) { /* FORMAT.md 3.3, bitw
     return c ^ 0xFFFFFFFFu;
 }
 
-static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect) {
-    unsigned b = m[7], e, ck = (m[10] >> 1) & 1u;
-    uint64_t n = ld64(m + 16), B = ld32(m + 12), nb, F, T, i, tail_bytes, q;
-    const uint8_t *scales, *payload;
-    uint32_t s;
-    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || b < 1 || b > 16) return 1;
-    if (B == 0) B = n;
-    nb = (n + B - 1) / B;
-    if (len != 48 + 4 * nb + (n * b + 7) / 8 + 4 * ck) return 1;
-    if (ck && ld32(m + len - 4) != spec_crc32c(m + 48, len - 52)) return 1; /* FORMAT.md 3.4 */
-    scales = m + 48;
-    payload = scales + 4 * nb;
-    s = b >= 2 ? (1u << (b - 1)) - 1u : 1u;
-    F = n / 256;
-    T = n % 256;
-    tail_bytes = (T * b + 7) / 8;
-    for (q = T * b; q < 8 * tail_bytes; q++) /* padding must be zero */
-        if (payload[32 * b * F + q / 8] >> (q % 8) & 1u) return 1;
-    for (i = 0; i < n; i++) {
-        uint32_t code = 0, u = ld32(scales + 4 * (i / B)), level, sign;
-        float scale, step, v;
-        if (u > 0x7E800000u) return 1;
-        scale = from_bits(u);
-        if (i < 256 * F) { /* lane bit stream: bit p of S_L is bit p%32 of W[L][p/32] */
-            uint64_t k = i / 256, mm = i % 256, L = mm % 8, r = mm / 8;
-            const uint8_t *blk = payload + 32 * b * k;
-            for (e = 0; e < b; e++) {
-                uint64_t p = r * b + e, j = p / 32;
-                code |= (ld32(blk + 4 * (8 * j + L)) >> (p % 32) & 1u) << e;
+/* Code i of a fixed payload of n codes of b bits (FORMAT.md 8). */
+static uint32_t spec_code(const uint8_t *payload, uint64_t n, unsigned b, uint64_t i) {
+    uint64_t F = n / 256;
+    uint32_t code = 0;
+    unsigned e;
+    if (i < 256 * F) { /* lane bit stream: bit p of S_L is bit p%32 of W[L][p/32] */
+        uint64_t k = i / 256, mm = i % 256, L = mm % 8, r = mm / 8;
+        const uint8_t *blk = payload + 32 * b * k;
+        for (e = 0; e < b; e++) {
+            uint64_t p = r * b + e, j = p / 32;
+            code |= (ld32(blk + 4 * (8 * j + L)) >> (p % 32) & 1u) << e;
+        }
+    } else { /* plain LSB-first bit stream */
+        const uint8_t *tail = payload + 32 * b * F;
+        uint64_t t = i - 256 * F;
+        for (e = 0; e < b; e++) {
+            uint64_t p = t * b + e;
+            code |= (uint32_t)(tail[p / 8] >> (p % 8) & 1u) << e;
+        }
+    }
+    return code;
+}
+
+/* The codes of a coded payload pay[0..L) into codes[0..n): Elias (coder 1) or rANS (coder 2),
+ * read bit by bit from their description (dqsgd.h, "coders"), not with the library's code.
+ * Returns nonzero on any malformation. */
+static uint64_t spec_bit(const uint8_t *pay, uint64_t L, uint64_t *pos, int *bad) { /* MSB first */
+    uint64_t q = (*pos)++;
+    if (q >= 8 * L) {
+        *bad = 1;
+        return 0;
+    }
+    return (uint64_t)(pay[q / 8] >> (7 - q % 8) & 1u);
+}
+static uint64_t spec_omega(const uint8_t *pay, uint64_t L, uint64_t *pos, int *bad) {
+    uint64_t v = 1;
+    while (!*bad && spec_bit(pay, L, pos, bad)) { /* a group: 1 then v more bits */
+        uint64_t g = 1, t;
+        if (v > 62) {
+            *bad = 1;
+            return 0;
+        }
+        for (t = 0; t < v; t++) g = g << 1 | spec_bit(pay, L, pos, bad);
+        v = g;
+    }
+    return v;
+}
+static int spec_coded_codes(unsigned coder, unsigned b, const uint8_t *pay, uint64_t L, uint64_t n, uint32_t *codes) {
+    uint64_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) codes[i] = 0;
+    if (coder == 1) { /* omega(nnz + 1), then per non-zero: omega(gap), sign bit, omega(level) */
+        uint64_t pos = 0, cnt = spec_omega(pay, L, &pos, &bad) - 1, at = 0, smax = (1u << (b - 1)) - 1u, k;
+        if (b < 2 || cnt > n) return 1;
+        for (k = 0; k < cnt && !bad; k++) {
+            uint64_t gap = spec_omega(pay, L, &pos, &bad), sign = spec_bit(pay, L, &pos, &bad), lvl;
+            lvl = spec_omega(pay, L, &pos, &bad);
+            if (gap > n - at || lvl > smax) return 1;
+            at += gap;
+            codes[at - 1] = (uint32_t)(lvl | sign << (b - 1));
+        }
+        if (bad || 8 * L - pos >= 8) return 1; /* the stream fills the payload, */
+        while (pos < 8 * L)
+            if (spec_bit(pay, L, &pos, &bad)) return 1; /* zero-padded */
+        return 0;
+    }
+    if (coder == 2) { /* symbols of g = 8/b codes; table; 8 u32 states; u16 words */
+        unsigned g = 8 / b, A = 1u << (g * b), s, t;
+        uint32_t f[256], cum[256], x[8], sum = 0;
+        uint64_t at = A / 8, nsym = (n + g - 1) / g, m, nbytes = (n * b + 7) / 8;
+        uint8_t *sym = (uint8_t *)malloc(nsym ? nsym : 1);
+        if (b > 8 || !sym || L < at) return 1;
+        for (s = 0; s < A; s++) { /* bitmap of the symbols present, then f - 1 as LEB128 */
+            f[s] = 0;
+            cum[s] = sum;
+            if (!(pay[s / 8] >> (s % 8) & 1u)) continue;
+            if (at >= L) return 1;
+            f[s] = pay[at++];
+            if (f[s] & 0x80u) {
+                if (at >= L) return 1;
+                f[s] = (f[s] & 0x7Fu) | (uint32_t)pay[at++] << 7;
             }
-        } else { /* plain LSB-first bit stream */
-            const uint8_t *tail = payload + 32 * b * F;
-            uint64_t t = i - 256 * F;
-            for (e = 0; e < b; e++) {
-                uint64_t p = t * b + e;
-                code |= (uint32_t)(tail[p / 8] >> (p % 8) & 1u) << e;
+            f[s] += 1;
+            sum += f[s];
+        }
+        if (sum != 4096 || L - at < 32 || (L - at) % 2) return 1;
+        for (t = 0; t < 8; t++, at += 4) x[t] = ld32(pay + at);
+        for (m = 0; m < nsym; m++) { /* symbol m from state m mod 8 */
+            uint32_t *xs = &x[m % 8], slot = *xs & 4095u;
+            for (s = 0; s < A; s++)
+                if (f[s] && slot >= cum[s] && slot < cum[s] + f[s]) break;
+            if (s == A || *xs < 65536u) return 1;
+            sym[m] = (uint8_t)s;
+            *xs = f[s] * (*xs >> 12) + slot - cum[s];
+            if (*xs < 65536u) {
+                if (L - at < 2) return 1;
+                *xs = *xs << 16 | (uint32_t)pay[at] | (uint32_t)pay[at + 1] << 8;
+                at += 2;
             }
         }
+        for (t = 0; t < 8; t++)
+            if (x[t] != 65536u) return 1; /* every state back at its start, */
+        if (at != L) return 1;            /* every word read */
+        if (8 % b == 0) { /* b = 1, 2, 4, 8: the symbols are the fixed payload's bytes */
+            for (i = n * b; i < 8 * nbytes; i++)
+                if (sym[i / 8] >> (i % 8) & 1u) return 1; /* padding */
+            for (i = 0; i < n; i++) codes[i] = spec_code(sym, n, b, i);
+        } else { /* b = 3, 5, 6, 7: g consecutive codes, the first in the low bits */
+            for (i = 0; i < g * nsym; i++) {
+                uint32_t c = (uint32_t)(sym[i / g] >> (b * (i % g))) & ((1u << b) - 1u);
+                if (i < n)
+                    codes[i] = c;
+                else if (c)
+                    return 1;
+            }
+        }
+        free(sym);
+        return 0;
+    }
+    return 1;
+}
+
+static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect) {
+    unsigned b = m[7], ck = (m[10] >> 1) & 1u, coder = m[8];
+    uint64_t n = ld64(m + 16), B = ld32(m + 12), nb, F, T, i, tail_bytes, q, L = 0, off = 48;
+    const uint8_t *scales, *payload;
+    uint32_t s, *codes = NULL;
+    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || b < 1 || b > 16 || coder > 2) return 1;
+    if (B == 0) B = n;
+    nb = (n + B - 1) / B;
+    if (coder) { /* coded: u64 payload length, then the scales and the coded payload */
+        if (len < 56) return 1;
+        L = ld64(m + 48);
+        off = 56;
+        if (len != 56 + 4 * nb + L + 4 * ck) return 1;
+    } else if (len != 48 + 4 * nb + (n * b + 7) / 8 + 4 * ck) {
+        return 1;
+    }
+    if (ck && ld32(m + len - 4) != spec_crc32c(m + 48, len - 52)) return 1; /* FORMAT.md 3.4 */
+    scales = m + off;
+    payload = scales + 4 * nb;
+    s = b >= 2 ? (1u << (b - 1)) - 1u : 1u;
+    if (coder) {
+        codes = (uint32_t *)malloc(4 * n);
+        if (!codes || spec_coded_codes(coder, b, payload, L, n, codes)) {
+            free(codes);
+            return 1;
+        }
+    } else {
+        F = n / 256;
+        T = n % 256;
+        tail_bytes = (T * b + 7) / 8;
+        for (q = T * b; q < 8 * tail_bytes; q++) /* padding must be zero */
+            if (payload[32 * b * F + q / 8] >> (q % 8) & 1u) return 1;
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t code = codes ? codes[i] : spec_code(payload, n, b, i), u = ld32(scales + 4 * (i / B)), level, sign;
+        float scale, step, v;
+        if (u > 0x7E800000u) {
+            free(codes);
+            return 1;
+        }
+        scale = from_bits(u);
         level = b >= 2 ? code & s : 1u;
         sign = code >> (b - 1);
         step = b >= 2 ? scale / (float)s : scale;
         v = (float)level * step;
         out[i] = sign ? -v : v;
     }
+    free(codes);
     return 0;
 }
 
@@ -378,12 +539,52 @@ static int write_file(const char *path, const uint8_t *data, size_t len, const c
     return fclose(f) != 0;
 }
 
+/* ---------------------------------------------------------------- coded messages
+ * A coded case's message msg[0..len) (written with c->coder, residual res0 -> res) must be the
+ * fixed message of the same params and input re-coded: dq_recode both ways, the same residual.
+ * AUTO must have written a coder (the case is meant to be coded) and the same bytes as that
+ * coder forced, which is what the manifest records and test_golden.c re-encodes with. */
+static dq_status check_coded(const gcase *c, const dq_params *pc, const float *x, const float *res0, const float *res,
+                             const uint8_t *msg, size_t len) {
+    size_t n = c->n, capc = dq_encode_bound_coded(n, c->bits), flen = 0, rlen = 0, i;
+    uint8_t *fixed = (uint8_t *)malloc(dq_encode_bound(n, c->bits)), *re = (uint8_t *)malloc(capc);
+    float *r = (float *)malloc(4 * n);
+    dq_params p = *pc;
+    dq_status st = DQ_OK;
+    if (!fixed || !re || !r) exit(2);
+    if (c->written != DQ_CODER_ELIAS && c->written != DQ_CODER_RANS) {
+        fprintf(stderr, "make_golden: %s: wrote coder %u, not a coded message\n", c->name, c->written);
+        exit(1);
+    }
+    for (i = 0; i < 2 && st == DQ_OK; i++) { /* the fixed coder, then the coder written, forced */
+        p.coder = i ? c->written : DQ_CODER_FIXED;
+        memcpy(r, res0, 4 * n);
+        st = dq_encode(&p, x, n, c->ef ? r : NULL, i ? re : fixed, i ? capc : dq_encode_bound(n, c->bits),
+                       i ? &rlen : &flen);
+        if (st == DQ_OK && c->ef && memcmp(r, res, 4 * n) != 0) st = DQ_ERR_SIZE_MISMATCH;
+    }
+    if (st == DQ_OK && (rlen != len || memcmp(re, msg, len) != 0)) {
+        fprintf(stderr, "make_golden: %s: coder %u forced differs from the message written\n", c->name, c->written);
+        exit(1);
+    }
+    if (st == DQ_OK) st = dq_recode(fixed, flen, c->written, re, capc, &rlen);
+    if (st == DQ_OK && (rlen != len || memcmp(re, msg, len) != 0)) st = DQ_ERR_CORRUPT;
+    if (st == DQ_OK) st = dq_recode(msg, len, DQ_CODER_FIXED, re, capc, &rlen);
+    if (st == DQ_OK && (rlen != flen || memcmp(re, fixed, flen) != 0)) st = DQ_ERR_CORRUPT;
+    if (st == DQ_OK && len >= flen && c->coder == DQ_CODER_AUTO) st = DQ_ERR_SIZE_MISMATCH; /* AUTO: smaller */
+    free(fixed);
+    free(re);
+    free(r);
+    return st;
+}
+
 /* ---------------------------------------------------------------- main */
 static char g_manifest[64 * 1024];
 static size_t g_mlen;
 static void mprintf_line(const gcase *c) {
-    int k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen,
-                     "%s n=%lu scheme=qsgd coder=fixed bits=%u bucket=", c->name, (unsigned long)c->n, c->bits);
+    static const char *const coder_names[3] = {"fixed", "elias", "rans"};
+    int k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen, "%s n=%lu scheme=qsgd coder=%s bits=%u bucket=",
+                     c->name, (unsigned long)c->n, coder_names[c->written], c->bits);
     if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
     g_mlen += (size_t)k;
     if (c->bucket == DQ_BUCKET_WHOLE)
@@ -436,8 +637,9 @@ int main(int argc, char **argv) {
     if (k < 0 || (size_t)k >= sizeof g_manifest) return 2;
     g_mlen = (size_t)k;
     for (ci = 0; ci < g_ncases; ci++) {
-        const gcase *c = &g_cases[ci];
-        size_t n = c->n, cap = dq_encode_bound(n, c->bits), len = 0, size = 0, i, j;
+        gcase *c = &g_cases[ci];
+        size_t n = c->n, cap = c->coder ? dq_encode_bound_coded(n, c->bits) : dq_encode_bound(n, c->bits);
+        size_t len = 0, size = 0, i, j;
         float *x = (float *)malloc(4 * n), *res = (float *)malloc(4 * n), *res0 = (float *)malloc(4 * n);
         float *out = (float *)malloc(4 * n), *ref = (float *)malloc(4 * n);
         uint8_t *msg = (uint8_t *)malloc(cap);
@@ -462,10 +664,16 @@ int main(int argc, char **argv) {
         p.step = c->step;
         p.stream = c->stream;
         p.checksum = (unsigned)c->checksum;
+        p.coder = c->coder;
         st = dq_encode(&p, x, n, c->ef ? res : NULL, msg, cap, &len);
-        if (st == DQ_OK) st = dq_encoded_size(&p, n, &size);
+        c->written = st == DQ_OK ? msg[8] : 0u;
+        if (st == DQ_OK && c->coder) /* coded: the exact size comes from the codes */
+            st = dq_coded_size(msg, len, c->written, &size);
+        else if (st == DQ_OK)
+            st = dq_encoded_size(&p, n, &size);
         if (st == DQ_OK && size != len) st = DQ_ERR_SIZE_MISMATCH;
         if (st == DQ_OK) st = dq_decode(msg, len, out, n);
+        if (st == DQ_OK && c->coder) st = check_coded(c, &p, x, res0, res, msg, len);
         if (st != DQ_OK) {
             fprintf(stderr, "make_golden: %s: %s\n", c->name, dq_strerror(st));
             return 1;
