@@ -1360,14 +1360,15 @@ static inline size_t dq__block_syms(unsigned b, size_t n, const uint8_t *payload
     return nsym;
 }
 /* The inverse: block k of the fixed payload from its symbols, into out (32b bytes, or the
- * tail's bytes). Returns 0 when a symbol holds non-zero codes or bits past the last element. */
+ * tail's bytes; out may be sym itself when the symbols are bytes). Returns 0 when a symbol
+ * holds non-zero codes or bits past the last element. */
 static inline int dq__block_from_syms(unsigned b, size_t n, size_t k, const uint8_t *sym, uint8_t *out) {
     uint32_t codes[DQ__BLOCK];
     size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK, m, nsym;
     unsigned g = dq__sym_group(b), t, mask = (1u << b) - 1u;
     if (dq__sym_bytes(b)) {
         nsym = (cnt * b + 7u) / 8u;
-        memcpy(out, sym, nsym);
+        if (out != sym) memcpy(out, sym, nsym);
         return (cnt * b) % 8u == 0 || (sym[nsym - 1u] >> ((cnt * b) % 8u)) == 0;
     }
     nsym = (cnt + g - 1u) / g;
@@ -1769,9 +1770,14 @@ static inline const uint8_t *dq__cdec_block(dq__cdec *d, uint8_t *out) {
         return out;
     }
     nsym = (cnt + dq__sym_group(b) - 1u) / dq__sym_group(b);
-    dq__rans_get(&d->r, d->tab, d->isym, sym, nsym);
+    if (dq__sym_bytes(b)) { /* the symbols are the payload bytes: decode them in place */
+        dq__rans_get(&d->r, d->tab, d->isym, out, nsym);
+        if (!dq__block_from_syms(b, d->n, d->k, out, out)) d->bad = 1;
+    } else {
+        dq__rans_get(&d->r, d->tab, d->isym, sym, nsym);
+        if (!dq__block_from_syms(b, d->n, d->k, sym, out)) d->bad = 1;
+    }
     d->isym += nsym;
-    if (!dq__block_from_syms(b, d->n, d->k, sym, out)) d->bad = 1;
     d->k++;
     return out;
 }
@@ -2318,7 +2324,7 @@ static inline size_t dq__fixed_through(unsigned b, size_t n, size_t k) {
  * the result must fit. Returns 0 when a code is a negative zero (sign set, level 0), which the
  * layout cannot express; encoders never write one. */
 static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, uint64_t *bytes,
-                                  uint64_t *room) {
+                                  uint64_t *room, uint64_t *nonzeros) {
     uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
     size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, i, cnt;
     uint64_t bits = 0, last = 0, nnz = 0, pre;
@@ -2340,6 +2346,7 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
         if (r1 > worst) worst = r1;
     }
     pre = dq_elias_omega_len(nnz + 1u);
+    *nonzeros = nnz;
     *bytes = (pre + bits + 7u) / 8u;
     r1 = ((int64_t)pre + worst + 7) / 8 + 8;
     r2 = (int64_t)*bytes - (int64_t)dq__fixed_through(b, n, nblk - 1u) + 8 + (int64_t)crc;
@@ -2348,19 +2355,15 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
     return 1;
 }
 
-/* Writes the Elias layout of the fixed payload at out[0..cap). In place, the payload lies at
- * out + pay and the writer never stores into blocks not yet read. Returns the bytes written,
- * 0 if they did not fit. */
-static inline size_t dq__elias_encode(unsigned b, size_t n, const uint8_t *payload, uint8_t *out, size_t cap,
-                                      int inplace, size_t pay) {
+/* Writes the Elias layout of the fixed payload, which has nnz non-zero codes (from
+ * dq__elias_stats), at out[0..cap). In place, the payload lies at out + pay and the writer
+ * never stores into blocks not yet read. Returns the bytes written, 0 if they did not fit. */
+static inline size_t dq__elias_encode(unsigned b, size_t n, const uint8_t *payload, uint64_t nnz, uint8_t *out,
+                                      size_t cap, int inplace, size_t pay) {
     uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
     size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, i, cnt, len = 0;
-    uint64_t last = 0, nnz = 0;
+    uint64_t last = 0;
     dq_bitwriter w;
-    for (k = 0; k < nblk; k++) { /* the count comes first */
-        cnt = dq__block_codes(b, n, payload, k, codes);
-        for (i = 0; i < cnt; i++) nnz += (codes[i] & smax) != 0;
-    }
     memset(&w, 0, sizeof w);
     dq_bw_init(&w, out, inplace ? pay : cap);
     dq_elias_omega_put(&w, nnz + 1u);
@@ -2388,6 +2391,7 @@ typedef struct dq__plan {
     uint32_t f[256];  /* rANS frequencies */
     size_t table;     /* rANS table bytes */
     uint64_t room[3]; /* working room an in-place re-code needs beyond the fixed message */
+    uint64_t nnz;     /* Elias: the non-zero codes, counted while sizing it */
 } dq__plan;
 
 /* Exact rANS payload bytes by a dry run of the encoder. */
@@ -2469,7 +2473,8 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
     }
     if (elias) {
         uint64_t bytes, rm;
-        if (dq__elias_stats(b, n, payload, crc, &bytes, &rm) && (exact || want != DQ_CODER_AUTO || rm <= room)) {
+        if (dq__elias_stats(b, n, payload, crc, &bytes, &rm, &pl->nnz) &&
+            (exact || want != DQ_CODER_AUTO || rm <= room)) {
             pl->size[DQ_CODER_ELIAS] = 8u + bytes;
             pl->room[DQ_CODER_ELIAS] = rm;
         }
@@ -2518,7 +2523,8 @@ static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst
         size_t f = dq__fixed_through(c->bits, n, (n - 1u) / DQ__BLOCK), at = cap - f, out = DQ__CODED_HEADER + sc;
         memmove(dst + at, dst + pay, f);
         memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
-        len = dq__elias_encode(c->bits, n, dst + at, dst + out, cap - (c->checksum ? 4u : 0u) - out, 1, at - out);
+        len = dq__elias_encode(c->bits, n, dst + at, pl->nnz, dst + out, cap - (c->checksum ? 4u : 0u) - out, 1,
+                               at - out);
         if (!len) return 0;
     }
     dq__st64(dst + DQ_HEADER_SIZE, (uint64_t)len);
@@ -2662,7 +2668,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
             e.w = size - crc;
             dq__rans_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, pl.f, &e, 0, 0, DQ__CODED_HEADER + sc + tl);
             if (e.over || e.w != DQ__CODED_HEADER + sc + tl) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
-        } else if (!dq__elias_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, out + DQ__CODED_HEADER + sc,
+        } else if (!dq__elias_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, pl.nnz, out + DQ__CODED_HEADER + sc,
                                      size - crc - DQ__CODED_HEADER - sc, 0, 0)) {
             return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
         }
