@@ -37,7 +37,7 @@ TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
 # Arguments of a test binary wherever it is run: TEST_ARGS_<test name>. A run is passed to
 # tests/run_all.sh as one quoted entry '$(BUILD)/<test>_<isa> <args>'.
 TEST_ARGS_test_golden = tests/golden
-FUZZ_NAMES = decode roundtrip simd ckpt coders index
+FUZZ_NAMES = decode roundtrip simd ckpt coders index sparse sketch
 REPLAY_BINS = $(addprefix $(BUILD)/replay_,$(FUZZ_NAMES))
 
 ifeq ($(V),1)
@@ -46,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps bench-index test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help deps test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -230,9 +230,16 @@ sizes: deps | $(BUILD) ## coded message sizes (fixed, Elias, rANS, auto) against
 	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -I. bench/sizes.c -o $(BUILD)/sizes $(LDLIBS)
 	$(Q)$(BUILD)/sizes $(ARGS)
 
-bench-index: deps | $(BUILD) ## sparse index coders (gamma, varint, bitmap): bytes per index, encode/decode speed (ARGS="--n N")
-	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -D_POSIX_C_SOURCE=199309L -I. bench/index.c -o $(BUILD)/bench_index $(LDLIBS)
-	$(Q)$(BUILD)/bench_index $(ARGS)
+# One program per bench/<name>.c besides bench.c and sizes.c, built for the native ISA and run
+# by `make bench-<name>` (ARGS passed on).
+bench-index: ## sparse index coders (gamma, varint, bitmap): bytes per index, encode/decode speed (ARGS="--n N")
+bench-sparse: ## top-k, random-k, threshold: encode and decode-add GB/s against a memory pass
+bench-sketch: ## count sketch: accumulate GB/s and heavy-hitter recovery time
+bench-half: ## fp16/bf16 input and output against the float32 path
+bench-ratedist: ## rate-distortion table: bits per element against relative error, every scheme
+bench-%: deps | $(BUILD)
+	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -D_POSIX_C_SOURCE=199309L -I. bench/$*.c -o $(BUILD)/bench_$* $(LDLIBS)
+	$(Q)$(BUILD)/bench_$* $(ARGS)
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 examples: deps $(EXAMPLES) ## build the programs under examples/

@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.3.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.4.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -38,10 +38,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 3
+#define DQSGD_VERSION_MINOR 4
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.3.0"
+#define DQSGD_VERSION_STRING "0.4.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -90,7 +90,21 @@ typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } 
 
 /* ---------------------------------------------------------------- parameters
  * Zero in every field means the documented default. */
-typedef enum dq_scheme { DQ_SCHEME_DEFAULT = 0, DQ_SCHEME_QSGD = 1 } dq_scheme;
+/* Schemes (the header's scheme byte, doc/FORMAT.md 3.1). 1..4, 9, 10: b-bit codes (a sign and
+ * a magnitude level) with a float scale per bucket; they share the coders, ranges and kernels. */
+typedef enum dq_scheme {
+    DQ_SCHEME_DEFAULT = 0,
+    DQ_SCHEME_QSGD = 1,      /* uniform levels l/s (QSGD) */
+    DQ_SCHEME_NUQSGD = 2,    /* exponential levels 2^(l-s) (NUQSGD, natural dithering); bits 2..8 */
+    DQ_SCHEME_NATURAL = 3,   /* natural compression: exponential levels under a power-of-two scale */
+    DQ_SCHEME_TERNGRAD = 4,  /* TernGrad: 2 bits, {-S, 0, S}, clipped at 2.5 x the bucket's RMS */
+    DQ_SCHEME_TOPK = 6,      /* the k largest |x|: indices and float32 values */
+    DQ_SCHEME_RANDK = 7,     /* k coordinates the receiver regenerates from (seed, step, stream) */
+    DQ_SCHEME_THRESHOLD = 8, /* every |x| > threshold: indices and float32 values */
+    DQ_SCHEME_TRUNC = 9,     /* truncate at alpha, then uniform levels (scale = alpha) */
+    DQ_SCHEME_TRUNC_NU = 10, /* truncate at alpha, then non-uniform levels sent in the message */
+    DQ_SCHEME_SKETCH = 11    /* a count-sketch table (dq_sketch_encode) */
+} dq_scheme;
 typedef enum dq_rounding {
     DQ_ROUND_DEFAULT = 0,    /* = stochastic */
     DQ_ROUND_STOCHASTIC = 1, /* unbiased up to the 2^-24 granularity of the dither */
@@ -100,8 +114,12 @@ typedef enum dq_norm {
     DQ_NORM_DEFAULT = 0, /* = L2 */
     DQ_NORM_L2 = 1,      /* scale = ||bucket||_2 (QSGD) */
     DQ_NORM_MAX = 2,     /* scale = ||bucket||_inf (QSGD-inf, lower variance in practice) */
-    DQ_NORM_MEAN = 3     /* scale = ||bucket||_1 / len: chosen by the encoder for 1-bit nearest
+    DQ_NORM_MEAN = 3,    /* scale = ||bucket||_1 / len: chosen by the encoder for 1-bit nearest
                           * (scaled sign) whatever norm was asked; not accepted as input */
+    /* chosen by the scheme, never asked; reported by dq_header_read: */
+    DQ_NORM_POW2 = 4,  /* DQ_SCHEME_NATURAL: the smallest power of two >= ||bucket||_inf */
+    DQ_NORM_CLIP = 5,  /* DQ_SCHEME_TERNGRAD: min(||bucket||_inf, 2.5 x RMS) */
+    DQ_NORM_ALPHA = 6  /* DQ_SCHEME_TRUNC*: the caller's truncation threshold alpha */
 } dq_norm;
 
 #define DQ_BITS_DEFAULT 4u
@@ -121,6 +139,14 @@ typedef struct dq_params {
     uint32_t stream;   /* e.g. the worker's rank, so workers draw independent dither */
     unsigned checksum; /* 1 = append a CRC32C of scales + payload (flag bit 1); 0 = none */
     unsigned coder;    /* how the codes are sent: DQ_CODER_FIXED (0), _ELIAS, _RANS or _AUTO */
+    /* scheme-specific; zero where they do not apply */
+    float alpha;           /* DQ_SCHEME_TRUNC, _TRUNC_NU: truncation threshold, finite and > 0 */
+    const float *levels;   /* DQ_SCHEME_TRUNC_NU: s = 2^(bits-1)-1 levels in (0, 1], increasing, the
+                            * last exactly 1 (dq_trunc_solve); level l decodes to levels[l-1] * alpha */
+    size_t k;              /* DQ_SCHEME_TOPK, _RANDK: elements kept, 1..n */
+    float threshold;       /* DQ_SCHEME_THRESHOLD: keep |x| > threshold (finite, >= 0) */
+    unsigned unbiased;     /* DQ_SCHEME_RANDK: 1 = rescale the kept values so the message is unbiased */
+    unsigned index_coder;  /* DQ_SCHEME_TOPK, _THRESHOLD: the index stream's dq_index_coder; 0 = auto */
 } dq_params;
 
 /* A parsed, validated message header (doc/FORMAT.md). */
@@ -133,10 +159,12 @@ typedef struct dq_header {
     size_t count;    /* element count */
     size_t msg_size;     /* bytes of the whole message: header + scales + payload (+ checksum) */
     size_t payload_size; /* bytes of the payload alone (the codes, however they are coded) */
+    size_t nnz;          /* sparse schemes: (index, value) pairs carried; otherwise count */
 } dq_header;
 
 #define DQ_FLAG_STOCHASTIC 0x0001u
 #define DQ_FLAG_CHECKSUM 0x0002u /* a CRC32C of scales + payload follows the payload */
+#define DQ_FLAG_RESCALED 0x0004u /* DQ_SCHEME_RANDK: values were rescaled to be unbiased */
 /* Coders: how a message sends its codes (doc/FORMAT.md 17). Every coder decodes to the same
  * values; they differ in size and speed. */
 #define DQ_CODER_FIXED 0u /* b bits per code, SIMD-packed; the default, and the only one ranges take */
@@ -147,10 +175,15 @@ typedef struct dq_header {
 /* Worst-case message size for n elements of `bits` bits under any params, as a constant
  * expression (no overflow check: fits 64-bit size_t for n <= DQ_MAX_ELEMS). Monotonic in n and
  * bits. The per-bucket scales are counted for the smallest bucket (8), and the payload
- * checksum is counted. */
+ * checksum and a TRUNC_NU level table are counted. Sparse and sketch messages have their own
+ * sizes (dq_encoded_size(), dq_sketch_encoded_size()). */
 #define DQ_ENCODE_BOUND(n, bits)                                                                   \
     ((size_t)DQ_HEADER_SIZE + 4u * (((size_t)(n) + 7u) / 8u) + ((size_t)(n) * (size_t)(bits) + 7u) / 8u + \
-     4u)
+     4u + DQ__LEVEL_TABLE_BYTES(bits))
+/* A DQ_SCHEME_TRUNC_NU message carries its s = 2^(b-1)-1 levels (b <= 8); counted as 127 above
+ * 8 bits too, which keeps the bound monotonic. */
+#define DQ__LEVEL_TABLE_BYTES(bits) \
+    ((size_t)((bits) < 2u ? 0u : 4u * ((1u << (((bits) < 8u ? (bits) : 8u) - 1u)) - 1u)))
 
 /* ---------------------------------------------------------------- API */
 
@@ -682,6 +715,8 @@ typedef struct dq__qctx {
     float inv, smax, step, thresh; /* thresh: 0.5 for nearest; < 0 means stochastic */
     unsigned bits;
     uint32_t k0, k1h, lo; /* generator key and low half of the first element's index */
+    const float *tab;     /* table schemes: magnitudes tab[0..s]; NULL for uniform levels */
+    float scale;          /* table schemes: the bucket's scale (inv = 1 / scale) */
 } dq__qctx;
 
 static inline float dq__decode_value(uint32_t code, unsigned bits, float step) {
@@ -711,6 +746,41 @@ static inline void dq__quant__scalar(const dq__qctx *q, const float *x, size_t c
         }
         codes[i] = code;
         if (res) res[i] = xi - dq__decode_value(code, q->bits, q->step);
+    }
+}
+
+/* ---- quantization against a table of magnitudes (doc/FORMAT.md 6.7): tab[0] = 0 < tab[1] <
+ * ... < tab[s] = 1. r = min(|x| * inv, 1) with inv = 1 / scale; j is the largest index with
+ * tab[j] <= r (j < s, or j = s when r = 1); f = (r - tab[j]) / (tab[j+1] - tab[j]); the level
+ * is j + (t < f). The decoded magnitude is tab[level] * scale. For exponential levels (tab[l] =
+ * 2^(l-s)) f is the mantissa fraction of r, exactly, and the rule is natural dithering. */
+static inline float dq__tab_value(uint32_t code, unsigned bits, const float *tab, float scale) {
+    float v = tab[code & ((1u << (bits - 1)) - 1u)] * scale;
+    return (code >> (bits - 1)) ? -v : v;
+}
+static inline uint32_t dq__tab_level(const float *tab, unsigned s, float r, float t) {
+    unsigned lo = 0, hi = s;
+    if (!(r < 1.0f)) return s;
+    while (hi - lo > 1u) { /* tab[lo] <= r < tab[hi] */
+        unsigned mid = (lo + hi) / 2u;
+        if (tab[mid] <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo + ((t < (r - tab[lo]) / (tab[hi] - tab[lo])) ? 1u : 0u);
+}
+static inline void dq__quant_tab__scalar(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    unsigned s = (1u << (q->bits - 1)) - 1u;
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        float xi = x[i];
+        uint32_t xb = dq__fbits(xi), l;
+        float t = q->thresh >= 0.0f ? q->thresh
+                                     : (float)dq__draw24(q->k0, q->k1h, q->lo + (uint32_t)i) * 5.96046448e-08f;
+        l = dq__tab_level(q->tab, s, dq__bitsf(xb & 0x7FFFFFFFu) * q->inv, t);
+        codes[i] = l | ((l != 0u ? xb >> 31 : 0u) << (q->bits - 1));
+        if (res) res[i] = xi - dq__tab_value(codes[i], q->bits, q->tab, q->scale);
     }
 }
 
@@ -817,6 +887,28 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
     for (r = 0; r < DQ__ROWS; r++)
         dq__decode_codes(codes + r * DQ__LANES, DQ__LANES, b, rowstep[r], w, add, out + r * DQ__LANES);
 }
+/* Table schemes: rowscale[r] is the bucket scale of row r. */
+static inline void dq__decode_codes_tab(const uint32_t *codes, size_t cnt, unsigned b, const float *tab, float scale,
+                                        float w, int add, float *out) {
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        float v = dq__tab_value(codes[i], b, tab, scale);
+        if (add) {
+            float t = w * v;
+            out[i] = out[i] + t;
+        } else {
+            out[i] = v;
+        }
+    }
+}
+static inline void dq__decode_block_tab__scalar(const uint8_t *in, unsigned b, const float *tab, const float *rowscale,
+                                                float w, int add, float *out) {
+    uint32_t codes[DQ__BLOCK];
+    unsigned r;
+    dq__unpack_block__scalar(in, b, codes);
+    for (r = 0; r < DQ__ROWS; r++)
+        dq__decode_codes_tab(codes + r * DQ__LANES, DQ__LANES, b, tab, rowscale[r], w, add, out + r * DQ__LANES);
+}
 
 /* ---- sparse index streams: the VARINT decoder (doc/FORMAT.md 18) */
 /* Running state of a VARINT decode, carried from the SIMD kernel to its scalar tail. */
@@ -893,6 +985,12 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
 #ifndef dq__k_svb_decode /* the SSSE3 shuffle where the target has it (dqsgd_simd.h) */
 #define dq__k_svb_decode dq__svb_decode__scalar
 #endif
+#ifndef dq__k_quant_tab /* table schemes (NUQSGD, natural, TRUNC_NU) */
+#define dq__k_quant_tab dq__quant_tab__scalar
+#endif
+#ifndef dq__k_decode_block_tab
+#define dq__k_decode_block_tab dq__decode_block_tab__scalar
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -916,48 +1014,143 @@ DQ_API unsigned dq_version_number(void) { return DQSGD_VERSION_NUMBER; }
 static inline uint32_t dq__crc32c(const uint8_t *p, size_t n) { return dq__k_crc32c(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu; }
 DQ_API const char *dq_simd_backend(void) { return DQ__BACKEND; }
 
+/* Schemes with a message layout of their own (sparse: doc/FORMAT.md 19, sketch: 20), defined
+ * at the end of the implementation. */
+static inline dq_status dq__sparse_size(const dq_params *p, size_t n, size_t *size);
+static inline dq_status dq__sparse_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
+                                          size_t cap, size_t *len);
+static inline dq_status dq__sparse_header(const uint8_t *in, size_t src_len, dq_header *h);
+static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
+static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_header *h);
+static inline dq_status dq__sketch_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
+
 /* Resolved parameters. */
+#define DQ__TAB_MAX 128u /* magnitude levels 0..s of a table scheme, s <= 127 */
 typedef struct dq__cfg {
-    unsigned bits, stochastic, norm; /* norm: wire value 0 = L2, 1 = max, 2 = mean */
+    unsigned scheme, bits, stochastic, norm; /* norm: wire value (DQ__NORM_WIRE_*) */
     unsigned checksum;               /* payload CRC32C follows the payload */
     unsigned coder;                  /* as asked: DQ_CODER_FIXED .. DQ_CODER_RANS, or DQ_CODER_AUTO */
     uint32_t bucket_wire;            /* 0 = whole */
     size_t bucket;                   /* effective elements per scale (>= 1) */
     size_t nbuckets;
+    size_t ntab;   /* levels sent after the scales (DQ_SCHEME_TRUNC_NU), else 0 */
+    size_t prefix; /* bytes between the header (or coded header) and the payload: scales + levels */
+    int table;     /* magnitudes come from tab[] (x the bucket scale), not level * step */
+    float alpha;   /* DQ_SCHEME_TRUNC*: every bucket's scale */
+    float tab[DQ__TAB_MAX]; /* table schemes: tab[l], l = 0..s, tab[0] = 0, tab[s] = 1 */
 } dq__cfg;
 
 #define DQ__NORM_WIRE_L2 0u
 #define DQ__NORM_WIRE_MAX 1u
 #define DQ__NORM_WIRE_MEAN 2u
+#define DQ__NORM_WIRE_POW2 3u
+#define DQ__NORM_WIRE_CLIP 4u
+#define DQ__NORM_WIRE_ALPHA 5u
 
-static inline dq_status dq__cfg_make(const dq_params *p, size_t n, dq__cfg *c) {
-    unsigned bits = p->bits ? p->bits : DQ_BITS_DEFAULT;
+static inline int dq__is_sparse(unsigned scheme) { return scheme >= DQ_SCHEME_TOPK && scheme <= DQ_SCHEME_THRESHOLD; }
+static inline int dq__is_levels(unsigned scheme) {
+    return (scheme >= DQ_SCHEME_QSGD && scheme <= DQ_SCHEME_TERNGRAD) || scheme == DQ_SCHEME_TRUNC ||
+           scheme == DQ_SCHEME_TRUNC_NU;
+}
+/* Widths a level scheme takes (doc/FORMAT.md 5): table schemes need b <= 8 (s <= 127). */
+static inline int dq__bits_ok(unsigned scheme, unsigned bits) {
+    switch (scheme) {
+    case DQ_SCHEME_QSGD: return bits >= 1u && bits <= 16u;
+    case DQ_SCHEME_TERNGRAD: return bits == 2u;
+    case DQ_SCHEME_TRUNC: return bits >= 2u && bits <= 16u;
+    default: return bits >= 2u && bits <= 8u; /* NUQSGD, NATURAL, TRUNC_NU */
+    }
+}
+/* The norm (wire value) a scheme writes, from the caller's norm and rounding. */
+static inline unsigned dq__scheme_norm(unsigned scheme, unsigned bits, dq_norm norm, int stochastic) {
+    switch (scheme) {
+    case DQ_SCHEME_NATURAL: return DQ__NORM_WIRE_POW2;
+    case DQ_SCHEME_TERNGRAD: return DQ__NORM_WIRE_CLIP;
+    case DQ_SCHEME_TRUNC:
+    case DQ_SCHEME_TRUNC_NU: return DQ__NORM_WIRE_ALPHA;
+    default:
+        if (scheme == DQ_SCHEME_QSGD && bits == 1u && !stochastic) return DQ__NORM_WIRE_MEAN; /* scaled sign */
+        return norm == DQ_NORM_MAX ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2;
+    }
+}
+/* The norm byte a decoder accepts for a scheme (informational, but checked). */
+static inline int dq__norm_ok(unsigned scheme, unsigned wire) {
+    switch (scheme) {
+    case DQ_SCHEME_QSGD: return wire <= DQ__NORM_WIRE_MEAN;
+    case DQ_SCHEME_NUQSGD: return wire <= DQ__NORM_WIRE_MAX;
+    case DQ_SCHEME_NATURAL: return wire == DQ__NORM_WIRE_POW2;
+    case DQ_SCHEME_TERNGRAD: return wire == DQ__NORM_WIRE_CLIP;
+    default: return wire == DQ__NORM_WIRE_ALPHA; /* TRUNC, TRUNC_NU */
+    }
+}
+/* Exponential levels: tab[l] = 2^(l-s) for l >= 1 (a power of two, normal for s <= 127). */
+static inline void dq__tab_exp(unsigned s, float *tab) {
+    unsigned l;
+    tab[0] = 0.0f;
+    for (l = 1; l <= s; l++) tab[l] = dq__bitsf((uint32_t)(l + 127u - s) << 23);
+}
+/* A TRUNC_NU level table: s finite levels, 0 < l_1 < ... < l_s = 1. */
+static inline int dq__tab_ok(const float *lv, unsigned s) {
+    unsigned l;
+    for (l = 0; l < s; l++)
+        if (!(lv[l] > (l ? lv[l - 1] : 0.0f)) || !(lv[l] <= 1.0f)) return 0;
+    return lv[s - 1] == 1.0f;
+}
+static inline int dq__alpha_ok(float a) {
+    return a >= DQ__MIN_SCALE && dq__fbits(a) <= DQ__MAX_SCALE_BITS; /* also false for NaN */
+}
+
+/* From the caller's params (`wire` = 0) or a message's header fields (`wire` = 1: alpha and
+ * the levels are in the message, read by dq__msg_open). */
+static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq__cfg *c) {
+    unsigned scheme = p->scheme == DQ_SCHEME_DEFAULT ? (unsigned)DQ_SCHEME_QSGD : (unsigned)p->scheme;
+    unsigned bits = p->bits ? p->bits : (scheme == DQ_SCHEME_TERNGRAD ? 2u : (scheme == DQ_SCHEME_NATURAL ? 8u : DQ_BITS_DEFAULT));
     uint32_t bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
-    if (bits > 16u) return DQ_ERR_BITS;
-    if (p->scheme != DQ_SCHEME_DEFAULT && p->scheme != DQ_SCHEME_QSGD) return DQ_ERR_PARAM;
+    unsigned s;
+    if (!dq__is_levels(scheme)) return DQ_ERR_PARAM;
+    if (!dq__bits_ok(scheme, bits)) return DQ_ERR_BITS;
     if ((unsigned)p->rounding > (unsigned)DQ_ROUND_NEAREST) return DQ_ERR_PARAM;
     if ((unsigned)p->norm > (unsigned)DQ_NORM_MAX) return DQ_ERR_PARAM; /* MEAN is chosen, not asked */
+    if (p->norm != DQ_NORM_DEFAULT && scheme != DQ_SCHEME_QSGD && scheme != DQ_SCHEME_NUQSGD) return DQ_ERR_PARAM;
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
     if (p->checksum > 1u) return DQ_ERR_PARAM;
     if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
     if ((p->coder == DQ_CODER_ELIAS && bits == 1u) || (p->coder == DQ_CODER_RANS && bits > 8u)) return DQ_ERR_PARAM;
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
+    s = bits == 1u ? 1u : (1u << (bits - 1u)) - 1u;
+    memset(c, 0, sizeof *c);
+    if (!wire && (scheme == DQ_SCHEME_TRUNC || scheme == DQ_SCHEME_TRUNC_NU)) {
+        if (!dq__alpha_ok(p->alpha)) return DQ_ERR_PARAM;
+        c->alpha = p->alpha;
+        if (scheme == DQ_SCHEME_TRUNC_NU && (!p->levels || !dq__tab_ok(p->levels, s))) return DQ_ERR_PARAM;
+    }
+    c->scheme = scheme;
     c->bits = bits;
     c->stochastic = p->rounding != DQ_ROUND_NEAREST;
-    c->norm = p->norm == DQ_NORM_MAX ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2;
-    if (bits == 1 && !c->stochastic) c->norm = DQ__NORM_WIRE_MEAN; /* scaled sign */
+    c->norm = dq__scheme_norm(scheme, bits, p->norm, (int)c->stochastic);
     c->checksum = p->checksum;
     c->coder = p->coder;
     c->bucket_wire = bk == DQ_BUCKET_WHOLE ? 0u : bk;
     c->bucket = bk == DQ_BUCKET_WHOLE ? (n ? n : 1u) : (size_t)bk;
     c->nbuckets = n ? (n - 1u) / c->bucket + 1u : 0u;
+    c->table = scheme == DQ_SCHEME_NUQSGD || scheme == DQ_SCHEME_NATURAL || scheme == DQ_SCHEME_TRUNC_NU;
+    if (scheme == DQ_SCHEME_NUQSGD || scheme == DQ_SCHEME_NATURAL) dq__tab_exp(s, c->tab);
+    if (scheme == DQ_SCHEME_TRUNC_NU) {
+        c->ntab = s;
+        if (!wire) {
+            c->tab[0] = 0.0f;
+            memcpy(c->tab + 1, p->levels, 4u * s);
+        }
+    }
+    c->prefix = 4u * (c->nbuckets + c->ntab);
     return DQ_OK;
 }
+static inline dq_status dq__cfg_make(const dq_params *p, size_t n, dq__cfg *c) { return dq__cfg_make2(p, n, 0, c); }
 
 /* Bytes of scales + payload, plus the header and trailing checksum when `framed`; 0 with
  * *ok = 0 on size_t overflow. */
 static inline size_t dq__size(const dq__cfg *c, size_t n, int framed, int *ok) {
-    uint64_t s = (uint64_t)c->nbuckets * 4u + ((uint64_t)n * c->bits + 7u) / 8u;
+    uint64_t s = (uint64_t)c->prefix + ((uint64_t)n * c->bits + 7u) / 8u;
     if (framed) s += DQ_HEADER_SIZE + (c->checksum ? 4u : 0u);
     *ok = s <= (uint64_t)SIZE_MAX;
     return *ok ? (size_t)s : 0u;
@@ -966,7 +1159,8 @@ static inline size_t dq__size(const dq__cfg *c, size_t n, int framed, int *ok) {
 DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
     uint64_t s;
     if (bits < 1u || bits > 16u || (uint64_t)n > DQ_MAX_ELEMS) return 0;
-    s = (uint64_t)DQ_HEADER_SIZE + 4u * (((uint64_t)n + 7u) / 8u) + ((uint64_t)n * bits + 7u) / 8u + 4u;
+    s = (uint64_t)DQ_HEADER_SIZE + 4u * (((uint64_t)n + 7u) / 8u) + ((uint64_t)n * bits + 7u) / 8u + 4u +
+        DQ__LEVEL_TABLE_BYTES(bits);
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
 
@@ -975,6 +1169,7 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     dq_status st;
     int ok;
     if (!p || !size) return DQ_ERR_NULL;
+    if (dq__is_sparse((unsigned)p->scheme)) return framed ? dq__sparse_size(p, n, size) : DQ_ERR_PARAM;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
     if ((!framed && c.checksum) || (!framed && c.coder != DQ_CODER_FIXED)) return DQ_ERR_PARAM;
     if (c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS) { /* what a forced coder needs */
@@ -1827,9 +2022,22 @@ DQ_API size_t dq_encode_bound_coded(size_t n, unsigned bits) {
 /* The scale of a bucket and the quantizer constants derived from it. */
 static inline dq_status dq__bucket_scale(const dq__cfg *c, const dq__stats *st, size_t len, float *scale) {
     double v;
-    if (c->norm == DQ__NORM_WIRE_MAX) {
+    if (c->norm == DQ__NORM_WIRE_MAX || c->norm == DQ__NORM_WIRE_POW2 || c->norm == DQ__NORM_WIRE_ALPHA) {
+        uint32_t m = st->maxbits;
+        if (m >= 0x7F800000u) return DQ_ERR_NONFINITE;
+        if (c->norm == DQ__NORM_WIRE_ALPHA) {
+            *scale = c->alpha; /* checked by dq__cfg_make */
+            return DQ_OK;
+        }
+        if (c->norm == DQ__NORM_WIRE_POW2 && (m & 0x007FFFFFu) && m >= 0x00800000u)
+            m = (m & 0x7F800000u) + 0x00800000u; /* round a normal max up to a power of two */
+        v = (double)dq__bitsf(m);
+    } else if (c->norm == DQ__NORM_WIRE_CLIP) { /* TernGrad: min(max, 2.5 RMS) */
+        double rms;
         if (st->maxbits >= 0x7F800000u) return DQ_ERR_NONFINITE;
+        rms = sqrt(st->sumsq / (double)len);
         v = (double)dq__bitsf(st->maxbits);
+        if (2.5 * rms < v) v = 2.5 * rms;
     } else if (c->norm == DQ__NORM_WIRE_MEAN) {
         if (!(st->sumabs <= DBL_MAX)) return DQ_ERR_NONFINITE;
         v = st->sumabs / (double)len;
@@ -1848,7 +2056,11 @@ static inline float dq__step(unsigned bits, float scale) { return bits == 1 ? sc
  * are set. */
 static inline void dq__qctx_scale(dq__qctx *q, float scale) {
     q->step = dq__step(q->bits, scale);
-    q->inv = scale == 0.0f ? 0.0f : (q->bits == 1 ? 0.5f / scale : q->smax / scale);
+    q->scale = scale;
+    if (q->tab)
+        q->inv = scale == 0.0f ? 0.0f : 1.0f / scale;
+    else
+        q->inv = scale == 0.0f ? 0.0f : (q->bits == 1 ? 0.5f / scale : q->smax / scale);
 }
 
 static inline void dq__prefetch(const float *p, size_t cnt) {
@@ -1866,8 +2078,13 @@ static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const
                                          float *scale) {
     dq__stats st;
     dq_status s;
-    dq__k_stats(x, e, len,
-                c->norm == DQ__NORM_WIRE_MAX ? DQ__ST_MAX : (c->norm == DQ__NORM_WIRE_MEAN ? DQ__ST_ABS : DQ__ST_SQ), &st);
+    unsigned what = c->norm == DQ__NORM_WIRE_L2 ? DQ__ST_SQ : (c->norm == DQ__NORM_WIRE_MEAN ? DQ__ST_ABS : DQ__ST_MAX);
+    dq__k_stats(x, e, len, what, &st);
+    if (c->norm == DQ__NORM_WIRE_CLIP) { /* needs the sum of squares too */
+        dq__stats sq;
+        dq__k_stats(x, e, len, DQ__ST_SQ, &sq);
+        st.sumsq = sq.sumsq;
+    }
     if ((s = dq__bucket_scale(c, &st, len, scale)) != DQ_OK) return s;
     dq__st32(dst, dq__fbits(*scale));
     return DQ_OK;
@@ -1882,7 +2099,7 @@ static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const
 static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, size_t begin, size_t end,
                                         const float *x, float *res, uint8_t *body) {
     uint32_t codes[DQ__BLOCK];
-    uint8_t *scales = body, *payload = body + 4u * c->nbuckets;
+    uint8_t *scales = body, *payload = body + c->prefix;
     dq__key key = dq__key_make(p->seed, p->step, p->stream);
     dq__qctx q;
     size_t pos, bucket_end = begin, bi = begin / c->bucket;
@@ -1902,7 +2119,10 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
     q.smax = dq__levels(c->bits);
     q.thresh = c->stochastic ? -1.0f : 0.5f;
     q.k0 = key.k0;
-    q.inv = q.step = 0.0f;
+    q.inv = q.step = q.scale = 0.0f;
+    q.tab = c->table ? c->tab : NULL;
+    if (c->ntab && begin == 0) /* the level table follows the scales */
+        for (pos = 0; pos < c->ntab; pos++) dq__st32(scales + 4u * (c->nbuckets + pos), dq__fbits(c->tab[pos + 1u]));
     pos = begin;
     while (pos < end) {
         size_t blk_end = pos + DQ__BLOCK <= end ? pos + DQ__BLOCK : end, blk_start = pos, off;
@@ -1931,6 +2151,12 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
                 dq__qctx_scale(&q, scale);
             }
             q.lo = (uint32_t)pos;
+            if (q.tab) { /* table schemes: quantize, then pack below */
+                seg_end = bucket_end < blk_end ? bucket_end : blk_end;
+                dq__k_quant_tab(&q, src + off, seg_end - pos, codes + (pos - blk_start), res ? res + off : NULL);
+                pos = seg_end;
+                continue;
+            }
             if (pos == blk_start && blk_end - blk_start == DQ__BLOCK && bucket_end >= blk_end) {
                 dq__k_quant_pack(&q, src + off, res ? res + off : NULL, blk_out); /* the common case */
                 packed = 1;
@@ -1951,7 +2177,11 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
     return DQ_OK;
 }
 
-static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t n, uint8_t *out) {
+
+/* The 48-byte header of any scheme, with its CRC (doc/FORMAT.md 3.1); seed, step and stream
+ * from p. */
+static inline void dq__put_header(uint8_t *out, unsigned scheme, unsigned bits, unsigned coder, unsigned norm,
+                                  unsigned flags, uint32_t bucket, uint64_t n, const dq_params *p) {
     memset(out, 0, DQ_HEADER_SIZE);
     out[0] = 'D';
     out[1] = 'Q';
@@ -1959,17 +2189,23 @@ static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t
     out[3] = 'G';
     out[4] = DQ_FORMAT_VERSION;
     out[5] = (uint8_t)DQ_HEADER_SIZE;
-    out[6] = (uint8_t)DQ_SCHEME_QSGD;
-    out[7] = (uint8_t)c->bits;
-    out[8] = (uint8_t)DQ_CODER_FIXED;
-    out[9] = (uint8_t)c->norm;
-    dq__st16(out + 10, (c->stochastic ? DQ_FLAG_STOCHASTIC : 0u) | (c->checksum ? DQ_FLAG_CHECKSUM : 0u));
-    dq__st32(out + 12, c->bucket_wire);
-    dq__st64(out + 16, (uint64_t)n);
+    out[6] = (uint8_t)scheme;
+    out[7] = (uint8_t)bits;
+    out[8] = (uint8_t)coder;
+    out[9] = (uint8_t)norm;
+    dq__st16(out + 10, flags);
+    dq__st32(out + 12, bucket);
+    dq__st64(out + 16, n);
     dq__st64(out + 24, p->seed);
     dq__st64(out + 32, p->step);
     dq__st32(out + 40, p->stream);
     dq__st32(out + 44, dq__crc32c(out, 44));
+}
+
+static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t n, uint8_t *out) {
+    dq__put_header(out, c->scheme, c->bits, DQ_CODER_FIXED, c->norm,
+                   (c->stochastic ? DQ_FLAG_STOCHASTIC : 0u) | (c->checksum ? DQ_FLAG_CHECKSUM : 0u), c->bucket_wire,
+                   (uint64_t)n, p);
 }
 
 /* Encode elements [begin, end) of an n-element vector, framed (a message: header when
@@ -2007,6 +2243,11 @@ DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *
     size_t size = 0;
     dq_status st;
     if (!dst_len) return DQ_ERR_NULL;
+    if (p && dq__is_sparse((unsigned)p->scheme)) {
+        if (!x || !dst) return DQ_ERR_NULL;
+        if (n == 0) return DQ_ERR_EMPTY;
+        return dq__sparse_encode(p, x, n, residual, (uint8_t *)dst, dst_cap, dst_len);
+    }
     if (p && p->coder != DQ_CODER_FIXED) return dq__encode_coded(p, x, n, residual, dst, dst_cap, dst_len);
     if ((st = dq__encode_common(p, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
     if (p->checksum) dq__st32((uint8_t *)dst + size - 4u, dq__body_crc((const uint8_t *)dst, size));
@@ -2047,25 +2288,32 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     h->scheme = in[6];
     h->bits = in[7];
     h->coder = in[8];
-    h->norm = (dq_norm)(in[9] + 1u); /* wire 0,1,2 -> DQ_NORM_L2, _MAX, _MEAN */
+    h->norm = (dq_norm)(in[9] + 1u); /* wire 0..5 -> DQ_NORM_L2, _MAX, _MEAN, _POW2, _CLIP, _ALPHA */
     h->flags = dq__ld16(in + 10);
     h->bucket = dq__ld32(in + 12);
     count = dq__ld64(in + 16);
     h->seed = dq__ld64(in + 24);
     h->step = dq__ld64(in + 32);
     h->stream = dq__ld32(in + 40);
-    if (h->scheme != DQ_SCHEME_QSGD || h->coder > DQ_CODER_RANS || h->bits < 1 || h->bits > 16 ||
-        in[9] > DQ__NORM_WIRE_MEAN || (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 ||
-        (h->bucket % 8u) != 0 || count == 0)
+    if (count == 0) return DQ_ERR_CORRUPT;
+    if (dq__is_sparse(h->scheme) || h->scheme == DQ_SCHEME_SKETCH) {
+        if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+        h->count = h->nnz = (size_t)count;
+        return dq__is_sparse(h->scheme) ? dq__sparse_header(in, src_len, h) : dq__sketch_header(in, src_len, h);
+    }
+    if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
+        !dq__norm_ok(h->scheme, in[9]) ||
+        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0)
         return DQ_ERR_CORRUPT;
     if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
-    h->count = (size_t)count;
+    h->count = h->nnz = (size_t)count;
     memset(&p, 0, sizeof p);
+    p.scheme = (dq_scheme)h->scheme;
     p.bits = h->bits;
     p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
     p.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
     p.coder = h->coder; /* refuses Elias at 1 bit and rANS above 8 bits */
-    if (dq__cfg_make(&p, h->count, &c) != DQ_OK) return DQ_ERR_CORRUPT;
+    if (dq__cfg_make2(&p, h->count, 1, &c) != DQ_OK) return DQ_ERR_CORRUPT;
     h->msg_size = dq__size(&c, h->count, 1, &ok);
     h->payload_size = (size_t)(((uint64_t)h->count * h->bits + 7u) / 8u);
     if (ok && h->coder != DQ_CODER_FIXED) { /* the payload's length follows the header */
@@ -2102,17 +2350,22 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *scales,
         if (!dq__unpack_tail(payload + (full / DQ__BLOCK) * blk, n - full, c->bits, codes)) return DQ_ERR_CORRUPT;
     }
     for (pos = begin; pos + DQ__BLOCK <= end; pos += DQ__BLOCK) {
+        const uint8_t *in;
         unsigned r;
         for (r = 0; r < DQ__ROWS; r++) { /* rows walk the buckets in order: no division per row */
             if (pos + r * DQ__LANES >= bucket_end) {
-                step = dq__step(c->bits, dq__bitsf(dq__ld32(scales + 4u * bi)));
+                step = dq__bitsf(dq__ld32(scales + 4u * bi));
+                if (!c->table) step = dq__step(c->bits, step);
                 bi++;
                 bucket_end += c->bucket;
             }
             rowstep[r] = step;
         }
-        dq__k_decode_block(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, c->bits, rowstep, w, add,
-                           out + (pos - begin));
+        in = cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk;
+        if (c->table)
+            dq__k_decode_block_tab(in, c->bits, c->tab, rowstep, w, add, out + (pos - begin));
+        else
+            dq__k_decode_block(in, c->bits, rowstep, w, add, out + (pos - begin));
     }
     if (pos < end) {
         size_t i = pos;
@@ -2120,8 +2373,12 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *scales,
         while (i < end) {
             size_t b_end = (i / c->bucket + 1u) * c->bucket;
             size_t seg_end = b_end < end ? b_end : end;
-            float st1 = dq__step(c->bits, dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket))));
-            dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, st1, w, add, out + (i - begin));
+            float sc = dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket)));
+            if (c->table)
+                dq__decode_codes_tab(codes + (i - pos), seg_end - i, c->bits, c->tab, sc, w, add, out + (i - begin));
+            else
+                dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, dq__step(c->bits, sc), w, add,
+                                 out + (i - begin));
             i = seg_end;
         }
     }
@@ -2129,17 +2386,28 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *scales,
 }
 
 /* After dq_header_read: the size and (when `verify`) the payload checksum of a message; fills c
- * for decoding. */
+ * for decoding a level scheme (c = NULL: size and checksum only; other schemes refuse a c). */
 static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify, const dq_header *h, dq__cfg *c) {
     dq_params p;
     if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
     if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
         dq__ld32((const uint8_t *)src + h->msg_size - 4u) != dq__body_crc((const uint8_t *)src, h->msg_size))
         return DQ_ERR_CHECKSUM;
+    if (!c) return DQ_OK;
+    if (!dq__is_levels(h->scheme)) return DQ_ERR_PARAM; /* ranges, re-coding: level schemes only */
     memset(&p, 0, sizeof p);
+    p.scheme = (dq_scheme)h->scheme;
     p.bits = h->bits;
     p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
-    return dq__cfg_make(&p, h->count, c) == DQ_OK ? DQ_OK : DQ_ERR_CORRUPT; /* validated by dq_header_read */
+    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT; /* validated by dq_header_read */
+    if (c->ntab) { /* TRUNC_NU: the level table after the scales */
+        const uint8_t *lv = (const uint8_t *)src + (h->coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER) +
+                            4u * c->nbuckets;
+        size_t l;
+        for (l = 0; l < c->ntab; l++) c->tab[l + 1u] = dq__bitsf(dq__ld32(lv + 4u * l));
+        if (!dq__tab_ok(c->tab + 1, (unsigned)c->ntab)) return DQ_ERR_CORRUPT;
+    }
+    return DQ_OK;
 }
 
 DQ_API dq_status dq_verify(const void *src, size_t src_len) {
@@ -2148,7 +2416,7 @@ DQ_API dq_status dq_verify(const void *src, size_t src_len) {
     dq_status st;
     if (!src) return DQ_ERR_NULL;
     if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    return dq__msg_open(src, src_len, 1, &h, &c);
+    return dq__msg_open(src, src_len, 1, &h, dq__is_levels(h.scheme) ? &c : NULL);
 }
 
 DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
@@ -2170,17 +2438,22 @@ static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w,
     if (!src || !out) return DQ_ERR_NULL;
     if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
     if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
+    if (!dq__is_levels(h.scheme)) {
+        if ((st = dq__msg_open(src, src_len, 1, &h, NULL)) != DQ_OK) return st;
+        return dq__is_sparse(h.scheme) ? dq__sparse_decode((const uint8_t *)src, &h, w, add, out)
+                                       : dq__sketch_decode((const uint8_t *)src, &h, w, add, out);
+    }
     if ((st = dq__msg_open(src, src_len, 1, &h, &c)) != DQ_OK) return st;
     if (h.coder != DQ_CODER_FIXED) {
         dq__cdec cd;
         const uint8_t *scales = (const uint8_t *)src + DQ__CODED_HEADER;
-        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + 4u * c.nbuckets, h.payload_size) != DQ_OK)
+        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + c.prefix, h.payload_size) != DQ_OK)
             return DQ_ERR_CORRUPT;
         cd.trusted = (h.flags & DQ_FLAG_CHECKSUM) != 0; /* verified by dq__msg_open */
         return dq__decode_body(&c, scales, NULL, &cd, h.count, 0, h.count, w, add, out);
     }
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
-                           (const uint8_t *)src + DQ_HEADER_SIZE + 4u * c.nbuckets, NULL, h.count, 0, h.count, w, add,
+                           (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, 0, h.count, w, add,
                            out);
 }
 static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
@@ -2194,7 +2467,7 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     if (h.coder != DQ_CODER_FIXED) return DQ_ERR_PARAM; /* a coded payload is read from its start */
     if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
-                           (const uint8_t *)src + DQ_HEADER_SIZE + 4u * c.nbuckets, NULL, h.count, begin, end, w, add,
+                           (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, begin, end, w, add,
                            out);
 }
 
@@ -2205,7 +2478,7 @@ DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2
     double sum = 0.0;
     if (!src || !norm2) return DQ_ERR_NULL;
     if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    if (h.norm != DQ_NORM_L2) return DQ_ERR_PARAM;
+    if (h.norm != DQ_NORM_L2 || !dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
     nb = h.bucket ? (h.count - 1u) / h.bucket + 1u : 1u;
     off = h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER;
     if (src_len < off + 4u * nb) return DQ_ERR_TRUNCATED;
@@ -2247,7 +2520,7 @@ static inline dq_status dq__decode_blk(const dq_params *p, const void *src, size
     body = dq__size(&c, n, 0, &ok);
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (src_len < body) return DQ_ERR_TRUNCATED;
-    return dq__decode_body(&c, (const uint8_t *)src, (const uint8_t *)src + 4u * c.nbuckets, NULL, n, 0, n, w, add,
+    return dq__decode_body(&c, (const uint8_t *)src, (const uint8_t *)src + c.prefix, NULL, n, 0, n, w, add,
                            out);
 }
 DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out) {
@@ -2504,7 +2777,7 @@ static inline void dq__header_coder(uint8_t *msg, unsigned coder) {
  * planned. Returns the new size without the checksum, 0 if it did not fit (which the plan's
  * room rules out). */
 static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst, size_t cap, const dq__plan *pl) {
-    size_t sc = 4u * c->nbuckets, pay = DQ_HEADER_SIZE + sc, len = 0;
+    size_t sc = c->prefix, pay = DQ_HEADER_SIZE + sc, len = 0;
     if (pl->coder == DQ_CODER_RANS) {
         dq__rans_enc e;
         uint8_t tbl[32u + 512u];
@@ -2556,7 +2829,7 @@ static inline dq_status dq__encode_coded(const dq_params *p, const float *x, siz
     q.coder = DQ_CODER_FIXED;
     if ((st = dq__encode_common(&q, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
     crc = c.checksum ? 4u : 0u;
-    dq__plan_make(&c, n, out + DQ_HEADER_SIZE + 4u * c.nbuckets, c.coder, 0, dst_cap - fixed, &pl);
+    dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - fixed, &pl);
     if (pl.coder != DQ_CODER_FIXED) {
         size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
         if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
@@ -2589,9 +2862,9 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
     if ((coder == DQ_CODER_ELIAS && h->bits == 1u) || (coder == DQ_CODER_RANS && h->bits > 8u)) return DQ_ERR_PARAM;
     if (h->coder != DQ_CODER_FIXED && coder != DQ_CODER_FIXED && coder != h->coder) return DQ_ERR_PARAM;
     c->checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
-    if (h->coder == DQ_CODER_FIXED) return dq__fixed_check(c, h->count, in + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + 4u * c->nbuckets);
+    if (h->coder == DQ_CODER_FIXED) return dq__fixed_check(c, h->count, in + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + c->prefix);
     if ((st = dq__fixed_check(c, 0, in + DQ__CODED_HEADER, NULL)) != DQ_OK) return st;
-    if (dq__cdec_open(cd, h->coder, h->bits, h->count, in + DQ__CODED_HEADER + 4u * c->nbuckets, h->payload_size) !=
+    if (dq__cdec_open(cd, h->coder, h->bits, h->count, in + DQ__CODED_HEADER + c->prefix, h->payload_size) !=
         DQ_OK)
         return DQ_ERR_CORRUPT;
     cd->trusted = 0;
@@ -2612,9 +2885,9 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
         int ok;
         *size = dq__size(&c, h.count, 1, &ok);
     } else {
-        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + 4u * c.nbuckets, coder, 1, 0, &pl);
+        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        *size = DQ_HEADER_SIZE + 4u * c.nbuckets + (size_t)pl.size[pl.coder] + (c.checksum ? 4u : 0u);
+        *size = DQ_HEADER_SIZE + c.prefix + (size_t)pl.size[pl.coder] + (c.checksum ? 4u : 0u);
     }
     return DQ_OK;
 }
@@ -2631,7 +2904,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
     size_t sc, size, crc;
     if (!src || !dst || !dst_len) return DQ_ERR_NULL;
     if ((st = dq__recode_open(src, src_len, coder, &h, &c, &cd)) != DQ_OK) return st;
-    sc = 4u * c.nbuckets;
+    sc = c.prefix;
     crc = c.checksum ? 4u : 0u;
     if (coder == h.coder) { /* nothing to re-code */
         if (dst_cap < h.msg_size) return DQ_ERR_DST_TOO_SMALL;
@@ -3431,6 +3704,3541 @@ DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bi
     }
     return DQ_OK;
 }
+
+/* ---------------------------------------------------------------- sparsifiers
+ * Top-k, random-k and threshold messages (doc/FORMAT.md "Sparse messages", ALGORITHMS.md 5.1),
+ * with fused error feedback. Included at the end of the implementation section of dqsgd.h.
+ *
+ * Selection works on keys: the float32 bit pattern of |c| with the sign cleared, which orders
+ * like |c| for finite values (+0 and -0 share key 0; Inf and NaN have keys >= 0x7F800000).
+ * Top-k is exact and O(n): a strided sample brackets the k-th largest key, one counting pass
+ * histograms the keys inside the bracket (and proves the input finite), and one collecting
+ * pass gathers the kept indices in ascending order. Most elements fall below the bracket, so
+ * both passes are compare-and-skip loops over 64-element masks (dq__k_sp_mask64). Equal keys
+ * are broken by index: the lower index is kept. No allocation: the index list lives at the end
+ * of the caller's destination buffer (its capacity is checked against the size bound first)
+ * and the selection's working set (16 KiB) on the stack. */
+
+/*! dq_topk_select() : the indices of the k largest |x[i]|, ascending, into idx[0..k). Among
+ *  equal |x| the lower index is taken (+0 and -0 are equal). Exact, O(n) expected time, no
+ *  allocation. @return DQ_OK; DQ_ERR_NULL; DQ_ERR_EMPTY (n = 0); DQ_ERR_PARAM (k = 0 or k > n);
+ *  DQ_ERR_TOO_LARGE (n > 2^32); DQ_ERR_NONFINITE (NaN or Inf in x; idx untouched). */
+DQ_API dq_status dq_topk_select(const float *x, size_t n, size_t k, uint32_t *idx);
+
+#define DQ__SP_FIN 0x7F800000u    /* keys at or above this are Inf or NaN */
+#define DQ__SP_MAXKEY 0x7F7FFFFFu /* FLT_MAX */
+#define DQ__SP_NB 2048u           /* histogram bins per counting pass */
+#define DQ__SP_NS 2048u           /* sample size (inputs of at least 8 x this are sampled) */
+#define DQ__SP_NC 2048u           /* most candidates the collecting pass resolves on the stack */
+#define DQ__SP_CHUNK 256u         /* indices per chunk when a decoder walks an index stream */
+#define DQ__SP_MAX_N ((uint64_t)1 << 32)
+#define DQ__SP_K_OFF 48u   /* u64 k */
+#define DQ__SP_RAND_VALS 56u /* RANDK: the values */
+#define DQ__SP_LEN_OFF 56u /* TOPK, THRESHOLD: u64 byte length of the index stream */
+#define DQ__SP_STREAM 64u  /* TOPK, THRESHOLD: the index stream, then the values */
+
+static inline uint32_t dq__sp_key(float c) { return dq__fbits(c) & 0x7FFFFFFFu; }
+
+/* ---- the scan kernel: c = x (+ e), stored to eo when eo is non-NULL (eo may be e), and the
+ * mask of the elements whose key is >= lo (bit j for element j). cnt <= 64. */
+static inline uint64_t dq__sp_mask__scalar(const float *x, const float *e, float *eo, size_t cnt, uint32_t lo) {
+    uint64_t m = 0;
+    size_t j;
+    if (eo) {
+        for (j = 0; j < cnt; j++) {
+            float c = x[j] + e[j];
+            eo[j] = c;
+            m |= (uint64_t)(dq__sp_key(c) >= lo) << j;
+        }
+    } else if (e) {
+        for (j = 0; j < cnt; j++) m |= (uint64_t)(dq__sp_key(x[j] + e[j]) >= lo) << j;
+    } else {
+        for (j = 0; j < cnt; j++) m |= (uint64_t)(dq__sp_key(x[j]) >= lo) << j;
+    }
+    return m;
+}
+/* Mostly no key reaches lo: (key - lo) is negative (as int32: keys and lo are below 2^31) for
+ * every element exactly when the AND of all of them has its sign bit set, a test compilers
+ * vectorize; only then is the mask worth building bit by bit. */
+static inline uint64_t dq__sp_mask64__scalar(const float *x, const float *e, float *eo, uint32_t lo) {
+    uint32_t all = 0xFFFFFFFFu;
+    size_t j;
+    if (eo) {
+        for (j = 0; j < 64u; j++) {
+            float c = x[j] + e[j];
+            eo[j] = c;
+            all &= dq__sp_key(c) - lo;
+        }
+    } else if (e) {
+        for (j = 0; j < 64u; j++) all &= dq__sp_key(x[j] + e[j]) - lo;
+    } else {
+        for (j = 0; j < 64u; j++) all &= dq__sp_key(x[j]) - lo;
+    }
+    if (all >> 31) return 0;
+    return eo ? dq__sp_mask__scalar(eo, NULL, NULL, 64u, lo) : dq__sp_mask__scalar(x, e, NULL, 64u, lo);
+}
+/* SIMD kernels of the sparsifiers (below): the 64-element scan.
+ * Scalar twin: dq__sp_mask64__scalar. c = x (+ e) is one float add per element, identical in
+ * every width; the key test key >= lo is a signed 32-bit compare key > lo - 1, exact because
+ * keys are <= 0x7FFFFFFF and lo <= 0x7F800000. SSE2 and AVX2 first OR the 64 compares and
+ * build the mask only when one is set (rare: the passes look for the top of the vector);
+ * AVX-512 compares into mask registers, which costs nothing to combine. Reached only when
+ * dqsgd_simd.h was included. */
+#if defined(DQSGD_SIMD_H_INCLUDED) && !defined(dq__k_sp_mask64)
+
+#if DQ__HAS_AVX512_KERNELS
+static inline uint64_t dq__sp_mask64__avx512(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m512i abs = simde_mm512_set1_epi32(0x7FFFFFFF), lim = simde_mm512_set1_epi32((int32_t)lo - 1);
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 4u; v++) {
+        simde__m512 c = simde_mm512_loadu_ps(x + 16u * v);
+        simde__m512i key;
+        if (e) c = simde_mm512_add_ps(c, simde_mm512_loadu_ps(e + 16u * v));
+        if (eo) simde_mm512_storeu_ps(eo + 16u * v, c);
+        key = simde_mm512_and_si512(simde_mm512_castps_si512(c), abs);
+        m |= (uint64_t)simde_mm512_cmpgt_epi32_mask(key, lim) << (16u * v);
+    }
+    return m;
+}
+#define dq__k_sp_mask64 dq__sp_mask64__avx512
+#elif DQ__HAS_AVX2_KERNELS
+static inline uint64_t dq__sp_mask64__avx2(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m256i abs = simde_mm256_set1_epi32(0x7FFFFFFF), lim = simde_mm256_set1_epi32((int32_t)lo - 1);
+    simde__m256i any = simde_mm256_setzero_si256();
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 8u; v++) { /* mostly nothing reaches lo: one test for the 64 */
+        simde__m256 c = simde_mm256_loadu_ps(x + 8u * v);
+        if (e) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
+        if (eo) simde_mm256_storeu_ps(eo + 8u * v, c);
+        any = simde_mm256_or_si256(any, simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim));
+    }
+    if (simde_mm256_movemask_epi8(any) == 0) return 0;
+    for (v = 0; v < 8u; v++) {
+        simde__m256 c = eo ? simde_mm256_loadu_ps(eo + 8u * v) : simde_mm256_loadu_ps(x + 8u * v);
+        simde__m256i gt;
+        if (e && !eo) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
+        gt = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim);
+        m |= (uint64_t)(uint32_t)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(gt)) << (8u * v);
+    }
+    return m;
+}
+#define dq__k_sp_mask64 dq__sp_mask64__avx2
+#elif DQ__HAS_SSE2_KERNELS
+static inline uint64_t dq__sp_mask64__sse2(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m128i abs = simde_mm_set1_epi32(0x7FFFFFFF), lim = simde_mm_set1_epi32((int32_t)lo - 1);
+    simde__m128i any = simde_mm_setzero_si128();
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 16u; v++) { /* mostly nothing reaches lo: one test for the 64 */
+        simde__m128 c = simde_mm_loadu_ps(x + 4u * v);
+        if (e) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
+        if (eo) simde_mm_storeu_ps(eo + 4u * v, c);
+        any = simde_mm_or_si128(any, simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim));
+    }
+    if (simde_mm_movemask_epi8(any) == 0) return 0;
+    for (v = 0; v < 16u; v++) {
+        simde__m128 c = eo ? simde_mm_loadu_ps(eo + 4u * v) : simde_mm_loadu_ps(x + 4u * v);
+        simde__m128i gt;
+        if (e && !eo) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
+        gt = simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim);
+        m |= (uint64_t)(uint32_t)simde_mm_movemask_ps(simde_mm_castsi128_ps(gt)) << (4u * v);
+    }
+    return m;
+}
+#define dq__k_sp_mask64 dq__sp_mask64__sse2
+#endif
+
+#endif
+#ifndef dq__k_sp_mask64
+#define dq__k_sp_mask64 dq__sp_mask64__scalar
+#endif
+static inline uint64_t dq__sp_mask(const float *x, const float *e, float *eo, size_t i, size_t n, uint32_t lo) {
+    if (n - i >= 64u) return dq__k_sp_mask64(x + i, e ? e + i : NULL, eo ? eo + i : NULL, lo);
+    return dq__sp_mask__scalar(x + i, e ? e + i : NULL, eo ? eo + i : NULL, n - i, lo);
+}
+
+/* ---- small sorts (heapsort: bounded time, no recursion) */
+static inline void dq__sp_sift(uint64_t *a, size_t m, size_t i) {
+    uint64_t v = a[i];
+    for (;;) {
+        size_t c = 2u * i + 1u;
+        if (c >= m) break;
+        if (c + 1u < m && a[c + 1u] > a[c]) c++;
+        if (a[c] <= v) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = v;
+}
+static inline void dq__sp_sort64(uint64_t *a, size_t m) {
+    size_t i;
+    if (m < 2) return;
+    for (i = m / 2u; i-- > 0;) dq__sp_sift(a, m, i);
+    for (i = m - 1u; i > 0; i--) {
+        uint64_t t = a[0];
+        a[0] = a[i];
+        a[i] = t;
+        dq__sp_sift(a, i, 0);
+    }
+}
+
+/* ---- selection plan
+ * A pass keeps every key > bhi; keys in [blo, bhi] are the boundary: when blo == bhi (one key
+ * value) the first r of them in index order are kept, otherwise they are candidates (at most
+ * DQ__SP_NC) of which the r largest (lower index first among equals) are kept. Threshold:
+ * blo = bhi + 1, no boundary. */
+typedef struct dq__sp_cut {
+    uint32_t blo, bhi;
+    size_t r;
+} dq__sp_cut;
+
+/* Counting pass over [0, n): DQ_ERR_NONFINITE if a key is >= DQ__SP_FIN (every such key is
+ * >= lo, lo <= DQ__SP_FIN), *above = keys > hi, hist[(key - lo) >> s] counts the keys in
+ * [lo, hi] (hist may be NULL when hi < lo). */
+static inline dq_status dq__sp_count(const float *x, const float *e, size_t n, uint32_t lo, uint32_t hi, unsigned s,
+                                     uint64_t *hist, size_t *above) {
+    size_t i, a = 0;
+    for (i = 0; i < n; i += 64u) {
+        uint64_t m = dq__sp_mask(x, e, NULL, i, n, lo);
+        for (; m; m &= m - 1u) {
+            size_t j = i + dq__ctz64(m);
+            uint32_t key = dq__sp_key(e ? x[j] + e[j] : x[j]);
+            if (key >= DQ__SP_FIN) return DQ_ERR_NONFINITE;
+            if (key > hi)
+                a++;
+            else
+                hist[(key - lo) >> s]++;
+        }
+    }
+    *above = a;
+    return DQ_OK;
+}
+
+/* Bracket [lo, hi] for the k-th largest key from a strided sample: sample ranks a few standard
+ * deviations either side of the expected rank. Only speed depends on it, never the result. */
+static inline void dq__sp_bracket(const float *x, const float *e, size_t n, size_t k, uint64_t *w, uint32_t *lo,
+                                  uint32_t *hi) {
+    const size_t S = DQ__SP_NS;
+    double q = (double)k / (double)n, mu = (double)S * q, sd = sqrt(mu * (1.0 - q));
+    double rl = ceil(mu + 4.0 * sd + 2.0), rh = floor(mu - 4.0 * sd - 2.0);
+    size_t t;
+    uint32_t l, h;
+    for (t = 0; t < S; t++) {
+        size_t i = (size_t)(((uint64_t)(2u * t + 1u) * (uint64_t)n) / (2u * S));
+        w[t] = dq__sp_key(e ? x[i] + e[i] : x[i]);
+    }
+    dq__sp_sort64(w, S); /* ascending: descending rank r is w[S - 1 - r] */
+    l = rl >= (double)S ? 0u : (uint32_t)w[S - 1u - (size_t)rl];
+    if (rh >= 0.0) {
+        h = (uint32_t)w[S - 1u - (size_t)rh];
+    } else { /* above the sample's maximum: as far again as the bracket reaches below it */
+        uint64_t mx = w[S - 1u], ext = mx + (mx - l);
+        h = ext > DQ__SP_MAXKEY ? DQ__SP_MAXKEY : (uint32_t)ext;
+    }
+    if (l > DQ__SP_MAXKEY) l = DQ__SP_MAXKEY; /* so that Inf and NaN keys stay >= lo */
+    if (h > DQ__SP_MAXKEY) h = DQ__SP_MAXKEY;
+    *lo = l;
+    *hi = h;
+}
+
+/* The cut of the k largest keys (1 <= k <= n): counting passes until the k-th largest key lies
+ * in a bin that is one key wide or holds at most DQ__SP_NC keys. The first pass also proves
+ * the input finite. w: DQ__SP_NB words of scratch. */
+static inline dq_status dq__sp_plan_topk(const float *x, const float *e, size_t n, size_t k, uint64_t *w,
+                                         dq__sp_cut *cut) {
+    uint32_t lo = 0, hi = DQ__SP_MAXKEY;
+    if (k == n) { /* keep all: one key-0 boundary with room for every zero */
+        size_t above;
+        cut->blo = cut->bhi = 0;
+        cut->r = n;
+        return dq__sp_count(x, e, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
+    }
+    if (n >= 8u * DQ__SP_NS) dq__sp_bracket(x, e, n, k, w, &lo, &hi);
+    for (;;) {
+        unsigned s = 0;
+        size_t above = 0, acc, b, nb;
+        dq_status st;
+        while (((hi - lo) >> s) >= DQ__SP_NB) s++;
+        nb = (size_t)((hi - lo) >> s) + 1u;
+        memset(w, 0, nb * sizeof *w);
+        if ((st = dq__sp_count(x, e, n, lo, hi, s, w, &above)) != DQ_OK) return st;
+        if (above >= k) { /* the k-th largest is above the bracket */
+            lo = hi + 1u;
+            hi = DQ__SP_MAXKEY;
+            continue;
+        }
+        acc = above;
+        for (b = nb; b-- > 0;) {
+            if (acc + w[b] >= k) break;
+            acc += (size_t)w[b];
+        }
+        if (b == (size_t)-1) { /* below the bracket (lo > 0 here: all n keys are >= 0) */
+            hi = lo - 1u;
+            lo = 0;
+            continue;
+        }
+        {
+            uint64_t blo = (uint64_t)lo + ((uint64_t)b << s), bhi = blo + (((uint64_t)1 << s) - 1u);
+            if (bhi > hi) bhi = hi;
+            if (blo == bhi || w[b] <= DQ__SP_NC) {
+                cut->blo = (uint32_t)blo;
+                cut->bhi = (uint32_t)bhi;
+                cut->r = k - acc;
+                return DQ_OK;
+            }
+            lo = (uint32_t)blo; /* refine inside the bin */
+            hi = (uint32_t)bhi;
+        }
+    }
+}
+
+/* Collecting pass: the kept indices in ascending order into idx, the boundary candidates into
+ * cand as key << 32 | (2^32 - 1 - index). With e, writes e = x + e (the compensated vector).
+ * Returns the number of indices in idx; *nc the number of candidates. */
+static inline size_t dq__sp_collect(const float *x, float *e, size_t n, const dq__sp_cut *cut, uint32_t *idx,
+                                    uint64_t *cand, size_t *nc) {
+    size_t i, na = 0, c = 0, ties = cut->blo == cut->bhi ? cut->r : 0;
+    for (i = 0; i < n; i += 64u) {
+        uint64_t m = dq__sp_mask(x, e, e, i, n, cut->blo);
+        for (; m; m &= m - 1u) {
+            size_t j = i + dq__ctz64(m);
+            uint32_t key = dq__sp_key(e ? e[j] : x[j]);
+            if (key > cut->bhi) {
+                idx[na++] = (uint32_t)j;
+            } else if (cut->blo == cut->bhi) {
+                if (ties) {
+                    ties--;
+                    idx[na++] = (uint32_t)j;
+                }
+            } else {
+                cand[c++] = (uint64_t)key << 32 | (0xFFFFFFFFu - (uint32_t)j);
+            }
+        }
+    }
+    *nc = c;
+    return na;
+}
+
+/* The r best candidates (largest key, then lowest index) merged into idx[0..na) (ascending);
+ * idx has room for na + r. */
+static inline void dq__sp_resolve(uint32_t *idx, size_t na, uint64_t *cand, size_t nc, size_t r) {
+    uint64_t *sel = cand + (nc - r);
+    size_t j, w = na + r, i = na;
+    dq__sp_sort64(cand, nc);
+    for (j = 0; j < r; j++) sel[j] = 0xFFFFFFFFu - (uint32_t)sel[j];
+    dq__sp_sort64(sel, r);
+    for (j = r; j > 0;) { /* merge from the back */
+        if (i > 0 && idx[i - 1u] > sel[j - 1u])
+            idx[--w] = idx[--i];
+        else
+            idx[--w] = (uint32_t)sel[--j];
+    }
+}
+
+/* Top-k selection: the k indices ascending into idx. With e, the counting passes read x + e
+ * and the collecting pass writes e = x + e. Nothing is written before the input is known
+ * finite. */
+static inline dq_status dq__sp_topk(const float *x, float *e, size_t n, size_t k, uint32_t *idx) {
+    uint64_t w[DQ__SP_NB];
+    dq__sp_cut cut;
+    size_t na, nc = 0;
+    dq_status st = dq__sp_plan_topk(x, e, n, k, w, &cut);
+    if (st != DQ_OK) return st;
+    na = dq__sp_collect(x, e, n, &cut, idx, w, &nc);
+    if (na < k) dq__sp_resolve(idx, na, w, nc, k - na);
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_topk_select(const float *x, size_t n, size_t k, uint32_t *idx) {
+    if (!x || !idx) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((uint64_t)n > DQ__SP_MAX_N) return DQ_ERR_TOO_LARGE;
+    if (k == 0 || k > n) return DQ_ERR_PARAM;
+    return dq__sp_topk(x, NULL, n, k, idx);
+}
+
+/* ---- random-k strata (doc/FORMAT.md "Random-k indices"): stratum j is
+ * [floor(j n / k), floor((j + 1) n / k)), of length m = q or q + 1 (q = floor(n / k)), walked
+ * with an integer remainder so nothing overflows; its index is start + (h32(j) m >> 32). */
+typedef struct dq__sp_strata {
+    uint64_t q, r, t, k, start, m;
+    uint32_t k0, k1;
+} dq__sp_strata;
+static inline void dq__sp_strata_init(dq__sp_strata *s, uint64_t n, uint64_t k, uint64_t seed, uint64_t step,
+                                      uint32_t stream) {
+    dq__key key = dq__key_make(seed, step, stream);
+    s->q = n / k;
+    s->r = n % k;
+    s->t = 0;
+    s->k = k;
+    s->start = 0;
+    s->m = 0;
+    s->k0 = key.k0;
+    s->k1 = dq__key_hi(key, 0); /* j < 2^32: the high half of the counter is 0 */
+}
+/* The generator of FORMAT 7.2 for counter j, all 32 bits (dq__draw24 is the top 24). */
+static inline uint32_t dq__sp_draw32(uint32_t k0, uint32_t k1h, uint32_t lo) {
+    uint32_t x = lo ^ k0;
+    x ^= x >> 16;
+    x *= 0x7FEB352Du;
+    x ^= (x >> 15) ^ k1h;
+    x *= 0x846CA68Bu;
+    x ^= x >> 16;
+    return x;
+}
+/* Index of stratum j (called for j = 0, 1, ... in order); s->m is its length afterwards. */
+static inline size_t dq__sp_strata_next(dq__sp_strata *s, uint32_t j) {
+    uint64_t start = s->start, m = s->q;
+    if (s->t + s->r >= s->k) {
+        m++;
+        s->t = s->t + s->r - s->k;
+    } else {
+        s->t += s->r;
+    }
+    s->start = start + m;
+    s->m = m;
+    return (size_t)(start + (((uint64_t)dq__sp_draw32(s->k0, s->k1, j) * m) >> 32));
+}
+
+/* ---- parameters and sizes */
+typedef struct dq__sp_cfg {
+    unsigned scheme, cs, rescale;
+    dq_index_coder coder;
+    size_t k;        /* TOPK, RANDK; THRESHOLD: 0 until counted */
+    uint32_t tkey;   /* THRESHOLD: key of the threshold */
+} dq__sp_cfg;
+
+/* Every field that does not apply must be zero (a set field means the caller expects a
+ * behaviour these schemes do not have); bits may also be 32, the width on the wire. */
+static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg *c) {
+    unsigned sc = (unsigned)p->scheme;
+    int topk = sc == DQ_SCHEME_TOPK, randk = sc == DQ_SCHEME_RANDK, thr = sc == DQ_SCHEME_THRESHOLD;
+    if (!topk && !randk && !thr) return DQ_ERR_PARAM;
+    if ((p->bits != 0 && p->bits != 32u) || p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT ||
+        p->norm != DQ_NORM_DEFAULT || p->coder != 0 || p->checksum > 1u || p->alpha != 0.0f || p->levels)
+        return DQ_ERR_PARAM;
+    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > 3u ||
+        (!thr && p->threshold != 0.0f) || (thr && p->k))
+        return DQ_ERR_PARAM;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((uint64_t)n > DQ__SP_MAX_N) return DQ_ERR_TOO_LARGE;
+    if (!thr && (p->k == 0 || p->k > n)) return DQ_ERR_PARAM;
+    if (thr && !(p->threshold >= 0.0f && p->threshold <= FLT_MAX)) return DQ_ERR_PARAM; /* NaN, Inf */
+    c->scheme = sc;
+    c->cs = p->checksum;
+    c->rescale = p->unbiased;
+    c->coder = (dq_index_coder)p->index_coder;
+    c->k = thr ? 0 : p->k;
+    c->tkey = thr ? dq__sp_key(p->threshold) : 0u;
+    return DQ_OK;
+}
+
+/* Largest index stream of `coder` for k indices below n (FORMAT 18.7, per coder); AUTO picks
+ * the smallest exact size, so the smallest bound holds for it. */
+static inline uint64_t dq__sp_ibound(uint64_t k, uint64_t n, dq_index_coder coder) {
+    uint64_t g = k, v = (k + 3u) / 4u + k, bm = (n + 7u) / 8u, best;
+    unsigned j;
+    for (j = 1; j <= 32; j++) g += 2u * (n >> j < k ? n >> j : k);
+    for (j = 1; j <= 3; j++) v += n >> (8u * j) < k ? n >> (8u * j) : k;
+    g = (g + 7u) / 8u;
+    if (coder == DQ_INDEX_GAMMA) return DQ_INDEX_HEADER_SIZE + g;
+    if (coder == DQ_INDEX_VARINT) return DQ_INDEX_HEADER_SIZE + v;
+    if (coder == DQ_INDEX_BITMAP) return DQ_INDEX_HEADER_SIZE + bm;
+    best = g < v ? g : v;
+    return DQ_INDEX_HEADER_SIZE + (bm < best ? bm : best);
+}
+/* The largest stream of any coder (what a decoder accepts; FORMAT 18.7). */
+static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) {
+    uint64_t g = dq__sp_ibound(k, n, DQ_INDEX_GAMMA), v = dq__sp_ibound(k, n, DQ_INDEX_VARINT);
+    uint64_t bm = dq__sp_ibound(k, n, DQ_INDEX_BITMAP), m = g > v ? g : v;
+    return m > bm ? m : bm;
+}
+/* Room the encoder needs for k kept elements: the exact size for RANDK; for TOPK and
+ * THRESHOLD the bound with the stream's bound, plus 4 bytes for aligning the index list that
+ * the encoder keeps at the end of the buffer. */
+static inline uint64_t dq__sp_room(const dq__sp_cfg *c, uint64_t k, uint64_t n) {
+    if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS + 4u * k + 4u * c->cs;
+    return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) + 4u * k + 4u * c->cs + 4u;
+}
+
+static inline dq_status dq__sparse_size(const dq_params *p, size_t n, size_t *size) {
+    dq__sp_cfg c;
+    uint64_t s;
+    dq_status st = dq__sp_cfg_make(p, n, &c);
+    if (st != DQ_OK) return st;
+    s = dq__sp_room(&c, c.scheme == DQ_SCHEME_THRESHOLD ? (uint64_t)n : (uint64_t)c.k, n);
+    if (s > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    *size = (size_t)s;
+    return DQ_OK;
+}
+
+/* ---- encoder */
+static inline void dq__sp_head(const dq__sp_cfg *c, const dq_params *p, size_t n, size_t k, uint8_t *dst) {
+    unsigned flags = (c->cs ? DQ_FLAG_CHECKSUM : 0u) | (c->rescale ? DQ_FLAG_RESCALED : 0u);
+    dq__put_header(dst, c->scheme, 32u, DQ_CODER_FIXED, 0u, flags, 0u, (uint64_t)n, p);
+    dq__st64(dst + DQ__SP_K_OFF, (uint64_t)k);
+}
+static inline void dq__sp_finish(const dq__sp_cfg *c, uint8_t *dst, size_t size, size_t *len) {
+    if (c->cs) dq__st32(dst + size - 4u, dq__body_crc(dst, size));
+    *len = size;
+}
+
+/* Random-k: the finiteness pass (residual untouched on failure), the values, then the
+ * residual: e = c everywhere, minus the value sent where one was. */
+static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params *p, const float *x, size_t n,
+                                            float *e, uint8_t *dst, size_t *len) {
+    dq__sp_strata s;
+    uint8_t *vals = dst + DQ__SP_RAND_VALS;
+    size_t above, j, k = c->k;
+    dq_status st = dq__sp_count(x, e, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
+    if (st != DQ_OK) return st;
+    dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
+    for (j = 0; j < k; j++) {
+        size_t i = dq__sp_strata_next(&s, (uint32_t)j);
+        float v = e ? x[i] + e[i] : x[i];
+        if (c->rescale) v = v * (float)s.m;
+        if (dq__sp_key(v) >= DQ__SP_FIN) return DQ_ERR_OVERFLOW; /* m c beyond FLT_MAX */
+        dq__st32(vals + 4u * j, dq__fbits(v));
+    }
+    if (e) {
+        dq__k_compensate(x, e, n);
+        dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
+        for (j = 0; j < k; j++) {
+            size_t i = dq__sp_strata_next(&s, (uint32_t)j);
+            e[i] = e[i] - dq__bitsf(dq__ld32(vals + 4u * j));
+        }
+    }
+    dq__sp_head(c, p, n, k, dst);
+    dq__sp_finish(c, dst, DQ__SP_RAND_VALS + 4u * k + 4u * c->cs, len);
+    return DQ_OK;
+}
+
+/* Top-k and threshold: plan (read-only), check the room for k, collect into the index list at
+ * the end of dst (writing the residual's compensated values), then the stream, the values and
+ * the residual of the kept elements. */
+static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, const float *x, size_t n, float *e,
+                                          uint8_t *dst, size_t cap, size_t *len) {
+    uint64_t w[DQ__SP_NB];
+    dq__sp_cut cut;
+    uint32_t *idx;
+    uint8_t *vals;
+    size_t k, na, nc = 0, slen = 0, j, top;
+    dq_status st;
+    if (c->scheme == DQ_SCHEME_TOPK) {
+        if (cap < dq__sp_room(c, c->k, n)) return DQ_ERR_DST_TOO_SMALL;
+        if ((st = dq__sp_plan_topk(x, e, n, c->k, w, &cut)) != DQ_OK) return st;
+    } else {
+        size_t cnt = 0;
+        cut.bhi = c->tkey;
+        cut.blo = c->tkey + 1u; /* <= DQ__SP_FIN: a finite threshold */
+        cut.r = 0;
+        if ((st = dq__sp_count(x, e, n, cut.blo, cut.bhi, 0, NULL, &cnt)) != DQ_OK) return st;
+        if (cap < dq__sp_room(c, cnt, n)) return DQ_ERR_DST_TOO_SMALL;
+        c->k = cnt;
+    }
+    k = c->k;
+    /* the index list: 4-byte aligned, ending at most 3 bytes before dst + cap */
+    top = cap - 4u * k;
+    top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
+    idx = (uint32_t *)(void *)(dst + top);
+    na = dq__sp_collect(x, e, n, &cut, idx, w, &nc);
+    if (na < k) dq__sp_resolve(idx, na, w, nc, k - na);
+    /* the stream ends before the list (the room has 4 spare bytes), the values trail it */
+    st = dq_index_encode(idx, k, (uint64_t)n, c->coder, dst + DQ__SP_STREAM, top - DQ__SP_STREAM, &slen);
+    if (st != DQ_OK) return st; /* cannot happen: the room bounds the stream */
+    vals = dst + DQ__SP_STREAM + slen;
+    for (j = 0; j < k; j++) { /* value j lands at or below idx[j], which was read first */
+        size_t i = idx[j];
+        float v = e ? e[i] : x[i];
+        if (e) e[i] = v - v; /* sent exactly: nothing left over */
+        dq__st32(vals + 4u * j, dq__fbits(v));
+    }
+    dq__sp_head(c, p, n, k, dst);
+    dq__st64(dst + DQ__SP_LEN_OFF, (uint64_t)slen);
+    dq__sp_finish(c, dst, DQ__SP_STREAM + slen + 4u * k + 4u * c->cs, len);
+    return DQ_OK;
+}
+
+static inline dq_status dq__sparse_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
+                                          size_t cap, size_t *len) {
+    dq__sp_cfg c;
+    dq_status st = dq__sp_cfg_make(p, n, &c);
+    if (st != DQ_OK) return st;
+    if (c.scheme == DQ_SCHEME_RANDK) {
+        if (cap < dq__sp_room(&c, c.k, n)) return DQ_ERR_DST_TOO_SMALL;
+        return dq__sp_encode_randk(&c, p, x, n, residual, dst, len);
+    }
+    return dq__sp_encode_idx(&c, p, x, n, residual, dst, cap, len);
+}
+
+/* ---- header */
+static inline dq_status dq__sparse_header(const uint8_t *in, size_t src_len, dq_header *h) {
+    uint64_t n = h->count, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
+    unsigned ok_flags = DQ_FLAG_CHECKSUM | (h->scheme == DQ_SCHEME_RANDK ? DQ_FLAG_RESCALED : 0u);
+    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[9] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
+        n > DQ__SP_MAX_N)
+        return DQ_ERR_CORRUPT;
+    if (src_len < DQ__SP_K_OFF + 8u) return DQ_ERR_TRUNCATED;
+    k = dq__ld64(in + DQ__SP_K_OFF);
+    if (k > n || (k == 0 && h->scheme != DQ_SCHEME_THRESHOLD)) return DQ_ERR_CORRUPT;
+    if (h->scheme == DQ_SCHEME_RANDK) {
+        pay = 4u * k;
+        size = DQ__SP_RAND_VALS + pay + cs;
+    } else {
+        uint64_t slen;
+        if (src_len < DQ__SP_STREAM) return DQ_ERR_TRUNCATED;
+        slen = dq__ld64(in + DQ__SP_LEN_OFF);
+        if (slen < DQ_INDEX_HEADER_SIZE || slen > dq__sp_ibound_any(k, n)) return DQ_ERR_CORRUPT;
+        pay = slen + 4u * k;
+        size = DQ__SP_STREAM + pay + cs;
+    }
+    if (size > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->nnz = (size_t)k;
+    h->payload_size = (size_t)pay;
+    h->msg_size = (size_t)size;
+    return DQ_OK;
+}
+
+/* ---- decoder: an index stream walked in chunks, so it can be validated in full before the
+ * output is touched and then decoded again, without a buffer of k indices. The checks are
+ * those of dq_index_decode (FORMAT 18.6). */
+typedef struct dq__sp_it {
+    dq__ihead h;
+    size_t done;     /* indices produced */
+    int end;         /* the stream is exhausted (and was found valid) */
+    dq_bitreader r;  /* GAMMA */
+    uint64_t next;   /* GAMMA: the smallest index still allowed */
+    size_t cpos, dpos, dlen; /* VARINT: control byte, data byte, data length; BITMAP: cpos = byte */
+    dq__svb_acc a;
+} dq__sp_it;
+
+static inline dq_status dq__sp_it_open(dq__sp_it *it, const uint8_t *s, size_t len, uint64_t n, size_t k) {
+    memset(it, 0, sizeof *it);
+    if (dq__index_head(s, len, &it->h) != DQ_OK || it->h.n != n || it->h.k != k) return DQ_ERR_CORRUPT;
+    it->end = k == 0 && it->h.coder != DQ_INDEX_BITMAP;
+    if (it->h.coder == DQ_INDEX_GAMMA) {
+        if (dq_br_init(&it->r, it->h.body, it->h.body_len) != DQ_OK) return DQ_ERR_CORRUPT;
+        if (k == 0 && it->h.body_len) return DQ_ERR_CORRUPT; /* a trailing byte */
+    } else if (it->h.coder == DQ_INDEX_VARINT) {
+        size_t clen = (size_t)dq__index_ctrl_len(k), i;
+        const uint8_t *ctrl = it->h.body;
+        uint64_t dlen = k;
+        if (k % 4u && ctrl[clen - 1u] >> (2u * (k % 4u))) return DQ_ERR_CORRUPT;
+        for (i = 0; i < clen; i++)
+            dlen += (ctrl[i] & 3u) + (ctrl[i] >> 2 & 3u) + (ctrl[i] >> 4 & 3u) + (ctrl[i] >> 6);
+        if ((uint64_t)it->h.body_len - clen != dlen) return DQ_ERR_CORRUPT;
+        it->dlen = (size_t)dlen;
+        it->a.prev = 0xFFFFFFFFu;
+    } else {
+        size_t blen = (size_t)((n + 7u) / 8u);
+        unsigned tail = (unsigned)(n % 8u);
+        if (it->h.body_len != blen || (tail && it->h.body[blen - 1u] >> tail)) return DQ_ERR_CORRUPT;
+    }
+    return DQ_OK;
+}
+
+/* Up to DQ__SP_CHUNK indices into buf; *cnt how many. DQ_ERR_CORRUPT for any invalid stream. */
+static inline dq_status dq__sp_it_next(dq__sp_it *it, uint32_t *buf, size_t *cnt) {
+    size_t got = 0, k = it->h.k;
+    if (it->h.coder == DQ_INDEX_GAMMA) {
+        dq_bitreader *r = &it->r;
+        while (got < DQ__SP_CHUNK && it->done < k) {
+            uint64_t g;
+            unsigned m;
+            if (r->n < 40) dq__br_refill(r);
+            m = r->acc ? 2u * dq__clz64(r->acc) + 1u : 129u;
+            if (m <= r->n) {
+                g = r->acc >> (64u - m);
+                r->acc <<= m;
+                r->n -= m;
+            } else if (dq__gamma_get(r, &g) != DQ_OK) {
+                return DQ_ERR_CORRUPT;
+            }
+            if (g > it->h.n - it->next) return DQ_ERR_CORRUPT;
+            it->next += g;
+            buf[got++] = (uint32_t)(it->next - 1u);
+            it->done++;
+        }
+        if (it->done == k) {
+            if (dq_br_finish(r) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->end = 1;
+        }
+    } else if (it->h.coder == DQ_INDEX_VARINT) {
+        const uint8_t *ctrl = it->h.body + it->cpos, *data = it->h.body + (size_t)dq__index_ctrl_len(k);
+        size_t c, i;
+        got = k - it->done < DQ__SP_CHUNK ? k - it->done : DQ__SP_CHUNK;
+        dq__k_svb_decode(ctrl, data + it->dpos, it->dlen - it->dpos, got, buf, &it->a);
+        c = (got + 3u) / 4u;
+        for (i = 0; i < c; i++) /* data bytes of these groups (a partial group is the last) */
+            it->dpos += 4u + (ctrl[i] & 3u) + (ctrl[i] >> 2 & 3u) + (ctrl[i] >> 4 & 3u) + (ctrl[i] >> 6);
+        it->cpos += c;
+        it->done += got;
+        if (it->done == k) {
+            if (it->a.bad || it->a.sum > it->h.n - k) return DQ_ERR_CORRUPT;
+            it->end = 1;
+        }
+    } else {
+        const uint8_t *b = it->h.body;
+        size_t blen = it->h.body_len;
+        while (it->cpos < blen && got + 64u <= DQ__SP_CHUNK) {
+            uint64_t w = 0;
+            size_t j, nb = blen - it->cpos < 8u ? blen - it->cpos : 8u;
+            uint32_t base = (uint32_t)(it->cpos * 8u);
+            for (j = nb; j-- > 0;) w = w << 8 | b[it->cpos + j];
+            if (dq__popcount64(w) > k - it->done) return DQ_ERR_CORRUPT;
+            for (; w; w &= w - 1u) {
+                buf[got++] = base + dq__ctz64(w);
+                it->done++;
+            }
+            it->cpos += nb;
+        }
+        if (it->cpos == blen) {
+            if (it->done != k) return DQ_ERR_CORRUPT;
+            it->end = 1;
+        }
+    }
+    *cnt = got;
+    return DQ_OK;
+}
+
+static inline void dq__sp_apply(float *out, size_t i, float v, float w, int add) {
+    if (add)
+        out[i] = out[i] + w * v;
+    else
+        out[i] = v;
+}
+
+/* Values: k finite float32 (DQ_ERR_CORRUPT otherwise). */
+static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
+    size_t j;
+    uint32_t bad = 0;
+    for (j = 0; j < k; j++) bad |= (uint32_t)((dq__ld32(v + 4u * j) & 0x7FFFFFFFu) >= DQ__SP_FIN);
+    return bad ? DQ_ERR_CORRUPT : DQ_OK;
+}
+
+static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
+    size_t n = h->count, k = h->nnz, j;
+    if (h->scheme == DQ_SCHEME_RANDK) {
+        const uint8_t *vals = msg + DQ__SP_RAND_VALS;
+        dq__sp_strata s;
+        if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
+        if (!add) memset(out, 0, n * sizeof *out);
+        dq__sp_strata_init(&s, n, k, h->seed, h->step, h->stream);
+        for (j = 0; j < k; j++)
+            dq__sp_apply(out, dq__sp_strata_next(&s, (uint32_t)j), dq__bitsf(dq__ld32(vals + 4u * j)), w, add);
+        return DQ_OK;
+    } else {
+        const uint8_t *stream = msg + DQ__SP_STREAM;
+        size_t slen = h->payload_size - 4u * k;
+        const uint8_t *vals = stream + slen;
+        uint32_t buf[DQ__SP_CHUNK];
+        dq__sp_it it;
+        int pass;
+        if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
+        for (pass = 0; pass < 2; pass++) { /* validate, then decode */
+            size_t cnt = 0, done = 0;
+            if (dq__sp_it_open(&it, stream, slen, n, k) != DQ_OK) return DQ_ERR_CORRUPT;
+            while (!it.end) {
+                if (dq__sp_it_next(&it, buf, &cnt) != DQ_OK) return DQ_ERR_CORRUPT;
+                if (pass)
+                    for (j = 0; j < cnt; j++) dq__sp_apply(out, buf[j], dq__bitsf(dq__ld32(vals + 4u * (done + j))), w, add);
+                done += cnt;
+            }
+            if (!pass && !add) memset(out, 0, n * sizeof *out);
+        }
+        return DQ_OK;
+    }
+}
+/* ================================================================ count sketch and data quantization
+ * (ALGORITHMS.md 7.1 Sketched SGD, 7.2 quantizing data; wire format: doc/FORMAT.md 21)
+ *
+ * Included at the end of the implementation section of dqsgd.h (inside its extern "C"), so every
+ * dq__ internal is in scope. The public part (types, constants, prototypes) comes first.
+ *
+ * Count sketch. A table T of r rows and c columns (float32, caller-owned) summarises a vector v
+ * of dimension d. Row j has a bucket hash h_j(i) in [0, c) and a sign s_j(i) in {-1, +1}, both
+ * computed with integer arithmetic from (seed, j, i) only (dq__sketch_h32 below, specified in
+ * doc/FORMAT.md 21), so every worker with the same seed agrees. Accumulating v adds s_j(i) v_i to
+ * T[j][h_j(i)] for every row: the table is linear in v, so workers' tables add. Estimates:
+ *   point    v^_i   = median_j s_j(i) T[j][h_j(i)]          (|v^_i - v_i| ~ ||v||/sqrt(c))
+ *   norm     ||v||^2 ~ median_j sum_col T[j][col]^2          (relative error ~ sqrt(2/c))
+ *   heavy    top-k of |v^_i| over all i < d, or every i with |v^_i| >= eps ||v||^
+ * Determinism: a cell receives its additions in increasing coordinate order (dense input) or
+ * in list order (sparse input), each a single IEEE binary32 addition of +v_i or -v_i (sign
+ * flipped exactly), whatever the blocking or SIMD width; so equal inputs give bit-identical
+ * tables on every machine. Integer-valued inputs whose partial sums stay below 2^24 in
+ * magnitude sum exactly, so sketch(u) + sketch(v) == sketch(u + v) bit for bit for them.
+ *
+ * One step of Sketched SGD with the second round (p * k candidates), all buffers the caller's:
+ *   worker  dq_sketch_init(&s, 5, cols, d, seed, tab, 5 * cols);    (once; dq_sketch_clear() per step)
+ *           dq_sketch_add_dense(&s, 0, v, d);                      (v: momentum + accumulated error)
+ *           dq_sketch_encode(&s, 1, msg, DQ_SKETCH_ENCODE_BOUND(5, cols), &len);          -> server
+ *   server  dq_sketch_from_message(msg_0, len_0, sum, 5 * cols, &S);  (shape from the message, zeroed)
+ *           dq_sketch_add_message(&S, msg_w, len_w, 1.0f);         (each worker w)
+ *           dq_sketch_topk(&S, p * k, cand, est);                  (candidates)           -> workers
+ *   worker  dq_sketch_gather(v, d, cand, p * k, vals);             (exact values)         -> server
+ *   server  sum the vals over the workers, dq_sketch_topk_list(cand, sum, p * k, k, idx, upd)
+ *           (one round: dq_sketch_topk(&S, k, idx, upd) directly, or dq_sketch_heavy()).
+ *
+ * Data quantization (GLMs, where the gradient of a sample is l'(w.x) x): an importance gate that
+ * sends a sample with probability p = min(1, |l'(w.x)| ||x|| / lambda) and weight 1/p (exactly
+ * unbiased, see dq_gate), a helper that picks lambda for an expected number of samples, and the
+ * sample's features quantized by dq_encode with the dither keyed by the sample id. */
+
+/* ---------------------------------------------------------------- public part */
+#define DQ_SKETCH_MAX_ROWS 32u
+#define DQ_SKETCH_MAX_COLS (1u << 24)
+#define DQ_SKETCH_MAX_DIM ((uint64_t)1 << 32) /* coordinates are uint32_t indices */
+#define DQ_SKETCH_HEADER_SIZE 64u             /* the 48-byte header, rows, reserved, dim */
+/* Largest sketch message for a rows x cols table (with the payload checksum). */
+#define DQ_SKETCH_ENCODE_BOUND(rows, cols) ((size_t)DQ_SKETCH_HEADER_SIZE + 4u * (size_t)(rows) * (size_t)(cols) + 4u)
+
+/* A count sketch: the caller owns the table (rows * cols floats, row-major: cell (j, b) is
+ * table[j * cols + b]). Set it up with dq_sketch_init() or dq_sketch_from_message(); the fields
+ * may be read freely. Sketches that are merged or summed must have equal rows, cols, dim, seed. */
+typedef struct dq_sketch {
+    uint32_t rows; /* r, 1..DQ_SKETCH_MAX_ROWS (5 is the usual choice; odd r avoids averaging two medians) */
+    uint32_t cols; /* c, 1..DQ_SKETCH_MAX_COLS */
+    uint64_t dim;  /* d, the length of the sketched vector, 1..2^32 */
+    uint64_t seed; /* hash seed shared by all workers */
+    float *table;
+} dq_sketch;
+
+/*! dq_sketch_init() : validate the shape (DQ_ERR_PARAM), check table_len >= rows * cols floats
+ *  (DQ_ERR_DST_TOO_SMALL), fill *s and zero the table. */
+DQ_API dq_status dq_sketch_init(dq_sketch *s, uint32_t rows, uint32_t cols, uint64_t dim, uint64_t seed, float *table,
+                                size_t table_len);
+/*! dq_sketch_clear() : zero the table (e.g. after each step). */
+DQ_API dq_status dq_sketch_clear(dq_sketch *s);
+/*! dq_sketch_hash() : the bucket h_row(i) in [0, cols) and sign s_row(i) (+1 or -1) of
+ *  coordinate i < dim, as every accumulate and estimate uses them. */
+DQ_API dq_status dq_sketch_hash(const dq_sketch *s, uint32_t row, uint64_t i, uint32_t *bucket, int *sign);
+/*! dq_sketch_add_dense() : accumulate x[0..n) as coordinates offset .. offset+n-1
+ *  (offset + n <= dim, else DQ_ERR_RANGE). A vector added in consecutive pieces, in order, gives
+ *  the same table as one call. NaN or Inf: DQ_ERR_NONFINITE with the table untouched. */
+DQ_API dq_status dq_sketch_add_dense(dq_sketch *s, uint64_t offset, const float *x, size_t n);
+/*! dq_sketch_add_sparse() : accumulate val[t] at coordinate idx[t] for t < k, in list order
+ *  (repeated indices add up). idx[t] >= dim: DQ_ERR_RANGE; NaN/Inf: DQ_ERR_NONFINITE; both
+ *  checked before the table is touched. */
+DQ_API dq_status dq_sketch_add_sparse(dq_sketch *s, const uint32_t *idx, const float *val, size_t k);
+/*! dq_sketch_merge() : dst->table += src->table, cell by cell (sketches are linear). rows,
+ *  cols, dim and seed must match (DQ_ERR_PARAM). */
+DQ_API dq_status dq_sketch_merge(dq_sketch *dst, const dq_sketch *src);
+/*! dq_sketch_estimate() : out[t] = the point estimate of coordinate idx[t] (median over rows of
+ *  s_j T[j][h_j]; with an even row count the mean of the two middle values). DQ_ERR_RANGE for an
+ *  index >= dim (out untouched). */
+DQ_API dq_status dq_sketch_estimate(const dq_sketch *s, const uint32_t *idx, size_t m, float *out);
+/*! dq_sketch_estimate_range() : out[t] = estimate of coordinate offset + t, t < n (the dense
+ *  "unsketch"; offset + n <= dim). */
+DQ_API dq_status dq_sketch_estimate_range(const dq_sketch *s, uint64_t offset, float *out, size_t n);
+/*! dq_sketch_norm2() : the estimate of ||v||^2: median over rows of the row's sum of squares
+ *  (double, cells in order; even row count: mean of the two middle sums). */
+DQ_API dq_status dq_sketch_norm2(const dq_sketch *s, double *norm2);
+/*! dq_sketch_topk() : the k coordinates with the largest |estimate| among all i < dim (ties:
+ *  the smaller index), written to idx[0..k) in increasing index order with their estimates in
+ *  val[0..k). k <= dim (DQ_ERR_PARAM). The first round of two-round Sketched SGD asks for
+ *  p * k candidates this way. */
+DQ_API dq_status dq_sketch_topk(const dq_sketch *s, size_t k, uint32_t *idx, float *val);
+/*! dq_sketch_heavy() : every coordinate with |estimate| >= eps * sqrt(dq_sketch_norm2()), in
+ *  increasing index order: the first min(count, cap) go to idx and val (val may be NULL), *count
+ *  gets how many there are; DQ_ERR_DST_TOO_SMALL when that exceeds cap. eps finite, >= 0. */
+DQ_API dq_status dq_sketch_heavy(const dq_sketch *s, double eps, uint32_t *idx, float *val, size_t cap, size_t *count);
+/*! dq_sketch_gather() : out[t] = x[idx[t]] for t < m (the second round: a worker's exact values
+ *  at the candidates). DQ_ERR_RANGE (out untouched) for an index >= n. */
+DQ_API dq_status dq_sketch_gather(const float *x, size_t n, const uint32_t *idx, size_t m, float *out);
+/*! dq_sketch_topk_list() : the k entries of (idx[t], val[t]), t < m, with the largest |val|
+ *  (ties: the smaller index, then the earlier entry), written in increasing index order to
+ *  out_idx and out_val. k <= m. Outputs must not overlap the inputs. With val the sum over
+ *  workers of dq_sketch_gather() at the candidates, this is the exact top-k of the round. */
+DQ_API dq_status dq_sketch_topk_list(const uint32_t *idx, const float *val, size_t m, size_t k, uint32_t *out_idx,
+                                     float *out_val);
+
+/*! Messages (scheme DQ_SCHEME_SKETCH, doc/FORMAT.md 21). The generic decoders read them:
+ *  dq_header_read() validates and sizes, dq_decode() copies the table out, dq_decode_add(msg,
+ *  len, w, table, rows * cols) adds w * table: summing the workers' sketches.
+ *  dq_sketch_encoded_size() : exact size without the checksum (+4 with it); 0 for a bad shape.
+ *  dq_sketch_encode() : the table as a message (checksum: 0 or 1 = append the payload CRC32C).
+ *                     A non-finite cell is DQ_ERR_NONFINITE; nothing is written on error.
+ *  dq_sketch_from_message() : set *s up for the sketch a message carries (rows, cols, dim,
+ *                     seed) on the caller's table, zeroed; DQ_ERR_PARAM if not a sketch.
+ *  dq_sketch_add_message() : s->table += weight * the message's table, after checking that the
+ *                     message's rows, cols, dim and seed are s's (DQ_ERR_PARAM otherwise). */
+DQ_API size_t dq_sketch_encoded_size(uint32_t rows, uint32_t cols);
+DQ_API dq_status dq_sketch_encode(const dq_sketch *s, unsigned checksum, void *dst, size_t cap, size_t *len);
+DQ_API dq_status dq_sketch_from_message(const void *src, size_t src_len, float *table, size_t table_len, dq_sketch *s);
+DQ_API dq_status dq_sketch_add_message(dq_sketch *s, const void *src, size_t src_len, float weight);
+
+/* ---- data quantization: the importance gate */
+typedef enum dq_gate_mode {
+    DQ_GATE_UNBIASED = 0, /* default: send with probability p = min(1, a / lambda), weight 1/p */
+    DQ_GATE_THRESHOLD = 1 /* send iff a >= lambda, weight 1 (biased: drops unimportant samples) */
+} dq_gate_mode;
+/* Zero is the default in every field: lambda 0 sends everything with weight 1. */
+typedef struct dq_gate_params {
+    double lambda;   /* importance scale, finite and >= 0 (dq_gate_lambda picks one for a budget) */
+    uint64_t seed;   /* the draw of sample `sample` at `step` is keyed by (seed, step, stream) */
+    uint32_t stream; /* e.g. the worker's rank */
+    dq_gate_mode mode;
+} dq_gate_params;
+
+/*! dq_gate() : should this sample be sent at this step? Importance a = |dloss| * xnorm, where
+ *  dloss = l'(w.x) (the GLM loss derivative; the sample's gradient is dloss * x) and xnorm =
+ *  ||x||_2. Unbiased mode: q = ceil(min(1, a / lambda) * 2^24), sent iff the 24-bit draw of the
+ *  counter generator (doc/FORMAT.md 7, key (seed ^ DQ__GATE_DOMAIN, step, stream), element
+ *  `sample`) is < q, weight 2^24 / q; so P(send) * weight = 1 exactly and the weighted sum of the
+ *  sent gradients is an unbiased estimate of the full sum. a = 0 is never sent; lambda = 0 sends
+ *  every sample with weight 1. *send gets 0 or 1, *weight the weight (0 when not sent).
+ *  dloss or xnorm non-finite: DQ_ERR_NONFINITE; xnorm < 0, a bad lambda or mode: DQ_ERR_PARAM. */
+DQ_API dq_status dq_gate(const dq_gate_params *g, uint64_t step, uint64_t sample, double dloss, double xnorm, int *send,
+                         double *weight);
+/*! dq_gate_lambda() : the lambda with sum_i min(1, a_i / lambda) = budget (the expected number
+ *  of samples the unbiased gate sends), for importances a[0..n) (finite, >= 0). 0 (send all)
+ *  when budget >= the number of positive a_i. budget finite and > 0. */
+DQ_API dq_status dq_gate_lambda(const double *a, size_t n, double budget, double *lambda);
+/*! dq_sample_encode(), dq_sample_encode_block() : dq_encode() / dq_encode_block() of the
+ *  features x[0..d) of one sample with p->step replaced by the sample id, so the stochastic
+ *  rounding of a sample is reproducible (the same bytes every time it is sent) and independent
+ *  across samples. No residual: data is not error-fed. */
+DQ_API dq_status dq_sample_encode(const dq_params *p, uint64_t sample, const float *x, size_t d, void *dst,
+                                  size_t dst_cap, size_t *dst_len);
+DQ_API dq_status dq_sample_encode_block(const dq_params *p, uint64_t sample, const float *x, size_t d, void *dst,
+                                        size_t dst_cap, size_t *dst_len);
+
+/* ---------------------------------------------------------------- implementation */
+
+/* ---- hashing (doc/FORMAT.md 21.3). Row j's keys are the generator key of FORMAT.md 7.1 for
+ * (seed, step = DQ__SKETCH_DOMAIN, stream = j); coordinate i (< 2^32) hashes to the 32-bit
+ * value H below (the generator's per-element mix with the full 32-bit output). The bucket is
+ * the multiply-shift (H * cols) >> 32, the sign is - when bit 0 of H is set. Buckets use the
+ * top bits, the sign the bottom one; cols <= 2^24 leaves 7 bits between them. */
+#define DQ__SKETCH_DOMAIN 0x534B45544348ull   /* "SKETCH" */
+#define DQ__GATE_DOMAIN 0x4741544530303031ull /* "GATE0001", XORed into the gate's seed */
+#define DQ__SKETCH_BLOCK 128u                 /* coordinates per block of the estimators (r x 128 keys on the stack) */
+#define DQ__SKETCH_ABLOCK 512u                /* coordinates per block of dq_sketch_add_dense */
+
+static inline uint32_t dq__sketch_h32(uint32_t k0, uint32_t k1, uint32_t i) {
+    uint32_t x = i ^ k0;
+    x ^= x >> 16;
+    x *= 0x7FEB352Du;
+    x ^= (x >> 15) ^ k1;
+    x *= 0x846CA68Bu;
+    x ^= x >> 16;
+    return x;
+}
+/* The packed form used by the loops: bucket in bits 0..30, sign (1 = minus) in bit 31, which is
+ * XORed into a float's sign bit to apply s_j(i) exactly. */
+static inline uint32_t dq__sketch_pack(uint32_t h, uint32_t cols) {
+    return (uint32_t)(((uint64_t)h * cols) >> 32) | (h << 31);
+}
+/* Hash kernel: out[t] = packed hash of coordinate first + t, t < cnt (first + cnt <= 2^32). */
+static inline void dq__sketch_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+                                           uint32_t *out) {
+    size_t t;
+    for (t = 0; t < cnt; t++) out[t] = dq__sketch_pack(dq__sketch_h32(k0, k1, first + (uint32_t)t), cols);
+}
+
+/* SIMD twins (bit-identical): 8 or 16 lanes of the same 32-bit arithmetic; the multiply-shift
+ * takes the high halves of two 32x32->64 products (even and odd lanes). */
+#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ__HAS_AVX2_KERNELS)
+#if DQ__HAS_AVX2_KERNELS
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wcast-align"
+#endif
+static inline void dq__sketch_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+                                         uint32_t *out) {
+    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0), vk1 = simde_mm256_set1_epi32((int32_t)k1);
+    const simde__m256i m1 = simde_mm256_set1_epi32((int32_t)0x7FEB352D),
+                       m2 = simde_mm256_set1_epi32((int32_t)0x846CA68Bu);
+    const simde__m256i vc = simde_mm256_set1_epi32((int32_t)cols), eight = simde_mm256_set1_epi32(8);
+    simde__m256i idx =
+        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    size_t t = 0;
+    for (; t + 8u <= cnt; t += 8u) {
+        simde__m256i x = simde_mm256_xor_si256(idx, vk0), lo, hi;
+        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+        x = simde_mm256_mullo_epi32(x, m1);
+        x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), vk1));
+        x = simde_mm256_mullo_epi32(x, m2);
+        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+        lo = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, vc), 32); /* even lanes */
+        hi = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), vc); /* odd lanes, high half in place */
+        lo = simde_mm256_blend_epi32(lo, hi, 0xAA);
+        simde_mm256_storeu_si256((simde__m256i *)(void *)(out + t),
+                                 simde_mm256_or_si256(lo, simde_mm256_slli_epi32(x, 31)));
+        idx = simde_mm256_add_epi32(idx, eight);
+    }
+    dq__sketch_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+}
+#if DQ__HAS_AVX512_KERNELS
+static inline void dq__sketch_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+                                           uint32_t *out) {
+    const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0), vk1 = simde_mm512_set1_epi32((int32_t)k1);
+    const simde__m512i m1 = simde_mm512_set1_epi32((int32_t)0x7FEB352D),
+                       m2 = simde_mm512_set1_epi32((int32_t)0x846CA68Bu);
+    const simde__m512i vc = simde_mm512_set1_epi32((int32_t)cols), sixteen = simde_mm512_set1_epi32(16);
+    simde__m512i idx =
+        simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)first),
+                              simde_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    size_t t = 0;
+    for (; t + 16u <= cnt; t += 16u) {
+        simde__m512i x = simde_mm512_xor_si512(idx, vk0), lo, hi;
+        x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+        x = simde_mm512_mullo_epi32(x, m1);
+        x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), vk1));
+        x = simde_mm512_mullo_epi32(x, m2);
+        x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+        lo = simde_mm512_srli_epi64(simde_mm512_mul_epu32(x, vc), 32);
+        hi = simde_mm512_mul_epu32(simde_mm512_srli_epi64(x, 32), vc);
+        lo = simde_mm512_mask_blend_epi32((simde__mmask16)0xAAAAu, lo, hi);
+        simde_mm512_storeu_si512((void *)(out + t), simde_mm512_or_si512(lo, simde_mm512_slli_epi32(x, 31)));
+        idx = simde_mm512_add_epi32(idx, sixteen);
+    }
+    dq__sketch_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+}
+#define dq__k_sketch_hash dq__sketch_hash__avx512
+#else
+#define dq__k_sketch_hash dq__sketch_hash__avx2
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+#endif
+#ifndef dq__k_sketch_hash
+#define dq__k_sketch_hash dq__sketch_hash__scalar
+#endif
+
+typedef struct dq__sketch_keys {
+    uint32_t k0[DQ_SKETCH_MAX_ROWS], k1[DQ_SKETCH_MAX_ROWS];
+} dq__sketch_keys;
+
+static inline void dq__sketch_keys_make(const dq_sketch *s, dq__sketch_keys *k) {
+    uint32_t j;
+    for (j = 0; j < s->rows; j++) {
+        dq__key key = dq__key_make(s->seed, DQ__SKETCH_DOMAIN, j);
+        k->k0[j] = key.k0;
+        k->k1[j] = key.k1;
+    }
+}
+
+static inline int dq__sketch_ok(const dq_sketch *s) {
+    return s->table && s->rows >= 1u && s->rows <= DQ_SKETCH_MAX_ROWS && s->cols >= 1u &&
+           s->cols <= DQ_SKETCH_MAX_COLS && s->dim >= 1u && s->dim <= DQ_SKETCH_MAX_DIM;
+}
+static inline size_t dq__sketch_cells(const dq_sketch *s) { return (size_t)s->rows * s->cols; }
+static inline int dq__sk_all_finite(const float *x, size_t n) {
+    uint32_t bad = 0;
+    size_t i;
+    for (i = 0; i < n; i++) bad |= (uint32_t)((dq__fbits(x[i]) & 0x7F800000u) == 0x7F800000u);
+    return bad == 0;
+}
+
+DQ_API dq_status dq_sketch_init(dq_sketch *s, uint32_t rows, uint32_t cols, uint64_t dim, uint64_t seed, float *table,
+                                size_t table_len) {
+    dq_sketch t;
+    if (!s || !table) return DQ_ERR_NULL;
+    t.rows = rows;
+    t.cols = cols;
+    t.dim = dim;
+    t.seed = seed;
+    t.table = table;
+    if (!dq__sketch_ok(&t)) return DQ_ERR_PARAM;
+    if (table_len < dq__sketch_cells(&t)) return DQ_ERR_DST_TOO_SMALL;
+    memset(table, 0, dq__sketch_cells(&t) * sizeof(float));
+    *s = t;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_clear(dq_sketch *s) {
+    if (!s || !s->table) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    memset(s->table, 0, dq__sketch_cells(s) * sizeof(float));
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_hash(const dq_sketch *s, uint32_t row, uint64_t i, uint32_t *bucket, int *sign) {
+    dq__key key;
+    uint32_t h;
+    if (!s || !s->table || !bucket || !sign) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s) || row >= s->rows) return DQ_ERR_PARAM;
+    if (i >= s->dim) return DQ_ERR_RANGE;
+    key = dq__key_make(s->seed, DQ__SKETCH_DOMAIN, row);
+    h = dq__sketch_h32(key.k0, key.k1, (uint32_t)i);
+    *bucket = (uint32_t)(((uint64_t)h * s->cols) >> 32);
+    *sign = (h & 1u) ? -1 : 1;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_add_dense(dq_sketch *s, uint64_t offset, const float *x, size_t n) {
+    dq__sketch_keys k;
+    uint32_t hb[DQ__SKETCH_ABLOCK], sv[DQ__SKETCH_ABLOCK];
+    size_t b0;
+    if (!s || !s->table || (!x && n)) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (offset > s->dim || (uint64_t)n > s->dim - offset) return DQ_ERR_RANGE;
+    if (!dq__sk_all_finite(x, n)) return DQ_ERR_NONFINITE;
+    dq__sketch_keys_make(s, &k);
+    for (b0 = 0; b0 < n; b0 += DQ__SKETCH_ABLOCK) { /* a block of coordinates, row by row: each
+                                                     * cell still sees increasing coordinates */
+        size_t cnt = n - b0 < DQ__SKETCH_ABLOCK ? n - b0 : DQ__SKETCH_ABLOCK, t;
+        const float *xb = x + b0;
+        uint32_t j;
+        for (j = 0; j < s->rows; j++) {
+            float *row = s->table + (size_t)j * s->cols;
+            dq__k_sketch_hash(k.k0[j], k.k1[j], s->cols, (uint32_t)(offset + b0), cnt, hb);
+            for (t = 0; t < cnt; t++) { /* signed values and buckets first (vectorizable) ... */
+                sv[t] = dq__fbits(xb[t]) ^ (hb[t] & 0x80000000u);
+                hb[t] &= 0x7FFFFFFFu;
+            }
+            for (t = 0; t < cnt; t++) { /* ... so the scatter is a plain load, add, store */
+                float v;
+                memcpy(&v, sv + t, 4);
+                row[hb[t]] += v;
+            }
+        }
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_add_sparse(dq_sketch *s, const uint32_t *idx, const float *val, size_t k) {
+    dq__sketch_keys ks;
+    size_t t;
+    if (!s || !s->table || ((!idx || !val) && k)) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    for (t = 0; t < k; t++)
+        if ((uint64_t)idx[t] >= s->dim) return DQ_ERR_RANGE;
+    if (!dq__sk_all_finite(val, k)) return DQ_ERR_NONFINITE;
+    dq__sketch_keys_make(s, &ks);
+    for (t = 0; t < k; t++) {
+        uint32_t j, u = dq__fbits(val[t]);
+        for (j = 0; j < s->rows; j++) {
+            uint32_t p = dq__sketch_pack(dq__sketch_h32(ks.k0[j], ks.k1[j], idx[t]), s->cols);
+            s->table[(size_t)j * s->cols + (p & 0x7FFFFFFFu)] += dq__bitsf(u ^ (p & 0x80000000u));
+        }
+    }
+    return DQ_OK;
+}
+
+static inline int dq__sketch_same(const dq_sketch *a, const dq_sketch *b) {
+    return a->rows == b->rows && a->cols == b->cols && a->dim == b->dim && a->seed == b->seed;
+}
+
+DQ_API dq_status dq_sketch_merge(dq_sketch *dst, const dq_sketch *src) {
+    size_t i, n;
+    if (!dst || !src || !dst->table || !src->table) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(dst) || !dq__sketch_ok(src) || !dq__sketch_same(dst, src)) return DQ_ERR_PARAM;
+    n = dq__sketch_cells(dst);
+    for (i = 0; i < n; i++) dst->table[i] += src->table[i];
+    return DQ_OK;
+}
+
+/* ---- medians. Floats are compared through an order-preserving unsigned key (negative values
+ * complemented, positive ones with the top bit set), a total order (-0 < +0, NaNs at the
+ * ends), so the result never depends on how a compiler or ISA treats float comparisons. */
+static inline uint32_t dq__sk_fkey(uint32_t u) { /* branch-free: signs are random */
+    return u ^ ((0u - (u >> 31)) | 0x80000000u);
+}
+static inline uint32_t dq__sk_fkey_inv(uint32_t k) { return k ^ (((k >> 31) - 1u) | 0x80000000u); }
+#define DQ__SK_CSWAP(a, b)                                                                                             \
+    do {                                                                                                               \
+        uint32_t lo_ = a < b ? a : b;                                                                                  \
+        b = a < b ? b : a;                                                                                             \
+        a = lo_;                                                                                                       \
+    } while (0)
+/* Median of r keys (r <= 32); key[] is reordered. Even r: mean of the two middle values,
+ * float((double)a + (double)b) * 0.5), as a key. */
+static inline uint32_t dq__sk_median(uint32_t *key, uint32_t r) {
+    uint32_t i, j;
+    if (r == 1u) return key[0];
+    if (r == 3u) {
+        uint32_t a = key[0], b = key[1], c = key[2];
+        DQ__SK_CSWAP(a, b);
+        DQ__SK_CSWAP(b, c);
+        DQ__SK_CSWAP(a, b);
+        return b;
+    }
+    if (r == 5u) { /* a 7-exchange median network: after it key position 2 holds the median */
+        uint32_t a = key[0], b = key[1], c = key[2], d = key[3], e = key[4];
+        DQ__SK_CSWAP(a, b); /* a <= b */
+        DQ__SK_CSWAP(d, e); /* d <= e */
+        DQ__SK_CSWAP(a, d); /* a = min of the four: not the median */
+        DQ__SK_CSWAP(b, e); /* e = max of the four: not the median */
+        /* the median of {a..e} is now the median of {b, c, d} */
+        DQ__SK_CSWAP(b, c);
+        DQ__SK_CSWAP(c, d);
+        DQ__SK_CSWAP(b, c);
+        return c;
+    }
+    for (i = 1; i < r; i++) { /* insertion sort */
+        uint32_t v = key[i];
+        for (j = i; j > 0 && key[j - 1] > v; j--) key[j] = key[j - 1];
+        key[j] = v;
+    }
+    if (r & 1u) return key[r / 2u];
+    {
+        double a = (double)dq__bitsf(dq__sk_fkey_inv(key[r / 2u - 1u])),
+               b = (double)dq__bitsf(dq__sk_fkey_inv(key[r / 2u]));
+        return dq__sk_fkey(dq__fbits((float)((a + b) * 0.5)));
+    }
+}
+#undef DQ__SK_CSWAP
+
+/* Estimates of coordinates first .. first+cnt-1 (cnt <= DQ__SKETCH_BLOCK) into out. */
+static inline void dq__sketch_est_block(const dq_sketch *s, const dq__sketch_keys *k, uint32_t first, size_t cnt,
+                                        uint32_t (*keys)[DQ__SKETCH_BLOCK], float *out) {
+    uint32_t hb[DQ__SKETCH_BLOCK], v[DQ_SKETCH_MAX_ROWS], j;
+    size_t t;
+    for (j = 0; j < s->rows; j++) {
+        const float *row = s->table + (size_t)j * s->cols;
+        dq__k_sketch_hash(k->k0[j], k->k1[j], s->cols, first, cnt, hb);
+        for (t = 0; t < cnt; t++) keys[j][t] = dq__sk_fkey(dq__fbits(row[hb[t] & 0x7FFFFFFFu]) ^ (hb[t] & 0x80000000u));
+    }
+    for (t = 0; t < cnt; t++) {
+        for (j = 0; j < s->rows; j++) v[j] = keys[j][t];
+        out[t] = dq__bitsf(dq__sk_fkey_inv(dq__sk_median(v, s->rows)));
+    }
+}
+static inline float dq__sketch_est1(const dq_sketch *s, const dq__sketch_keys *k, uint32_t i) {
+    uint32_t v[DQ_SKETCH_MAX_ROWS], j;
+    for (j = 0; j < s->rows; j++) {
+        uint32_t p = dq__sketch_pack(dq__sketch_h32(k->k0[j], k->k1[j], i), s->cols);
+        v[j] = dq__sk_fkey(dq__fbits(s->table[(size_t)j * s->cols + (p & 0x7FFFFFFFu)]) ^ (p & 0x80000000u));
+    }
+    return dq__bitsf(dq__sk_fkey_inv(dq__sk_median(v, s->rows)));
+}
+
+DQ_API dq_status dq_sketch_estimate(const dq_sketch *s, const uint32_t *idx, size_t m, float *out) {
+    dq__sketch_keys k;
+    size_t t;
+    if (!s || !s->table || ((!idx || !out) && m)) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    for (t = 0; t < m; t++)
+        if ((uint64_t)idx[t] >= s->dim) return DQ_ERR_RANGE;
+    dq__sketch_keys_make(s, &k);
+    for (t = 0; t < m; t++) out[t] = dq__sketch_est1(s, &k, idx[t]);
+    return DQ_OK;
+}
+
+/* Workspace of the block estimators: r rows of one block of keys (16 KiB at 32 rows). */
+typedef struct dq__sketch_ws {
+    dq__sketch_keys k;
+    uint32_t keys[DQ_SKETCH_MAX_ROWS][DQ__SKETCH_BLOCK];
+    float est[DQ__SKETCH_BLOCK];
+} dq__sketch_ws;
+
+DQ_API dq_status dq_sketch_estimate_range(const dq_sketch *s, uint64_t offset, float *out, size_t n) {
+    dq__sketch_ws w;
+    size_t b0;
+    if (!s || !s->table || (!out && n)) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (offset > s->dim || (uint64_t)n > s->dim - offset) return DQ_ERR_RANGE;
+    dq__sketch_keys_make(s, &w.k);
+    for (b0 = 0; b0 < n; b0 += DQ__SKETCH_BLOCK) {
+        size_t cnt = n - b0 < DQ__SKETCH_BLOCK ? n - b0 : DQ__SKETCH_BLOCK;
+        dq__sketch_est_block(s, &w.k, (uint32_t)(offset + b0), cnt, w.keys, out + b0);
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_norm2(const dq_sketch *s, double *norm2) {
+    double sums[DQ_SKETCH_MAX_ROWS];
+    uint32_t j, i, r;
+    if (!s || !s->table || !norm2) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    r = s->rows;
+    for (j = 0; j < r; j++) {
+        const float *row = s->table + (size_t)j * s->cols;
+        double acc = 0.0;
+        uint32_t c;
+        for (c = 0; c < s->cols; c++) acc += (double)row[c] * (double)row[c];
+        sums[j] = acc;
+    }
+    for (i = 1; i < r; i++) { /* insertion sort; the sums are >= 0 (or NaN after overflow) */
+        double v = sums[i];
+        for (j = i; j > 0 && sums[j - 1] > v; j--) sums[j] = sums[j - 1];
+        sums[j] = v;
+    }
+    *norm2 = (r & 1u) ? sums[r / 2u] : (sums[r / 2u - 1u] + sums[r / 2u]) * 0.5;
+    return DQ_OK;
+}
+
+/* ---- top-k: a min-heap (root = the weakest entry) over the caller's output arrays. Entry
+ * strength: |value| as the bit pattern of |v| (a total order on non-negative floats; NaN above
+ * Inf), then the smaller index, then (for lists) the earlier position, which the scan order
+ * gives for free since a later entry never displaces an equal one. */
+static inline int dq__sk_tk_weaker(uint32_t ka, uint32_t ia, uint32_t kb, uint32_t ib) {
+    return ka < kb || (ka == kb && ia > ib);
+}
+static inline uint32_t dq__sk_tk_key(float v) { return dq__fbits(v) & 0x7FFFFFFFu; }
+static inline void dq__sk_tk_swap(uint32_t *idx, float *val, size_t a, size_t b) {
+    uint32_t ti = idx[a];
+    float tv = val[a];
+    idx[a] = idx[b];
+    val[a] = val[b];
+    idx[b] = ti;
+    val[b] = tv;
+}
+static inline void dq__sk_tk_down(uint32_t *idx, float *val, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2u * i + 1u, r = l + 1u, m = i;
+        if (l < n && dq__sk_tk_weaker(dq__sk_tk_key(val[l]), idx[l], dq__sk_tk_key(val[m]), idx[m])) m = l;
+        if (r < n && dq__sk_tk_weaker(dq__sk_tk_key(val[r]), idx[r], dq__sk_tk_key(val[m]), idx[m])) m = r;
+        if (m == i) return;
+        dq__sk_tk_swap(idx, val, i, m);
+        i = m;
+    }
+}
+static inline void dq__sk_tk_up(uint32_t *idx, float *val, size_t i) {
+    while (i > 0) {
+        size_t p = (i - 1u) / 2u;
+        if (!dq__sk_tk_weaker(dq__sk_tk_key(val[i]), idx[i], dq__sk_tk_key(val[p]), idx[p])) return;
+        dq__sk_tk_swap(idx, val, i, p);
+        i = p;
+    }
+}
+typedef struct dq__sk_topk {
+    uint32_t *idx;
+    float *val;
+    size_t k, n;
+} dq__sk_topk;
+static inline void dq__sk_tk_offer(dq__sk_topk *h, uint32_t i, float v) {
+    if (h->n < h->k) {
+        h->idx[h->n] = i;
+        h->val[h->n] = v;
+        dq__sk_tk_up(h->idx, h->val, h->n++);
+    } else if (h->k && dq__sk_tk_weaker(dq__sk_tk_key(h->val[0]), h->idx[0], dq__sk_tk_key(v), i)) {
+        h->idx[0] = i;
+        h->val[0] = v;
+        dq__sk_tk_down(h->idx, h->val, h->n, 0);
+    }
+}
+/* Heapsort of (idx, val) by increasing index (a max-heap on the index). */
+static inline void dq__sk_tk_idx_down(uint32_t *idx, float *val, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2u * i + 1u, r = l + 1u, m = i;
+        if (l < n && idx[l] > idx[m]) m = l;
+        if (r < n && idx[r] > idx[m]) m = r;
+        if (m == i) return;
+        dq__sk_tk_swap(idx, val, i, m);
+        i = m;
+    }
+}
+static inline void dq__sk_tk_sort_idx(uint32_t *idx, float *val, size_t n) {
+    size_t i;
+    for (i = n / 2u; i-- > 0;) dq__sk_tk_idx_down(idx, val, n, i);
+    for (i = n; i-- > 1;) {
+        dq__sk_tk_swap(idx, val, 0, i);
+        dq__sk_tk_idx_down(idx, val, i, 0);
+    }
+}
+
+DQ_API dq_status dq_sketch_topk(const dq_sketch *s, size_t k, uint32_t *idx, float *val) {
+    dq__sketch_ws w;
+    dq__sk_topk h;
+    uint64_t b0;
+    if (!s || !s->table || ((!idx || !val) && k)) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if ((uint64_t)k > s->dim) return DQ_ERR_PARAM;
+    if (k == 0) return DQ_OK;
+    h.idx = idx;
+    h.val = val;
+    h.k = k;
+    h.n = 0;
+    dq__sketch_keys_make(s, &w.k);
+    for (b0 = 0; b0 < s->dim; b0 += DQ__SKETCH_BLOCK) {
+        size_t cnt = s->dim - b0 < DQ__SKETCH_BLOCK ? (size_t)(s->dim - b0) : DQ__SKETCH_BLOCK, t;
+        uint32_t floor_key = h.n == k ? dq__sk_tk_key(val[0]) : 0u;
+        dq__sketch_est_block(s, &w.k, (uint32_t)b0, cnt, w.keys, w.est);
+        for (t = 0; t < cnt; t++) /* most coordinates lose to the heap's root at once */
+            if (h.n < k || dq__sk_tk_key(w.est[t]) > floor_key) {
+                dq__sk_tk_offer(&h, (uint32_t)(b0 + t), w.est[t]);
+                floor_key = h.n == k ? dq__sk_tk_key(val[0]) : 0u;
+            }
+    }
+    dq__sk_tk_sort_idx(idx, val, k);
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_heavy(const dq_sketch *s, double eps, uint32_t *idx, float *val, size_t cap, size_t *count) {
+    dq__sketch_ws w;
+    double norm2, tau;
+    size_t found = 0;
+    uint64_t b0;
+    if (!s || !s->table || !count || (!idx && cap)) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s) || !(eps >= 0.0 && eps <= DBL_MAX)) return DQ_ERR_PARAM;
+    dq_sketch_norm2(s, &norm2);
+    tau = eps * sqrt(norm2);
+    dq__sketch_keys_make(s, &w.k);
+    for (b0 = 0; b0 < s->dim; b0 += DQ__SKETCH_BLOCK) {
+        size_t cnt = s->dim - b0 < DQ__SKETCH_BLOCK ? (size_t)(s->dim - b0) : DQ__SKETCH_BLOCK, t;
+        dq__sketch_est_block(s, &w.k, (uint32_t)b0, cnt, w.keys, w.est);
+        for (t = 0; t < cnt; t++)
+            if ((double)fabsf(w.est[t]) >= tau) {
+                if (found < cap) {
+                    idx[found] = (uint32_t)(b0 + t);
+                    if (val) val[found] = w.est[t];
+                }
+                found++;
+            }
+    }
+    *count = found;
+    return found > cap ? DQ_ERR_DST_TOO_SMALL : DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_gather(const float *x, size_t n, const uint32_t *idx, size_t m, float *out) {
+    size_t t;
+    if ((!x || !idx || !out) && m) return DQ_ERR_NULL;
+    for (t = 0; t < m; t++)
+        if ((size_t)idx[t] >= n) return DQ_ERR_RANGE;
+    for (t = 0; t < m; t++) out[t] = x[idx[t]];
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_topk_list(const uint32_t *idx, const float *val, size_t m, size_t k, uint32_t *out_idx,
+                                     float *out_val) {
+    dq__sk_topk h;
+    size_t t;
+    if ((!idx || !val) && m) return DQ_ERR_NULL;
+    if ((!out_idx || !out_val) && k) return DQ_ERR_NULL;
+    if (k > m) return DQ_ERR_PARAM;
+    h.idx = out_idx;
+    h.val = out_val;
+    h.k = k;
+    h.n = 0;
+    for (t = 0; t < m && k; t++) dq__sk_tk_offer(&h, idx[t], val[t]);
+    dq__sk_tk_sort_idx(out_idx, out_val, k);
+    return DQ_OK;
+}
+
+/* ---- messages (doc/FORMAT.md 21): header, u32 rows, u32 reserved (0), u64 dim, the table as
+ * float32, optional CRC32C of bytes 48 .. end of table. */
+DQ_API size_t dq_sketch_encoded_size(uint32_t rows, uint32_t cols) {
+    if (rows < 1u || rows > DQ_SKETCH_MAX_ROWS || cols < 1u || cols > DQ_SKETCH_MAX_COLS) return 0;
+    if ((uint64_t)rows * cols > ((uint64_t)SIZE_MAX - DQ_SKETCH_HEADER_SIZE - 4u) / 4u) return 0;
+    return DQ_SKETCH_HEADER_SIZE + 4u * (size_t)rows * cols;
+}
+
+DQ_API dq_status dq_sketch_encode(const dq_sketch *s, unsigned checksum, void *dst, size_t cap, size_t *len) {
+    uint8_t *out = (uint8_t *)dst;
+    dq_params p;
+    size_t size, n, i;
+    if (!s || !s->table || !dst || !len) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s) || checksum > 1u) return DQ_ERR_PARAM;
+    size = dq_sketch_encoded_size(s->rows, s->cols);
+    if (size == 0 || (checksum && size > SIZE_MAX - 4u)) return DQ_ERR_TOO_LARGE;
+    size += checksum ? 4u : 0u;
+    if (cap < size) return DQ_ERR_DST_TOO_SMALL;
+    n = dq__sketch_cells(s);
+    if (!dq__sk_all_finite(s->table, n)) return DQ_ERR_NONFINITE;
+    memset(&p, 0, sizeof p);
+    p.seed = s->seed;
+    dq__put_header(out, DQ_SCHEME_SKETCH, 32u, DQ_CODER_FIXED, 0u, checksum ? DQ_FLAG_CHECKSUM : 0u, s->cols,
+                   (uint64_t)n, &p);
+    dq__st32(out + DQ_HEADER_SIZE, s->rows);
+    dq__st32(out + DQ_HEADER_SIZE + 4u, 0u);
+    dq__st64(out + DQ_HEADER_SIZE + 8u, s->dim);
+    for (i = 0; i < n; i++) dq__st32(out + DQ_SKETCH_HEADER_SIZE + 4u * i, dq__fbits(s->table[i]));
+    if (checksum) dq__st32(out + size - 4u, dq__body_crc(out, size));
+    *len = size;
+    return DQ_OK;
+}
+
+/* dq_header_read() for scheme 11, after the common checks (doc/FORMAT.md 21.4). */
+static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_header *h) {
+    uint64_t rows, dim, body;
+    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[9] != 0u || (h->flags & ~DQ_FLAG_CHECKSUM) != 0 ||
+        h->bucket < 1u || h->bucket > DQ_SKETCH_MAX_COLS || h->step != 0u || h->stream != 0u)
+        return DQ_ERR_CORRUPT;
+    rows = (uint64_t)h->count / h->bucket;
+    if ((uint64_t)h->count % h->bucket != 0u || rows > DQ_SKETCH_MAX_ROWS) return DQ_ERR_CORRUPT;
+    body = 4u * (uint64_t)h->count + ((h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u);
+    if (body > (uint64_t)SIZE_MAX - DQ_SKETCH_HEADER_SIZE) return DQ_ERR_TOO_LARGE;
+    if (src_len < DQ_SKETCH_HEADER_SIZE) return DQ_ERR_TRUNCATED;
+    dim = dq__ld64(in + DQ_HEADER_SIZE + 8u);
+    if (dq__ld32(in + DQ_HEADER_SIZE) != rows || dq__ld32(in + DQ_HEADER_SIZE + 4u) != 0u || dim < 1u ||
+        dim > DQ_SKETCH_MAX_DIM)
+        return DQ_ERR_CORRUPT;
+    h->msg_size = DQ_SKETCH_HEADER_SIZE + (size_t)body;
+    h->payload_size = 4u * h->count;
+    h->nnz = h->count;
+    return DQ_OK;
+}
+
+/* dq_decode()/dq_decode_add() for scheme 11, after the header, size and checksum checks. */
+static inline dq_status dq__sketch_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
+    const uint8_t *tab = msg + DQ_SKETCH_HEADER_SIZE;
+    size_t i, n = h->count;
+    uint32_t bad = 0;
+    for (i = 0; i < n; i++) bad |= (uint32_t)((dq__ld32(tab + 4u * i) & 0x7F800000u) == 0x7F800000u);
+    if (bad) return DQ_ERR_CORRUPT; /* a NaN or Inf cell: nothing written */
+    if (add) {
+        for (i = 0; i < n; i++) {
+            float t = w * dq__bitsf(dq__ld32(tab + 4u * i));
+            out[i] = out[i] + t;
+        }
+    } else {
+        for (i = 0; i < n; i++) out[i] = dq__bitsf(dq__ld32(tab + 4u * i));
+    }
+    return DQ_OK;
+}
+
+/* Reads the sketch fields of a message whose header dq_header_read() accepted. */
+static inline dq_status dq__sketch_msg(const void *src, size_t src_len, dq_header *h, dq_sketch *shape) {
+    dq_status st;
+    if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
+    if (h->scheme != DQ_SCHEME_SKETCH) return DQ_ERR_PARAM;
+    shape->rows = (uint32_t)(h->count / h->bucket);
+    shape->cols = h->bucket;
+    shape->dim = dq__ld64((const uint8_t *)src + DQ_HEADER_SIZE + 8u);
+    shape->seed = h->seed;
+    shape->table = NULL;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_sketch_from_message(const void *src, size_t src_len, float *table, size_t table_len, dq_sketch *s) {
+    dq_header h;
+    dq_sketch m;
+    dq_status st;
+    if (!src || !table || !s) return DQ_ERR_NULL;
+    if ((st = dq__sketch_msg(src, src_len, &h, &m)) != DQ_OK) return st;
+    return dq_sketch_init(s, m.rows, m.cols, m.dim, m.seed, table, table_len);
+}
+
+DQ_API dq_status dq_sketch_add_message(dq_sketch *s, const void *src, size_t src_len, float weight) {
+    dq_header h;
+    dq_sketch m;
+    dq_status st;
+    if (!s || !s->table || !src) return DQ_ERR_NULL;
+    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if ((st = dq__sketch_msg(src, src_len, &h, &m)) != DQ_OK) return st;
+    if (!dq__sketch_same(s, &m)) return DQ_ERR_PARAM;
+    return dq_decode_add(src, src_len, weight, s->table, dq__sketch_cells(s));
+}
+
+/* ---- data quantization */
+DQ_API dq_status dq_gate(const dq_gate_params *g, uint64_t step, uint64_t sample, double dloss, double xnorm, int *send,
+                         double *weight) {
+    double a;
+    if (!g || !send || !weight) return DQ_ERR_NULL;
+    if (!(g->lambda >= 0.0 && g->lambda <= DBL_MAX) || (g->mode != DQ_GATE_UNBIASED && g->mode != DQ_GATE_THRESHOLD))
+        return DQ_ERR_PARAM;
+    if (!(dloss >= -DBL_MAX && dloss <= DBL_MAX) || !(xnorm >= -DBL_MAX && xnorm <= DBL_MAX)) return DQ_ERR_NONFINITE;
+    if (xnorm < 0.0) return DQ_ERR_PARAM;
+    a = fabs(dloss) * xnorm; /* may overflow to +Inf: then p = 1 */
+    *send = 0;
+    *weight = 0.0;
+    if (g->mode == DQ_GATE_THRESHOLD) {
+        if (a >= g->lambda && (a > 0.0 || g->lambda == 0.0)) {
+            *send = 1;
+            *weight = 1.0;
+        }
+        return DQ_OK;
+    }
+    if (g->lambda == 0.0) { /* send everything */
+        *send = 1;
+        *weight = 1.0;
+        return DQ_OK;
+    }
+    if (a > 0.0) {
+        double p = a / g->lambda;
+        uint32_t q, u;
+        dq__key key = dq__key_make(g->seed ^ DQ__GATE_DOMAIN, step, g->stream);
+        q = p >= 1.0 ? (1u << 24) : (uint32_t)ceil(p * 16777216.0); /* 1 .. 2^24: p > 0 */
+        if (q == 0u) q = 1u;                                        /* p below 2^-1074 * 2^24 */
+        u = dq__draw24(key.k0, dq__key_hi(key, (uint32_t)(sample >> 32)), (uint32_t)sample);
+        if (u < q) {
+            *send = 1;
+            *weight = 16777216.0 / (double)q;
+        }
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_gate_lambda(const double *a, size_t n, double budget, double *lambda) {
+    double sum = 0.0, lam;
+    size_t i, pos = 0, sat = 0, it;
+    if ((!a && n) || !lambda) return DQ_ERR_NULL;
+    if (!(budget > 0.0 && budget <= DBL_MAX)) return DQ_ERR_PARAM;
+    for (i = 0; i < n; i++) {
+        if (!(a[i] >= 0.0 && a[i] <= DBL_MAX)) return DQ_ERR_PARAM;
+        if (a[i] > 0.0) pos++;
+        sum += a[i];
+    }
+    if ((double)pos <= budget) {
+        *lambda = 0.0;
+        return DQ_OK;
+    }
+    /* Water filling: with S = {a_i >= lambda} saturated (p = 1), lambda = (sum of the others) /
+     * (budget - |S|). Start from lambda = sum / budget (S empty); each round can only lower
+     * lambda and grow S, so it ends within n rounds (in practice a handful). */
+    lam = sum / budget;
+    for (it = 0; it <= n; it++) {
+        double rest = 0.0, next;
+        size_t s2 = 0;
+        for (i = 0; i < n; i++) {
+            if (a[i] >= lam)
+                s2++;
+            else
+                rest += a[i];
+        }
+        if (it > 0 && s2 == sat) break;
+        sat = s2;
+        if ((double)sat >= budget) break; /* cannot happen while pos > budget; keeps lam */
+        next = rest / (budget - (double)sat);
+        if (!(next < lam)) break;
+        lam = next;
+    }
+    *lambda = lam;
+    return DQ_OK;
+}
+
+static inline dq_status dq__sk_sample_params(const dq_params *p, uint64_t sample, dq_params *q) {
+    if (!p) return DQ_ERR_NULL;
+    *q = *p;
+    q->step = sample;
+    return DQ_OK;
+}
+DQ_API dq_status dq_sample_encode(const dq_params *p, uint64_t sample, const float *x, size_t d, void *dst,
+                                  size_t dst_cap, size_t *dst_len) {
+    dq_params q;
+    dq_status st;
+    if ((st = dq__sk_sample_params(p, sample, &q)) != DQ_OK) return st;
+    return dq_encode(&q, x, d, NULL, dst, dst_cap, dst_len);
+}
+DQ_API dq_status dq_sample_encode_block(const dq_params *p, uint64_t sample, const float *x, size_t d, void *dst,
+                                        size_t dst_cap, size_t *dst_len) {
+    dq_params q;
+    dq_status st;
+    if ((st = dq__sk_sample_params(p, sample, &q)) != DQ_OK) return st;
+    return dq_encode_block(&q, x, d, NULL, dst, dst_cap, dst_len);
+}
+/* ---------------------------------------------------------------- truncation solver
+ * The truncation solver for heavy-tailed gradients (ALGORITHMS.md 6): the Hill
+ * tail estimate, the threshold alpha and the companded levels of DQ_SCHEME_TRUNC and
+ * DQ_SCHEME_TRUNC_NU, and the exact expected error of a (threshold, levels) choice.
+ * Included at the end of dqsgd.h (inside its extern "C" block); it uses dqsgd.h's types.
+ *
+ * The error model. A coordinate g is truncated to T(g) = sign(g) min(|g|, alpha), then its
+ * magnitude is rounded stochastically between adjacent levels L_j = l_j alpha (0 = L_0 < L_1 <
+ * ... < L_s = alpha; uniform: l_j = j/s, s = 2^(b-1) - 1), which is unbiased for T(g). The
+ * expected squared error of one coordinate of magnitude a is exactly
+ *     (a - L_j) (L_(j+1) - a)   if L_j <= a < L_(j+1) <= alpha     (rounding variance)
+ *     (a - alpha)^2             if a >= alpha                      (truncation bias)
+ * and the two add up over coordinates (the cross term vanishes). dq_trunc_mse() sums this over
+ * a vector; dq_trunc_solve() chooses alpha (and the levels) that minimize it.
+ *
+ * How the solver works (all O(n) passes, then work independent of n):
+ *   1. one pass checks for NaN/Inf and takes max|x| and a 2048-bucket histogram of the top bits
+ *      of |x|; two more passes narrow the histogram (radix select on the float bit patterns,
+ *      no sort) to the exact k-th largest |x|, x_m;
+ *   2. one pass computes the Hill estimate of the tail from the k - 1 magnitudes above x_m and
+ *      builds a moment histogram of |x|: bins of 1/128 binade (relative width <= 2^-7) over
+ *      48 binades below the top of the search range, plus an underflow and an overflow bin;
+ *      each bin keeps count, sum (a - lo) and sum (a - lo)^2, so every bin that lies inside one
+ *      level cell, or above alpha, contributes its exact error; only the <= s + 1 bins that
+ *      straddle a level or alpha are approximated (density uniform in the bin), and the
+ *      solver reports a rigorous bound on that approximation (dq_trunc_info.slack);
+ *   3. the threshold: DQ_TRUNC_SEARCH (default) minimizes the histogram's expected error over
+ *      alpha (a scan of 8 points per binade, every bin edge within a factor 1.25 of the best, then
+ *      golden-section search between the best point's neighbours);
+ *      DQ_TRUNC_MODEL uses ALGORITHMS.md 6.3 (uniform: closed form from the Hill fit) and 6.4
+ *      (non-uniform: golden section on V_N*(alpha, s) + B(alpha), high-resolution variance,
+ *      empirical bias);
+ *   4. non-uniform levels: l_j = Lambda^-1(j/s) / alpha with Lambda(x) = int_0^x f^(1/3) /
+ *      int_0^alpha f^(1/3), f the histogram density (companding, ALGORITHMS.md 6.4).
+ *
+ * kappa = 1/6 in the 6.3 closed form: the rounding variance of a coordinate at fraction u of
+ * its cell is u (1 - u) step^2, whose mean over a cell is step^2 / 6 when the density is smooth
+ * at the scale of a cell (the high-resolution regime the closed form assumes anyway); 1/4 is
+ * the worst case u = 1/2, which no real vector reaches on average, and it would move alpha* up
+ * by (3/2)^(1/(gamma-1)) (14% at gamma = 4), while the closed form already lands above the
+ * empirical optimum on Student-t data (by 2-14% at b = 5..8, n = 2^18, nu = 3).
+ *
+ * Why DQ_TRUNC_SEARCH is the default (measured, tests/test_trunc.c and bench/ratedist.c):
+ *   - 6.3 clamps alpha to [x_m, max|x|], but at b <= 4 the optimum lies below x_m (Student-t
+ *     nu = 3, b = 2: optimum 1.6, x_m = 10.2; the clamped closed form has 6x the error);
+ *   - 6.4's V_N* = (int f^(1/3))^3 / (6 s^2) barely grows with alpha on a power-law tail
+ *     (f^(1/3) ~ |g|^(-gamma/3) is integrable), so V_N* + B picks alpha = max|x| on Student-t
+ *     nu = 3 at b >= 4: the high-resolution formula misses the variance of the few, wide
+ *     tail cells; the exact objective gives 1.5-2.5x lower error there (b = 4..8);
+ *   - the exact objective of companded levels is not smooth in alpha on finite samples (it
+ *     moves in narrow steps as alpha passes sparse tail samples), hence the dense local scan.
+ * DQ_TRUNC_MODEL stays available: it is cheaper (no search, uniform) and follows the paper's
+ * formulas; the flags report when it clamps or falls back.
+ *
+ * Determinism. Everything that reaches the wire under DQ_TRUNC_SEARCH (alpha, levels) is
+ * computed with + - * / and comparisons in a fixed order (the cube roots of the companding are
+ * a fixed Newton iteration), so it is bit-identical on every IEEE machine. The Hill estimate
+ * uses log(), and DQ_TRUNC_MODEL's uniform closed form uses pow(); libm is not bit-identical
+ * across platforms, so under DQ_TRUNC_MODEL alpha may differ in its last bits between libms.
+ * Receivers never recompute alpha or the levels (the message carries them), so this affects
+ * reproducing a run on another platform, never decoding. */
+#ifndef DQ_TRUNC_H_INCLUDED
+#define DQ_TRUNC_H_INCLUDED
+
+
+/* ---------------------------------------------------------------- API */
+
+typedef enum dq_trunc_method {
+    DQ_TRUNC_DEFAULT = 0, /* = DQ_TRUNC_SEARCH */
+    DQ_TRUNC_SEARCH = 1,  /* minimize the expected error of the data's histogram over alpha */
+    DQ_TRUNC_MODEL = 2    /* ALGORITHMS.md 6.3 closed form (uniform) / 6.4 V_N* + B (non-uniform) */
+} dq_trunc_method;
+
+typedef struct dq_trunc_params {
+    unsigned bits;          /* 2..16 (uniform) or 2..8 (non-uniform), as the schemes take; 0 = 4 */
+    unsigned nonuniform;    /* 0 = uniform levels (DQ_SCHEME_TRUNC); 1 = companded levels
+                             * (DQ_SCHEME_TRUNC_NU) */
+    dq_trunc_method method; /* 0 = DQ_TRUNC_SEARCH */
+    double tail_fraction;   /* q: the Hill estimate uses the k = max(ceil(q n), tail_min) largest
+                             * |x| (at most n); 0 < q <= 0.5; 0 = 0.002 */
+    size_t tail_min;        /* at least 2; 0 = 50 */
+    double kappa;           /* DQ_TRUNC_MODEL, uniform: variance constant of 6.3; 0 = 1/6 */
+    float alpha;            /* > 0: use this threshold (finite, 2^-100..2^126); only the levels
+                             * and the report are computed. 0 = solve for alpha */
+} dq_trunc_params;
+
+/* The tail of |x|, from the Hill estimator (ALGORITHMS.md 6.2): for |g| >= x_m the density of g
+ * is modelled as c |g|^-gamma (symmetric), so P(|g| >= x_m) = 2 c x_m^(1-gamma) / (gamma - 1). */
+typedef struct dq_tail {
+    size_t k;        /* order statistics used: x_m is the k-th largest |x| */
+    double x_m;      /* the k-th largest |x| */
+    double hill;     /* (1/(k-1)) sum over the k-1 largest of log(|x| / x_m): estimates
+                      * 1/(gamma-1), asymptotic standard deviation hill / sqrt(k-1) */
+    double gamma;    /* 1 + 1/hill; HUGE_VAL if hill = 0 (the k largest are equal: no tail);
+                      * 0 if there is no estimate (k < 2 or x_m = 0) */
+    double c;        /* (gamma-1) (k/n) x_m^(gamma-1) / 2, so that the model puts mass k/n above
+                      * x_m; 0 without an estimate; HUGE_VAL if it overflows double */
+    double max_abs;  /* max |x| */
+    int finite_variance; /* gamma > 3: the model's variance (and truncation bias) are finite */
+} dq_tail;
+
+#define DQ_TRUNC_F_NO_TAIL 1u  /* no Hill estimate (fewer than 2 non-zero magnitudes in the top k) */
+#define DQ_TRUNC_F_HEAVY 2u    /* gamma <= 3: the fitted tail has infinite variance */
+#define DQ_TRUNC_F_FALLBACK 4u /* DQ_TRUNC_MODEL had no usable fit (no tail, or gamma <= 2) and
+                                * used DQ_TRUNC_SEARCH */
+#define DQ_TRUNC_F_CLAMPED 8u  /* alpha was clamped: the model's alpha* to [x_m, max|x|], or any
+                                * alpha to the scale range 2^-100..2^126 the encoder accepts */
+
+typedef struct dq_trunc_info {
+    dq_tail tail;
+    double mse;      /* predicted expected squared error per element, var + bias, from the
+                      * histogram with the returned alpha and levels */
+    double var;      /* rounding variance per element */
+    double bias;     /* truncation bias per element */
+    double slack;    /* |mse - exact| <= slack, exact = dq_trunc_mse() / n (up to double rounding) */
+    unsigned flags;  /* DQ_TRUNC_F_* */
+} dq_trunc_info;
+
+#define DQ__TR_SUB 7u      /* 2^7 bins per binade */
+#define DQ__TR_BINADES 48u /* binades of the moment histogram below the top of the search range */
+#define DQ__TR_NB (DQ__TR_BINADES << DQ__TR_SUB)
+#define DQ__TR_SEL 2048u /* radix-select buckets (11, 10, 10 bits of |x|) */
+/* Workspace bytes of dq_trunc_solve() and dq_tail_estimate() for any n, as a constant
+ * expression (about 240 KB). Any alignment. */
+#define DQ_TRUNC_WORKSPACE_SIZE                                                                    \
+    ((size_t)8u + (size_t)DQ__TR_SEL * 8u + (size_t)4u * (DQ__TR_NB + 2u) * 8u + (size_t)128u * 8u +       \
+     (size_t)(DQ__TR_NB + 2u) * 4u)
+
+/*! dq_trunc_workspace_size() : bytes of workspace dq_trunc_solve() and dq_tail_estimate() need
+ *  for n elements (currently DQ_TRUNC_WORKSPACE_SIZE for every n). */
+DQ_API size_t dq_trunc_workspace_size(size_t n);
+
+/*! dq_tail_estimate() : the Hill estimate of the tail of |x| (p may be NULL: defaults; only
+ *  tail_fraction and tail_min are read). O(n): three passes of radix selection on the float
+ *  bit patterns of |x| and one for the estimate; no sort, no allocation.
+ *  @return DQ_OK (an inestimable tail is reported with tail->gamma = 0, not as an error),
+ *  DQ_ERR_NULL, DQ_ERR_EMPTY (n = 0), DQ_ERR_PARAM (tail_fraction outside (0, 0.5], tail_min
+ *  = 1), DQ_ERR_NONFINITE, DQ_ERR_WORKSPACE (work_cap < dq_trunc_workspace_size(n)). */
+DQ_API dq_status dq_tail_estimate(const dq_trunc_params *p, const float *x, size_t n, void *work, size_t work_cap,
+                                  dq_tail *tail);
+
+/*! dq_trunc_solve() : the threshold alpha (and, for p->nonuniform, the s = 2^(bits-1) - 1
+ *  normalized levels l_1 < ... < l_s = 1.0f, l_1 > 0) for sending x with DQ_SCHEME_TRUNC
+ *  (uniform) or DQ_SCHEME_TRUNC_NU: put *alpha in dq_params.alpha and `levels` in
+ *  dq_params.levels. alpha is a float in 2^-100..2^126 (what the encoder accepts); an all-zero
+ *  x gives alpha = 2^-100. levels may be NULL for uniform levels. info may be NULL.
+ *  DQ_TRUNC_SEARCH: alpha in [the histogram bin of the ceil(nz/8)-th smallest of the nz non-zero
+ *  |x|, min(max|x|, 2^24 x_m, 2^126)]; DQ_TRUNC_MODEL: alpha in [x_m, max|x|]. Cost: four
+ *  passes over x (about 10 ns per element) plus a search independent of n (a few ms).
+ *  @return DQ_OK; DQ_ERR_NULL (p, x, alpha, work, or levels when nonuniform); DQ_ERR_EMPTY;
+ *  DQ_ERR_BITS (bits outside 2..16, or 2..8 when nonuniform); DQ_ERR_PARAM (method, q,
+ *  tail_min, kappa <= 0, or a given alpha that is not finite in 2^-100..2^126);
+ *  DQ_ERR_NONFINITE (NaN/Inf in x); DQ_ERR_WORKSPACE; DQ_ERR_DST_TOO_SMALL (levels_cap < s
+ *  when nonuniform). Nothing is written on error. */
+DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t n, void *work, size_t work_cap,
+                                float *alpha, float *levels, size_t levels_cap, dq_trunc_info *info);
+
+/*! dq_trunc_mse() : the exact expected squared error E||Q(T_alpha x) - x||^2 (a sum over the n
+ *  elements, not a mean) of truncation at alpha and unbiased stochastic rounding between the
+ *  magnitude levels: levels = NULL gives the uniform levels j/s of DQ_SCHEME_TRUNC, else the
+ *  s = 2^(bits-1) - 1 normalized levels of DQ_SCHEME_TRUNC_NU. *var gets the rounding-variance
+ *  part, *bias the truncation part (either may be NULL). Levels are L_j = l_j alpha computed in
+ *  double; the encoder's float arithmetic differs from this by relative O(2^-24).
+ *  @return DQ_OK, DQ_ERR_NULL (x, or both outputs NULL), DQ_ERR_EMPTY, DQ_ERR_BITS (2..16,
+ *  2..8 with levels), DQ_ERR_PARAM (alpha not finite and > 0; levels not 0 < l_1 < ... < l_s
+ *  = 1), DQ_ERR_NONFINITE. */
+DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bits, const float *levels, double *var,
+                              double *bias);
+
+/* ---------------------------------------------------------------- implementation */
+
+#define DQ__TR_SHIFT (23u - DQ__TR_SUB)
+#define DQ__TR_Q_DEFAULT 0.002
+#define DQ__TR_KMIN_DEFAULT 50u
+#define DQ__TR_SCAN 16u /* bins between scan points: 8 points per binade */
+
+DQ_API size_t dq_trunc_workspace_size(size_t n) {
+    (void)n;
+    return DQ_TRUNC_WORKSPACE_SIZE;
+}
+
+typedef struct dq__tr_work {
+    uint64_t *cnt;                /* DQ__TR_SEL radix-select counts */
+    double *m, *t1, *t2, *cr;     /* DQ__TR_NB + 2 bins */
+    double *L;                    /* 128 levels (s <= 127) */
+    uint32_t *ne;                 /* DQ__TR_NB + 2 non-empty bin indices */
+} dq__tr_work;
+
+static inline void dq__tr_carve(void *work, dq__tr_work *w) {
+    uintptr_t a = ((uintptr_t)work + 7u) & ~(uintptr_t)7u;
+    double *d;
+    w->cnt = (uint64_t *)(void *)a;
+    d = (double *)(void *)(w->cnt + DQ__TR_SEL);
+    w->m = d;
+    w->t1 = d + (DQ__TR_NB + 2u);
+    w->t2 = d + 2u * (DQ__TR_NB + 2u);
+    w->cr = d + 3u * (DQ__TR_NB + 2u);
+    w->L = d + 4u * (DQ__TR_NB + 2u);
+    w->ne = (uint32_t *)(void *)(w->L + 128u);
+}
+
+/* Levels of the uniform / tabled schemes: s = 2^(b-1) - 1. */
+static inline unsigned dq__tr_levels(unsigned bits) { return (1u << (bits - 1u)) - 1u; }
+
+/* Cube root of y >= 0 with + - * / only (bit-identical everywhere): y = z 2^(3q), z in [1, 8),
+ * Newton's iteration x <- (2x + z/x^2)/3 from a linear start; 7 steps reach double precision. */
+static inline double dq__tr_cbrt(double y) {
+    uint64_t u;
+    int e, q, r;
+    double z, x, sc;
+    int i;
+    if (!(y > 0.0)) return 0.0;
+    memcpy(&u, &y, 8);
+    if ((u >> 52) == 0u) { /* subnormal: scale up by 2^54 (cube root 2^18) */
+        return dq__tr_cbrt(y * 18014398509481984.0) * (1.0 / 262144.0);
+    }
+    e = (int)((u >> 52) & 0x7FFu) - 1023;
+    u = (u & 0x000FFFFFFFFFFFFFu) | ((uint64_t)1023u << 52);
+    memcpy(&z, &u, 8); /* z in [1, 2) */
+    q = e >= 0 ? e / 3 : -((-e + 2) / 3);
+    r = e - 3 * q; /* 0, 1, 2 */
+    if (r == 1) z *= 2.0;
+    if (r == 2) z *= 4.0;
+    x = 0.75 + 0.1428571428571428 * z;
+    for (i = 0; i < 7; i++) x = (2.0 * x + z / (x * x)) / 3.0;
+    u = (uint64_t)(q + 1023) << 52; /* 2^q: |q| <= 358, a normal double */
+    memcpy(&sc, &u, 8);
+    return x * sc;
+}
+
+/* Pass 1: NaN/Inf check, max |x| bits, histogram of bits 30..20 of |x|. */
+static inline dq_status dq__tr_pass1(const float *x, size_t n, uint64_t *cnt, uint32_t *umax) {
+    uint32_t mx = 0;
+    size_t i;
+    memset(cnt, 0, DQ__TR_SEL * sizeof *cnt);
+    for (i = 0; i < n; i++) {
+        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        if (u >= 0x7F800000u) return DQ_ERR_NONFINITE;
+        cnt[u >> 20]++;
+        if (u > mx) mx = u;
+    }
+    *umax = mx;
+    return DQ_OK;
+}
+
+/* In counts c[0..nb), the bucket holding the k-th largest (k >= 1) and its rank inside it. */
+static inline uint32_t dq__tr_pick(const uint64_t *c, uint32_t nb, uint64_t *k) {
+    uint32_t b = nb;
+    while (b-- > 0u) {
+        if (c[b] >= *k) return b;
+        *k -= c[b];
+    }
+    return 0u; /* not reached: the counts add up to at least k */
+}
+
+/* The bit pattern of the k-th largest |x| (1 <= k <= n), given pass 1's histogram. */
+static inline uint32_t dq__tr_select(const float *x, size_t n, uint64_t *cnt, uint64_t k) {
+    uint32_t b1, b2, b3;
+    size_t i;
+    b1 = dq__tr_pick(cnt, DQ__TR_SEL, &k);
+    memset(cnt, 0, 1024u * sizeof *cnt);
+    for (i = 0; i < n; i++) {
+        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        if ((u >> 20) == b1) cnt[(u >> 10) & 1023u]++;
+    }
+    b2 = dq__tr_pick(cnt, 1024u, &k);
+    memset(cnt, 0, 1024u * sizeof *cnt);
+    for (i = 0; i < n; i++) {
+        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        if ((u >> 10) == ((b1 << 10) | b2)) cnt[u & 1023u]++;
+    }
+    b3 = dq__tr_pick(cnt, 1024u, &k);
+    return (b1 << 20) | (b2 << 10) | b3;
+}
+
+static inline dq_status dq__tr_tail_params(const dq_trunc_params *p, double *q, size_t *kmin) {
+    *q = p && p->tail_fraction != 0.0 ? p->tail_fraction : DQ__TR_Q_DEFAULT;
+    *kmin = p && p->tail_min ? p->tail_min : (size_t)DQ__TR_KMIN_DEFAULT;
+    if (!(*q > 0.0 && *q <= 0.5) || *kmin < 2u) return DQ_ERR_PARAM;
+    return DQ_OK;
+}
+
+/* k = max(ceil(q n), kmin), at most n. */
+static inline size_t dq__tr_k(double q, size_t kmin, size_t n) {
+    double t = q * (double)n;
+    size_t k = (size_t)t;
+    if ((double)k < t) k++;
+    if (k < kmin) k = kmin;
+    return k > n ? n : k;
+}
+
+/* Fills the tail from the Hill sum over the magnitudes above x_m. */
+static inline void dq__tr_tail_finish(dq_tail *t, size_t n, double hsum) {
+    t->hill = 0.0;
+    t->gamma = 0.0;
+    t->c = 0.0;
+    t->finite_variance = 0;
+    if (t->k < 2u || !(t->x_m > 0.0)) return;
+    t->hill = hsum / (double)(t->k - 1u);
+    if (!(t->hill > 0.0)) {
+        t->gamma = HUGE_VAL;
+        t->finite_variance = 1;
+        return;
+    }
+    t->gamma = 1.0 + 1.0 / t->hill;
+    t->c = 0.5 * (t->gamma - 1.0) * ((double)t->k / (double)n) * exp((t->gamma - 1.0) * log(t->x_m));
+    if (!(t->c <= DBL_MAX)) t->c = HUGE_VAL;
+    t->finite_variance = t->gamma > 3.0;
+}
+
+DQ_API dq_status dq_tail_estimate(const dq_trunc_params *p, const float *x, size_t n, void *work, size_t work_cap,
+                                  dq_tail *tail) {
+    dq__tr_work w;
+    double q, hsum = 0.0, xm;
+    size_t kmin, i;
+    uint32_t umax, um;
+    dq_status st;
+    if (!x || !work || !tail) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((st = dq__tr_tail_params(p, &q, &kmin)) != DQ_OK) return st;
+    if (work_cap < dq_trunc_workspace_size(n)) return DQ_ERR_WORKSPACE;
+    dq__tr_carve(work, &w);
+    if ((st = dq__tr_pass1(x, n, w.cnt, &umax)) != DQ_OK) return st;
+    memset(tail, 0, sizeof *tail);
+    tail->k = dq__tr_k(q, kmin, n);
+    um = dq__tr_select(x, n, w.cnt, (uint64_t)tail->k);
+    xm = (double)dq__bitsf(um);
+    tail->x_m = xm;
+    tail->max_abs = (double)dq__bitsf(umax);
+    if (xm > 0.0)
+        for (i = 0; i < n; i++) {
+            uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+            if (u > um) hsum += log((double)dq__bitsf(u) / xm);
+        }
+    dq__tr_tail_finish(tail, n, hsum);
+    return DQ_OK;
+}
+
+/* ---- the moment histogram of |x| */
+typedef struct dq__tr_hist {
+    const double *m, *t1, *t2, *cr;
+    const uint32_t *ne; /* the non-empty bins, increasing */
+    size_t nne;
+    uint32_t base; /* key (|x| bits >> DQ__TR_SHIFT) of regular bin 1 */
+    size_t nb;     /* regular bins 1..nb; 0 = underflow [0, lo(1)); nb + 1 = overflow */
+    double n;
+} dq__tr_hist;
+
+static inline double dq__tr_lo(const dq__tr_hist *h, size_t i) {
+    return i == 0u ? 0.0 : (double)dq__bitsf((h->base + (uint32_t)(i - 1u)) << DQ__TR_SHIFT);
+}
+static inline double dq__tr_hi(const dq__tr_hist *h, size_t i) { return i <= h->nb ? dq__tr_lo(h, i + 1u) : HUGE_VAL; }
+
+/* Level j of s at alpha: L[j] (L != NULL) or j alpha / s; L_s = alpha exactly. */
+static inline double dq__tr_L(const double *L, unsigned j, unsigned s, double alpha) {
+    if (j >= s) return alpha;
+    return L ? L[j] : (double)j * alpha / (double)s;
+}
+
+/* Expected squared error (sums over elements) of the histogram at alpha with levels L (NULL:
+ * uniform), split in rounding variance and truncation bias, and a bound on the error of the
+ * approximation in the bins that straddle a level or alpha. Needs alpha <= lo(nb + 1). */
+static inline void dq__tr_eval(const dq__tr_hist *h, double alpha, const double *L, unsigned s, double *var,
+                               double *bias, double *slack) {
+    double v = 0.0, b = 0.0, sl = 0.0;
+    unsigned j = 0;
+    size_t q;
+    for (q = 0; q < h->nne; q++) {
+        size_t i = h->ne[q];
+        double m = h->m[i], lo, hi, A, B;
+        lo = dq__tr_lo(h, i);
+        if (lo >= alpha) { /* all above alpha: exact bias from the moments */
+            double e = lo - alpha;
+            b += h->t2[i] + 2.0 * e * h->t1[i] + m * e * e;
+            continue;
+        }
+        hi = dq__tr_hi(h, i);
+        while (j + 1u < s && dq__tr_L(L, j + 1u, s, alpha) <= lo) j++;
+        A = dq__tr_L(L, j, s, alpha);
+        B = dq__tr_L(L, j + 1u, s, alpha);
+        if (hi <= B) { /* inside one cell [A, B): exact, sum (a - A)(B - a) with a = lo + t */
+            double d = lo - A, D = B - A;
+            v += (D - d) * (h->t1[i] + m * d) - h->t2[i] - d * h->t1[i];
+            continue;
+        }
+        { /* straddles a level or alpha: density m / (hi - lo), uniform in the bin. Every
+           * element's error e(a) ((a - A)(B - a) in its cell, (a - alpha)^2 above alpha) and the
+           * modelled average both lie in [0, max of e over the bin], which bounds the error. */
+            double rho = m / (hi - lo), end = hi < alpha ? hi : alpha, u = lo, emax = 0.0;
+            unsigned jj = j;
+            while (u < end) {
+                double a0 = dq__tr_L(L, jj, s, alpha), b0 = dq__tr_L(L, jj + 1u, s, alpha);
+                double wv = b0 < end ? b0 : end, s1 = u - a0, s2 = wv - a0, D = b0 - a0, c = 0.5 * D, e;
+                v += rho * (D * (s2 * s2 - s1 * s1) / 2.0 - (s2 * s2 * s2 - s1 * s1 * s1) / 3.0);
+                if (s1 <= c && c <= s2)
+                    e = c * c;
+                else
+                    e = s2 < c ? s2 * (D - s2) : s1 * (D - s1);
+                if (e > emax) emax = e;
+                u = wv;
+                if (wv >= b0) jj++;
+            }
+            if (hi > alpha) {
+                double t = hi - alpha;
+                b += rho * t * t * t / 3.0;
+                if (t * t > emax) emax = t * t;
+            }
+            sl += m * emax;
+        }
+    }
+    *var = v;
+    *bias = b;
+    *slack = sl;
+}
+
+/* Companded levels at alpha: L[j] = Lambda^-1(j/s), j = 0..s, Lambda from the bin-wise
+ * constant density; returns G = sum over bins below alpha of cr * width (the integral of
+ * f^(1/3), up to the factor n^(-1/3)); G = 0 gives uniform levels. */
+static inline double dq__tr_compand(const dq__tr_hist *h, double alpha, unsigned s, double *L) {
+    double G = 0.0, cum = 0.0;
+    unsigned j;
+    size_t e;
+    for (e = 0; e < h->nne; e++) {
+        size_t i = h->ne[e];
+        double lo = dq__tr_lo(h, i), hi;
+        if (lo >= alpha || i > h->nb) break;
+        hi = dq__tr_hi(h, i);
+        G += h->cr[i] * ((hi < alpha ? hi : alpha) - lo);
+    }
+    L[0] = 0.0;
+    L[s] = alpha;
+    if (!(G > 0.0)) {
+        for (j = 1; j < s; j++) L[j] = (double)j * alpha / (double)s;
+        return 0.0;
+    }
+    j = 1;
+    for (e = 0; e < h->nne && j < s; e++) {
+        size_t i = h->ne[e];
+        double lo = dq__tr_lo(h, i), hi, top, g;
+        if (lo >= alpha || i > h->nb) break;
+        hi = dq__tr_hi(h, i);
+        top = hi < alpha ? hi : alpha;
+        g = h->cr[i] * (top - lo);
+        if (!(g > 0.0)) continue;
+        while (j < s) {
+            double t = (double)j * G / (double)s, l;
+            if (t > cum + g) break;
+            l = lo + (t - cum) / h->cr[i];
+            L[j++] = l < lo ? lo : (l > top ? top : l);
+        }
+        cum += g;
+    }
+    for (; j < s; j++) L[j] = alpha; /* rounding left the last targets past the end */
+    return G;
+}
+
+typedef struct dq__tr_obj {
+    const dq__tr_hist *h;
+    unsigned s, nu, model;
+    double *L;
+} dq__tr_obj;
+
+/* The objective at alpha: expected squared error per element (SEARCH), or V_N* + B (MODEL,
+ * non-uniform). */
+static inline double dq__tr_f(const dq__tr_obj *o, double alpha) {
+    double v, b, sl, G = 0.0;
+    if (o->nu) G = dq__tr_compand(o->h, alpha, o->s, o->L);
+    dq__tr_eval(o->h, alpha, o->nu ? o->L : NULL, o->s, &v, &b, &sl);
+    if (o->model) v = G * G * G / (6.0 * (double)o->s * (double)o->s);
+    return (v + b) / o->h->n;
+}
+
+/* Minimize over [lo, hi]. The objective is not smooth: with companded levels it moves in
+ * narrow steps as alpha passes sparse tail samples, so a bracketing search alone can miss the
+ * best dip. Three stages: (1) scan lo, hi and the regular bin edges every DQ__TR_SCAN bins
+ * between them (8 per binade); (2) scan every bin edge (128 per binade) within a factor 1.25
+ * of the best point; (3) golden-section search (a fixed 48 steps) between the best point's
+ * neighbours. Returns the best point seen. */
+static inline double dq__tr_minimize(const dq__tr_obj *o, double lo, double hi) {
+    const double r = 0.6180339887498949;
+    double best, fbest, a, b, x1, x2, f1, f2, prev, next, wlo, whi;
+    size_t i, step;
+    int it, stage;
+    best = lo;
+    fbest = dq__tr_f(o, lo);
+    if (hi > lo) {
+        double fh = dq__tr_f(o, hi);
+        if (fh < fbest) {
+            fbest = fh;
+            best = hi;
+        }
+    }
+    wlo = lo;
+    whi = hi;
+    for (stage = 0; stage < 2; stage++) {
+        step = stage == 0 ? DQ__TR_SCAN : 1u;
+        prev = lo;
+        next = hi;
+        for (i = 1; i <= o->h->nb; i += step) {
+            double c = dq__tr_lo(o->h, i), fc;
+            if (c <= wlo) continue;
+            if (c >= whi) break;
+            fc = dq__tr_f(o, c);
+            if (fc < fbest) {
+                fbest = fc;
+                best = c;
+            }
+        }
+        wlo = best * 0.8 > lo ? best * 0.8 : lo;
+        whi = best * 1.25 < hi ? best * 1.25 : hi;
+    }
+    /* neighbours of best among the stage-2 points (bin edges), lo and hi */
+    prev = lo;
+    next = hi;
+    for (i = 1; i <= o->h->nb + 1u; i++) {
+        double c = dq__tr_lo(o->h, i);
+        if (c < best && c > prev) prev = c;
+        if (c > best && c < next) {
+            next = c;
+            break;
+        }
+    }
+    a = prev;
+    b = next;
+    if (!(b > a)) return best;
+    x1 = b - r * (b - a);
+    x2 = a + r * (b - a);
+    f1 = dq__tr_f(o, x1);
+    f2 = dq__tr_f(o, x2);
+    for (it = 0; it < 48; it++) {
+        if (f1 <= f2) {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - r * (b - a);
+            f1 = dq__tr_f(o, x1);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + r * (b - a);
+            f2 = dq__tr_f(o, x2);
+        }
+    }
+    if (f1 <= f2 && f1 < fbest) return x1;
+    if (f2 < f1 && f2 < fbest) return x2;
+    return best;
+}
+
+/* Float levels l_j = L_j / alpha (j = 1..s), made strictly increasing with l_1 > 0 and l_s = 1. */
+static inline void dq__tr_float_levels(const double *L, unsigned s, float alpha, float *lv) {
+    unsigned j;
+    for (j = 1; j <= s; j++) {
+        double l = L[j] / (double)alpha;
+        lv[j - 1u] = l < 1.0 ? (float)l : 1.0f;
+    }
+    lv[s - 1u] = 1.0f;
+    for (j = 0; j < s; j++) { /* forward: above the previous (0 for the first) */
+        float prev = j ? lv[j - 1u] : 0.0f;
+        if (!(lv[j] > prev)) lv[j] = dq__bitsf(dq__fbits(prev) + 1u);
+    }
+    for (j = s - 1u; j-- > 0u;) /* backward: below the next, l_s = 1 stays */
+        if (!(lv[j] < lv[j + 1u])) lv[j] = dq__bitsf(dq__fbits(lv[j + 1u]) - 1u);
+}
+
+static inline float dq__tr_clamp_alpha(double a, unsigned *flags) {
+    float f = (float)a;
+    if (!(f >= DQ__MIN_SCALE)) {
+        *flags |= DQ_TRUNC_F_CLAMPED;
+        return DQ__MIN_SCALE;
+    }
+    if (dq__fbits(f) > DQ__MAX_SCALE_BITS) {
+        *flags |= DQ_TRUNC_F_CLAMPED;
+        return dq__bitsf(DQ__MAX_SCALE_BITS);
+    }
+    return f;
+}
+
+DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t n, void *work, size_t work_cap,
+                                float *alpha, float *levels, size_t levels_cap, dq_trunc_info *info) {
+    dq__tr_work w;
+    dq__tr_hist h;
+    dq__tr_obj o;
+    dq_trunc_info inf;
+    dq_status st;
+    double q, hsum = 0.0, xm, amax, top, lo_s, hi_s, a, kappa, lvd[128];
+    size_t kmin, i, nb;
+    uint32_t umax, um, ktop, base;
+    unsigned bits, s, nu, model, j;
+    int inrange;
+    float af, fixed;
+    if (!p || !x || !work || !alpha) return DQ_ERR_NULL;
+    bits = p->bits ? p->bits : DQ_BITS_DEFAULT;
+    nu = p->nonuniform != 0u;
+    if (nu && !levels) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (bits < 2u || bits > (nu ? 8u : 16u)) return DQ_ERR_BITS;
+    if ((unsigned)p->method > (unsigned)DQ_TRUNC_MODEL || p->nonuniform > 1u) return DQ_ERR_PARAM;
+    if ((st = dq__tr_tail_params(p, &q, &kmin)) != DQ_OK) return st;
+    kappa = p->kappa != 0.0 ? p->kappa : 1.0 / 6.0;
+    if (!(kappa > 0.0 && kappa <= 1.0)) return DQ_ERR_PARAM;
+    fixed = p->alpha;
+    if (fixed != 0.0f && !(fixed >= DQ__MIN_SCALE && dq__fbits(fixed) <= DQ__MAX_SCALE_BITS)) return DQ_ERR_PARAM;
+    if (work_cap < dq_trunc_workspace_size(n)) return DQ_ERR_WORKSPACE;
+    s = dq__tr_levels(bits);
+    if (nu && levels_cap < s) return DQ_ERR_DST_TOO_SMALL;
+    model = p->method == DQ_TRUNC_MODEL;
+    dq__tr_carve(work, &w);
+
+    /* 1. check, max, select x_m */
+    if ((st = dq__tr_pass1(x, n, w.cnt, &umax)) != DQ_OK) return st;
+    memset(&inf, 0, sizeof inf);
+    inf.tail.k = dq__tr_k(q, kmin, n);
+    um = dq__tr_select(x, n, w.cnt, (uint64_t)inf.tail.k);
+    xm = (double)dq__bitsf(um);
+    amax = (double)dq__bitsf(umax);
+    inf.tail.x_m = xm;
+    inf.tail.max_abs = amax;
+
+    /* 2. the histogram's top: min(max|x|, 2^24 x_m, 2^126); all-zero input: nothing to solve */
+    top = amax;
+    if (xm > 0.0 && top > xm * 16777216.0) top = xm * 16777216.0;
+    if (top > (double)dq__bitsf(DQ__MAX_SCALE_BITS)) top = (double)dq__bitsf(DQ__MAX_SCALE_BITS);
+    ktop = dq__fbits((float)top) >> DQ__TR_SHIFT;
+    nb = ktop + 1u < DQ__TR_NB ? (size_t)ktop + 1u : (size_t)DQ__TR_NB;
+    base = ktop + 1u - (uint32_t)nb;
+    memset(w.m, 0, 3u * (DQ__TR_NB + 2u) * sizeof(double));
+    h.m = w.m;
+    h.t1 = w.t1;
+    h.t2 = w.t2;
+    h.cr = w.cr;
+    h.base = base;
+    h.nb = nb;
+    h.n = (double)n;
+    {
+        double lo_over = dq__tr_lo(&h, nb + 1u);
+        for (i = 0; i < n; i++) {
+            uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu, key = u >> DQ__TR_SHIFT;
+            double av = (double)dq__bitsf(u), t;
+            size_t idx;
+            if (key < base) {
+                idx = 0;
+                t = av;
+            } else if (key > ktop) {
+                idx = nb + 1u;
+                t = av - lo_over;
+            } else {
+                idx = (size_t)(key - base) + 1u;
+                t = av - (double)dq__bitsf(key << DQ__TR_SHIFT);
+            }
+            w.m[idx] += 1.0;
+            w.t1[idx] += t;
+            w.t2[idx] += t * t;
+            if (u > um && xm > 0.0) hsum += log(av / xm);
+        }
+    }
+    dq__tr_tail_finish(&inf.tail, n, hsum);
+    if (inf.tail.gamma == 0.0) inf.flags |= DQ_TRUNC_F_NO_TAIL;
+    if (inf.tail.gamma != 0.0 && !inf.tail.finite_variance) inf.flags |= DQ_TRUNC_F_HEAVY;
+    h.ne = w.ne;
+    h.nne = 0;
+    for (i = 0; i <= nb + 1u; i++) { /* the non-empty bins; cube root of their density */
+        double wd = dq__tr_hi(&h, i) - dq__tr_lo(&h, i);
+        w.cr[i] = w.m[i] > 0.0 && wd > 0.0 && i <= nb ? dq__tr_cbrt(w.m[i] / wd) : 0.0;
+        if (w.m[i] > 0.0) w.ne[h.nne++] = (uint32_t)i;
+    }
+    o.h = &h;
+    o.s = s;
+    o.nu = nu;
+    o.model = 0;
+    o.L = w.L;
+
+    /* 3. alpha */
+    if (fixed != 0.0f) {
+        af = fixed;
+    } else if (!(top > 0.0)) {
+        af = dq__tr_clamp_alpha(0.0, &inf.flags); /* all zero */
+    } else {
+        if (model && !nu) {
+            double g = inf.tail.gamma;
+            if (g > 2.0 && g < HUGE_VAL) {
+                /* 6.3: alpha*^(gamma-1) = 2 c s^2 / (kappa (gamma-1)(gamma-2)); with c from the
+                 * fit, alpha* = x_m ((k/n) s^2 / (kappa (gamma-2)))^(1/(gamma-1)) */
+                double sd = (double)s;
+                a = xm * pow((double)inf.tail.k / (double)n * sd * sd / (kappa * (g - 2.0)), 1.0 / (g - 1.0));
+                if (!(a >= xm)) {
+                    a = xm;
+                    inf.flags |= DQ_TRUNC_F_CLAMPED;
+                }
+                if (a > amax) {
+                    a = amax;
+                    inf.flags |= DQ_TRUNC_F_CLAMPED;
+                }
+                af = dq__tr_clamp_alpha(a, &inf.flags);
+                goto have_alpha;
+            }
+            if (g >= HUGE_VAL) { /* the top k are equal: no tail to cut */
+                af = dq__tr_clamp_alpha(amax, &inf.flags);
+                goto have_alpha;
+            }
+            inf.flags |= DQ_TRUNC_F_FALLBACK;
+            model = 0;
+        }
+        o.model = model; /* model here: non-uniform, V_N* + B */
+        hi_s = top;
+        lo_s = 0.0;
+        { /* from the bin of the ceil(nz/8)-th smallest non-zero |x| (nz of them): clipping 7/8
+           * of the non-zero magnitudes never pays (at s = 1 the error still falls as alpha
+           * grows unless 7/8 of them lie within 7% of one value, and more levels favour a
+           * larger alpha); the underflow bin counts as zero here */
+            double nz = 0.0, need, acc = 0.0;
+            for (i = 1; i <= nb + 1u; i++) nz += w.m[i];
+            need = nz / 8.0;
+            for (i = 1; i <= nb; i++)
+                if (w.m[i] > 0.0 && (acc += w.m[i]) >= need) {
+                    lo_s = dq__tr_lo(&h, i);
+                    break;
+                }
+        }
+        if (!(lo_s > 0.0)) lo_s = dq__tr_lo(&h, 1u) > 0.0 ? dq__tr_lo(&h, 1u) : top;
+        if (model && xm > lo_s) lo_s = xm;
+        if (lo_s > hi_s) lo_s = hi_s;
+        a = dq__tr_minimize(&o, lo_s, hi_s);
+        af = dq__tr_clamp_alpha(a, &inf.flags);
+    }
+have_alpha:
+    /* the histogram describes alpha up to its overflow bin, or any alpha if that bin is empty */
+    inrange = (double)af <= dq__tr_lo(&h, nb + 1u) || w.m[nb + 1u] == 0.0;
+
+    /* 4. levels at the final alpha, and the report with exactly what is returned */
+    if (nu) {
+        if (inrange) {
+            dq__tr_compand(&h, (double)af, s, w.L);
+        } else { /* a given alpha above the histogram's range: uniform levels */
+            for (j = 0; j <= s; j++) w.L[j] = (double)j * (double)af / (double)s;
+        }
+        dq__tr_float_levels(w.L, s, af, levels);
+        for (j = 1; j <= s; j++) lvd[j] = (double)levels[j - 1u] * (double)af;
+        lvd[0] = 0.0;
+        lvd[s] = (double)af;
+    }
+    if (inrange) {
+        dq__tr_eval(&h, (double)af, nu ? lvd : NULL, s, &inf.var, &inf.bias, &inf.slack);
+        inf.var /= (double)n;
+        inf.bias /= (double)n;
+        inf.slack /= (double)n;
+        inf.mse = inf.var + inf.bias;
+    } else { /* given alpha above the histogram's range: report the exact sums instead */
+        dq_trunc_mse(x, n, af, bits, nu ? levels : NULL, &inf.var, &inf.bias);
+        inf.var /= (double)n;
+        inf.bias /= (double)n;
+        inf.mse = inf.var + inf.bias;
+    }
+    *alpha = af;
+    if (info) *info = inf;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bits, const float *levels, double *var,
+                              double *bias) {
+    double v = 0.0, b = 0.0, A = (double)alpha, L[128];
+    unsigned s, j;
+    size_t i;
+    if (!x || (!var && !bias)) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (bits < 2u || bits > (levels ? 8u : 16u)) return DQ_ERR_BITS;
+    if (!(alpha > 0.0f) || !(alpha <= FLT_MAX)) return DQ_ERR_PARAM;
+    s = dq__tr_levels(bits);
+    if (levels) {
+        for (j = 0; j < s; j++)
+            if (!(levels[j] > (j ? levels[j - 1u] : 0.0f)) || !(levels[j] <= 1.0f)) return DQ_ERR_PARAM;
+        if (levels[s - 1u] != 1.0f) return DQ_ERR_PARAM;
+        L[0] = 0.0;
+        for (j = 1; j < s; j++) L[j] = (double)levels[j - 1u] * A;
+        L[s] = A;
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        double a, lo, hi;
+        if (u >= 0x7F800000u) return DQ_ERR_NONFINITE;
+        a = (double)dq__bitsf(u);
+        if (a >= A) {
+            b += (a - A) * (a - A);
+            continue;
+        }
+        if (levels) { /* the cell [L_j, L_(j+1)) holding a */
+            unsigned l0 = 0, l1 = s;
+            while (l1 - l0 > 1u) {
+                unsigned mid = (l0 + l1) / 2u;
+                if (L[mid] <= a)
+                    l0 = mid;
+                else
+                    l1 = mid;
+            }
+            lo = L[l0];
+            hi = L[l1];
+        } else {
+            double r = a * (double)s / A;
+            unsigned l = (unsigned)r;
+            if (l >= s) l = s - 1u;
+            lo = dq__tr_L(NULL, l, s, A);
+            hi = dq__tr_L(NULL, l + 1u, s, A);
+            if (a < lo) { /* r rounded up across a level */
+                hi = lo;
+                lo = dq__tr_L(NULL, l - 1u, s, A);
+            } else if (a >= hi && l + 1u < s) {
+                lo = hi;
+                hi = dq__tr_L(NULL, l + 2u, s, A);
+            }
+        }
+        v += (a - lo) * (hi - a);
+    }
+    if (var) *var = v;
+    if (bias) *bias = b;
+    return DQ_OK;
+}
+
+#endif /* DQ_TRUNC_H_INCLUDED */
+/* ---------------------------------------------------------------- fp16 and bf16
+ * IEEE binary16 (fp16) and bfloat16 (bf16) vectors as encoder input, as decoder output and as
+ * error-feedback residual memory. Its SIMD kernels
+ * follow the scalar code.
+ *
+ * Storage: a 16-bit element is its bit pattern as a uint16_t in host byte order (what _Float16,
+ * __bf16, torch.float16 / torch.bfloat16 and numpy.float16 arrays hold in memory); no alignment
+ * is required. Conversions (identical in every kernel, scalar or SIMD):
+ *   half -> float : exact. A NaN comes out quiet (quiet bit set), with its sign and payload.
+ *   float -> half : round to nearest, ties to even; a value that rounds beyond the largest
+ *                   finite half becomes Inf (IEEE overflow: |x| >= 65520 for fp16, >= 2^128 -
+ *                   2^119 for bf16). A NaN comes out quiet, with its sign and the top payload
+ *                   bits (as F16C's vcvtps2ph does).
+ * The typed codec calls are defined by the float path: each behaves as if the 16-bit operands
+ * were widened to float, the float call made, and the float results rounded back, bit for bit:
+ *   dq_encode_typed()     : the message bytes of dq_encode(p, float(x), n, float(residual)), and
+ *                           residual = half(the new float residual);
+ *   dq_decode_typed()     : out = half(dq_decode());
+ *   dq_decode_add_typed() : acc = half(float(acc) + weight * decoded), i.e. dq_decode_add() on
+ *                           float(acc), rounded.
+ * They never allocate and never copy a whole vector: data moves in chunks of DQ__HCHUNK elements
+ * through stack buffers (about 16 KiB for encoding, 8 KiB plus the coded-payload reader for
+ * decoding), so each element is read from memory once per pass, and converted in L1. */
+#ifndef DQSGD_HALF_H_INCLUDED
+#define DQSGD_HALF_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dq_dtype {
+    DQ_F32 = 0, /* float (IEEE binary32) */
+    DQ_F16 = 1, /* IEEE binary16: 1 sign, 5 exponent, 10 fraction bits */
+    DQ_BF16 = 2 /* bfloat16: the top 16 bits of a binary32 (8 exponent, 7 fraction bits) */
+} dq_dtype;
+
+/*! dq_dtype_size() : bytes per element: 4, 2, 2; 0 for a value that is not a dq_dtype. */
+DQ_API size_t dq_dtype_size(dq_dtype t);
+/*! Single values: float -> fp16 / bf16 pattern (round to nearest even), and back (exact). */
+DQ_API uint16_t dq_f32_to_f16(float f);
+DQ_API float dq_f16_to_f32(uint16_t h);
+DQ_API uint16_t dq_f32_to_bf16(float f);
+DQ_API float dq_bf16_to_f32(uint16_t h);
+/*! dq_convert() : dst[0..n) = src[0..n) converted from dtype `from` to dtype `to` (fp16 <-> bf16
+ *  goes through float, exactly: round(widen(x))). src and dst may be the same pointer when the
+ *  target elements are no wider than the source ones (narrowing or equal sizes); otherwise
+ *  they must not overlap. @return DQ_OK (also for n = 0), DQ_ERR_NULL, DQ_ERR_PARAM (a dtype). */
+DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype to, void *dst);
+
+/*! dq_encode_typed() : dq_encode() of x[0..n) of dtype xt, with error-feedback memory
+ *  residual[0..n) of dtype rt (or NULL; rt is still checked). The message is byte for byte
+ *  that of dq_encode(p, float(x), n, float(residual), ...); the new residual is the float
+ *  path's new residual rounded to rt. residual is written only when the call returns DQ_OK,
+ *  and the status of a failing call is the float path's. x and residual must not overlap.
+ *  Level schemes only (QSGD, NUQSGD, natural, TernGrad, TRUNC, TRUNC_NU), with every coder and
+ *  bucket (DQ_BUCKET_WHOLE included); sparse schemes are DQ_ERR_PARAM (see the notes below).
+ *  Note: an fp16 residual holds |r| <= 65504; a larger float residual saturates to Inf, and the
+ *  next encode fails with DQ_ERR_NONFINITE (keep bf16 or float residuals for large gradients).
+ *  With xt = rt = DQ_F32 (or residual NULL and xt = DQ_F32) this is dq_encode() itself. */
+DQ_API dq_status dq_encode_typed(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                 void *residual, void *dst, size_t dst_cap, size_t *dst_len);
+/*! dq_decode_typed() : out[0..count) (out_cap elements of dtype ot) = the decoded values,
+ *  rounded to ot. The message is validated completely (header, checksum, scales, padding, coded
+ *  stream) before out is touched. Statuses as dq_decode(); a sparse or sketch message is
+ *  DQ_ERR_PARAM for ot != DQ_F32. */
+DQ_API dq_status dq_decode_typed(const void *src, size_t src_len, dq_dtype ot, void *out, size_t out_cap);
+/*! dq_decode_add_typed() : acc[i] = round(float(acc[i]) + weight * decoded[i]) for acc of dtype at
+ *  (acc_len must equal the count). acc is untouched on failure, as for dq_decode_typed(). */
+DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weight, dq_dtype at, void *acc,
+                                     size_t acc_len);
+
+/* ---- scalar conversions (the reference every kernel matches bit for bit) */
+static inline uint16_t dq__f32_to_f16_bits(uint32_t u) {
+    uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu, h;
+    if (a > 0x7F800000u) { /* NaN: quiet, top 10 payload bits */
+        h = 0x7E00u | ((a >> 13) & 0x03FFu);
+    } else if (a >= 0x477FF000u) { /* rounds above 65504 (ties go up: 65504 is odd) */
+        h = 0x7C00u;
+    } else if (a >= 0x38800000u) { /* normal half: rebias, round at bit 13 */
+        uint32_t t = a - 0x38000000u;
+        h = (t + 0x0FFFu + ((t >> 13) & 1u)) >> 13;
+    } else if (a < 0x33000000u) { /* below 2^-25 (2^-25 itself is a tie to 0) */
+        h = 0;
+    } else { /* subnormal half: the 24-bit significand in units of 2^-24 */
+        uint32_t e = a >> 23, m = (a & 0x007FFFFFu) | 0x00800000u, sh = 126u - e;
+        uint32_t rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
+        h = m >> sh;
+        h += (rem > half || (rem == half && (h & 1u))) ? 1u : 0u;
+    }
+    return (uint16_t)(s | h);
+}
+static inline uint32_t dq__f16_to_f32_bits(uint32_t h) {
+    uint32_t s = (h & 0x8000u) << 16, a = h & 0x7FFFu, e = 113u;
+    if (a >= 0x7C00u) return s | 0x7F800000u | ((a & 0x03FFu) << 13) | (a > 0x7C00u ? 0x00400000u : 0u);
+    if (a >= 0x0400u) return s | ((a << 13) + 0x38000000u);
+    if (a == 0) return s;
+    while (!(a & 0x0400u)) { /* subnormal: normalize */
+        a <<= 1;
+        e--;
+    }
+    return s | (e << 23) | ((a & 0x03FFu) << 13);
+}
+static inline uint16_t dq__f32_to_bf16_bits(uint32_t u) {
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+static inline uint32_t dq__bf16_to_f32_bits(uint32_t h) {
+    uint32_t u = h << 16;
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? u | 0x00400000u : u;
+}
+
+/* ---- scalar kernels; 16-bit elements are accessed bytewise (memcpy), so any alignment and any
+ * declared element type of the caller's array is fine */
+static inline void dq__f16_to_f32__scalar(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2u * i, 2);
+        dst[i] = dq__bitsf(dq__f16_to_f32_bits(h));
+    }
+}
+static inline void dq__f32_to_f16__scalar(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h = dq__f32_to_f16_bits(dq__fbits(src[i]));
+        memcpy(d + 2u * i, &h, 2);
+    }
+}
+static inline void dq__bf16_to_f32__scalar(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2u * i, 2);
+        dst[i] = dq__bitsf(dq__bf16_to_f32_bits(h));
+    }
+}
+static inline void dq__f32_to_bf16__scalar(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h = dq__f32_to_bf16_bits(dq__fbits(src[i]));
+        memcpy(d + 2u * i, &h, 2);
+    }
+}
+
+/* ---- statistics carried across calls: continue the 16 lanes sq / ab (element j of x, + e, into
+ * lane j % 16) and the maximum mx with x[0..n); `what` (DQ__ST_* bits) says which of the three
+ * are updated. The lanes are those of dq__stats_tail, so a bucket cut into pieces gets the
+ * one-pass sums exactly. */
+static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t n, unsigned what, double *sq,
+                                         double *ab, uint32_t *mx) {
+    double s2[DQ__SLANES], a2[DQ__SLANES];
+    uint32_t m2 = *mx;
+    memcpy(s2, sq, sizeof s2);
+    memcpy(a2, ab, sizeof a2);
+    dq__stats_tail(x, e, 0, n, s2, a2, &m2);
+    if (what & DQ__ST_SQ) memcpy(sq, s2, sizeof s2);
+    if (what & DQ__ST_ABS) memcpy(ab, a2, sizeof a2);
+    if (what & DQ__ST_MAX) *mx = m2;
+}
+
+#ifdef __cplusplus
+}
+#endif
+/* SIMD kernels for the fp16 / bf16 conversions above, written with SIMDe (simde_ names only);
+ * compiled after dqsgd_simd.h chose the kernel set.
+ *
+ * Each kernel has a scalar twin above (dq__<name>__scalar) and produces the same bits
+ * for every input, NaN included (tests/test_half.c compares them on all 65536 half patterns and
+ * on millions of float patterns). Conversions:
+ *   fp16 -> f32  exact; NaN: quiet bit set, sign and payload kept (payload << 13).
+ *   f32 -> fp16  round to nearest even; overflow (|x| >= 65520) gives Inf; NaN: quiet bit set,
+ *                sign and the top 10 payload bits kept. This is what F16C's vcvtps2ph/vcvtph2ps
+ *                do with the immediate rounding mode 0, so the F16C kernels are twins too.
+ *   bf16 -> f32  exact (h << 16); NaN: quiet bit set.
+ *   f32 -> bf16  round to nearest even on the bit pattern; NaN: quiet bit set, top 7 payload bits.
+ * Families:
+ *   sse2   integer ops plus exact int-to-float conversions; also the NEON kernels (SIMDe maps the
+ *          SSE2 intrinsics onto native NEON).
+ *   avx2   the same at 256 bits.
+ *   avx512 the same at 512 bits (AVX-512F only). SIMDe 0.7.4 has no 512-bit vpmovzxwd or
+ *          vpmovdw wrappers, so halves are widened by two 256-bit vpmovzxwd and narrowed with the
+ *          signed-saturating vpmovsdw on sign-extended values (exact).
+ *   f16c   vcvtph2ps / vcvtps2ph on 8 lanes, where the compiler targets F16C (SIMDE_X86_F16C_NATIVE:
+ *          -mf16c, -march=x86-64-v3 or newer; clang's -mavx512f implies it, gcc 12's -mavx2 and
+ *          -mavx512f do not). Preferred for fp16 over the integer kernels of any width. SIMDe 0.7.4
+ *          has no 512-bit vcvtph2ps/vcvtps2ph wrappers, so AVX-512 builds use the 256-bit forms.
+ * Also here: dq__hstat_acc, the per-bucket statistics of dqsgd.h's stats kernels with their 16
+ * double lanes carried in and out, for buckets that span the typed codec's chunks (SSE2 and AVX2;
+ * the AVX-512 level uses AVX2, as dq__k_stats does).
+ * Rounding-mode note: the one floating-point operation whose result depends on the rounding mode
+ * is the subnormal-half branch of f32 -> fp16 (|x| < 2^-14 is rounded by adding 0.5f, whose ulp
+ * is 2^-24); dqsgd requires the default environment (round to nearest) anyway. DAZ/FTZ do not
+ * change any result here: the only float inputs that DAZ would zero round to a zero half. */
+#ifndef DQSGD_HALF_SIMD_H_INCLUDED
+#define DQSGD_HALF_SIMD_H_INCLUDED
+
+#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD) && DQ_SIMD != DQ_SIMD_SCALAR
+
+#if DQ__HAS_SSE2_KERNELS && DQ_SIMD != DQ_SIMD_NEON && defined(SIMDE_X86_F16C_NATIVE) && \
+    defined(SIMDE_X86_AVX_NATIVE)
+#define DQ__HAS_F16C_KERNELS 1
+#else
+#define DQ__HAS_F16C_KERNELS 0
+#endif
+
+#if DQ__HAS_F16C_KERNELS
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wdouble-promotion"
+#pragma GCC diagnostic ignored "-Wcast-align"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wundef"
+#pragma GCC diagnostic ignored "-Wfloat-equal"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#ifndef __cplusplus
+#pragma GCC diagnostic ignored "-Wc++-compat"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#endif
+#if defined(__clang__)
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#endif
+#endif
+#include <simde/x86/f16c.h>
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+/* ================================================================ SSE2 (also NEON) */
+#if DQ__HAS_SSE2_KERNELS
+
+/* 4 halves, zero-extended to 32-bit lanes, to 4 floats. */
+static inline simde__m128 dq__h2f__sse2(simde__m128i w) {
+    const simde__m128i a = simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFF));
+    const simde__m128i sgn = simde_mm_slli_epi32(simde_mm_xor_si128(w, a), 16);
+    /* normal: rebias the exponent; subnormal: a * 2^-24, exact from the integer a */
+    const simde__m128i nrm = simde_mm_add_epi32(simde_mm_slli_epi32(a, 13), simde_mm_set1_epi32(0x38000000));
+    const simde__m128i sub =
+        simde_mm_castps_si128(simde_mm_mul_ps(simde_mm_cvtepi32_ps(a), simde_mm_set1_ps(5.96046448e-08f)));
+    const simde__m128i issub = simde_mm_cmplt_epi32(a, simde_mm_set1_epi32(0x0400));
+    simde__m128i r = simde_mm_or_si128(simde_mm_and_si128(issub, sub), simde_mm_andnot_si128(issub, nrm));
+    /* Inf / NaN: exponent 0x8F + 0x70 = 0xFF; NaN: quiet bit */
+    r = simde_mm_add_epi32(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7BFF)),
+                                                 simde_mm_set1_epi32(0x38000000)));
+    r = simde_mm_or_si128(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7C00)),
+                                                simde_mm_set1_epi32(0x00400000)));
+    return simde_mm_castsi128_ps(simde_mm_or_si128(r, sgn));
+}
+/* 4 floats to 4 halves, each sign-extended to its 32-bit lane (so packs_epi32 is exact). */
+static inline simde__m128i dq__f2h__sse2(simde__m128 v) {
+    const simde__m128i u = simde_mm_castps_si128(v);
+    const simde__m128i a = simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF));
+    const simde__m128i sgn = simde_mm_and_si128(simde_mm_srai_epi32(u, 31), simde_mm_set1_epi32((int32_t)0xFFFF8000u));
+    /* normal halves: rebias, then round to nearest even at bit 13 */
+    const simde__m128i t = simde_mm_sub_epi32(a, simde_mm_set1_epi32(0x38000000));
+    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(t, 13), simde_mm_set1_epi32(1));
+    const simde__m128i nrm =
+        simde_mm_srli_epi32(simde_mm_add_epi32(simde_mm_add_epi32(t, simde_mm_set1_epi32(0x0FFF)), odd), 13);
+    /* subnormal halves (|x| < 2^-14): |x| + 0.5 rounds |x| to a multiple of 2^-24 */
+    const simde__m128i sub = simde_mm_sub_epi32(
+        simde_mm_castps_si128(simde_mm_add_ps(simde_mm_castsi128_ps(a), simde_mm_set1_ps(0.5f))),
+        simde_mm_set1_epi32(0x3F000000));
+    const simde__m128i isn = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x387FFFFF));
+    const simde__m128i inf = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x477FEFFF));
+    const simde__m128i nan = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7F800000));
+    simde__m128i h = simde_mm_or_si128(simde_mm_and_si128(isn, nrm), simde_mm_andnot_si128(isn, sub));
+    h = simde_mm_or_si128(simde_mm_andnot_si128(inf, h), simde_mm_and_si128(inf, simde_mm_set1_epi32(0x7C00)));
+    h = simde_mm_or_si128(h, simde_mm_and_si128(nan, simde_mm_or_si128(simde_mm_and_si128(simde_mm_srli_epi32(a, 13),
+                                                                                        simde_mm_set1_epi32(0x03FF)),
+                                                                       simde_mm_set1_epi32(0x0200))));
+    return simde_mm_or_si128(h, sgn);
+}
+/* 4 bf16 in the high halves of 32-bit lanes (low halves zero) to 4 floats. */
+static inline simde__m128 dq__b2f__sse2(simde__m128i w) {
+    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFFFFFF)),
+                                                  simde_mm_set1_epi32(0x7F800000));
+    return simde_mm_castsi128_ps(simde_mm_or_si128(w, simde_mm_and_si128(nan, simde_mm_set1_epi32(0x00400000))));
+}
+/* 4 floats to 4 bf16, sign-extended in their 32-bit lanes. */
+static inline simde__m128i dq__f2b__sse2(simde__m128 v) {
+    const simde__m128i u = simde_mm_castps_si128(v);
+    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF)),
+                                                  simde_mm_set1_epi32(0x7F800000));
+    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(u, 16), simde_mm_set1_epi32(1));
+    const simde__m128i rnd = simde_mm_add_epi32(u, simde_mm_add_epi32(odd, simde_mm_set1_epi32(0x7FFF)));
+    const simde__m128i qn = simde_mm_or_si128(u, simde_mm_set1_epi32(0x00400000));
+    return simde_mm_srai_epi32(simde_mm_or_si128(simde_mm_and_si128(nan, qn), simde_mm_andnot_si128(nan, rnd)), 16);
+}
+
+static inline void dq__f16_to_f32__sse2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    const simde__m128i zero = simde_mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
+        simde_mm_storeu_ps(dst + i, dq__h2f__sse2(simde_mm_unpacklo_epi16(h, zero)));
+        simde_mm_storeu_ps(dst + i + 4, dq__h2f__sse2(simde_mm_unpackhi_epi16(h, zero)));
+    }
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__sse2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h0 = dq__f2h__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2h__sse2(simde_mm_loadu_ps(src + i + 4));
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
+    }
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__sse2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    const simde__m128i zero = simde_mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
+        simde_mm_storeu_ps(dst + i, dq__b2f__sse2(simde_mm_unpacklo_epi16(zero, h)));
+        simde_mm_storeu_ps(dst + i + 4, dq__b2f__sse2(simde_mm_unpackhi_epi16(zero, h)));
+    }
+    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__sse2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h0 = dq__f2b__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2b__sse2(simde_mm_loadu_ps(src + i + 4));
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
+    }
+    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
+}
+
+/* Carried statistics (twin: dq__hstat_acc__scalar), 16 elements a step into 8 registers of 2
+ * double lanes, as dq__stats__sse2 does; the tail continues in the scalar twin. */
+static inline void dq__hstat_acc__sse2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
+                                       uint32_t *mx) {
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
+    simde__m128d qs[8], qa[8];
+    simde__m128i m = simde_mm_setzero_si128();
+    uint32_t m4[4];
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 8; k++) {
+        qs[k] = simde_mm_loadu_pd(sq + 2 * k);
+        qa[k] = simde_mm_loadu_pd(ab + 2 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        for (k = 0; k < 4; k++) { /* 4 floats -> lanes 4k .. 4k+3 */
+            simde__m128 v = simde_mm_loadu_ps(x + i + 4 * k);
+            simde__m128i u;
+            if (e) v = simde_mm_add_ps(v, simde_mm_loadu_ps(e + i + 4 * k));
+            u = simde_mm_and_si128(simde_mm_castps_si128(v), absm);
+            if (what & DQ__ST_MAX) { /* |x| bits fit in 31 bits: the signed compare orders them */
+                simde__m128i g = simde_mm_cmpgt_epi32(u, m);
+                m = simde_mm_or_si128(simde_mm_and_si128(g, u), simde_mm_andnot_si128(g, m));
+            }
+            if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
+                simde__m128 f = simde_mm_castsi128_ps(u);
+                simde__m128d d0 = simde_mm_cvtps_pd(f), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f, f));
+                if (what & DQ__ST_ABS) {
+                    qa[2 * k] = simde_mm_add_pd(qa[2 * k], d0);
+                    qa[2 * k + 1] = simde_mm_add_pd(qa[2 * k + 1], d1);
+                }
+                if (what & DQ__ST_SQ) {
+                    qs[2 * k] = simde_mm_add_pd(qs[2 * k], simde_mm_mul_pd(d0, d0));
+                    qs[2 * k + 1] = simde_mm_add_pd(qs[2 * k + 1], simde_mm_mul_pd(d1, d1));
+                }
+            }
+        }
+    }
+    for (k = 0; k < 8; k++) {
+        if (what & DQ__ST_SQ) simde_mm_storeu_pd(sq + 2 * k, qs[k]);
+        if (what & DQ__ST_ABS) simde_mm_storeu_pd(ab + 2 * k, qa[k]);
+    }
+    simde_mm_storeu_si128((simde__m128i *)m4, m);
+    if (what & DQ__ST_MAX)
+        for (k = 0; k < 4; k++)
+            if (m4[k] > *mx) *mx = m4[k];
+    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
+}
+#endif /* SSE2 */
+
+/* ================================================================ AVX2 */
+#if DQ__HAS_AVX2_KERNELS
+
+/* 8 halves in 32-bit lanes to 8 floats; selects with blendv (see the SSE2 twin for the steps). */
+static inline simde__m256 dq__h2f__avx2(simde__m256i w) {
+    const simde__m256i a = simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFF));
+    const simde__m256i sgn = simde_mm256_slli_epi32(simde_mm256_xor_si256(w, a), 16);
+    const simde__m256i nrm = simde_mm256_add_epi32(simde_mm256_slli_epi32(a, 13), simde_mm256_set1_epi32(0x38000000));
+    const simde__m256i sub = simde_mm256_castps_si256(
+        simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(a), simde_mm256_set1_ps(5.96046448e-08f)));
+    const simde__m256i issub = simde_mm256_cmpgt_epi32(simde_mm256_set1_epi32(0x0400), a);
+    simde__m256i r = simde_mm256_blendv_epi8(nrm, sub, issub);
+    r = simde_mm256_add_epi32(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7BFF)),
+                                                       simde_mm256_set1_epi32(0x38000000)));
+    r = simde_mm256_or_si256(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7C00)),
+                                                      simde_mm256_set1_epi32(0x00400000)));
+    return simde_mm256_castsi256_ps(simde_mm256_or_si256(r, sgn));
+}
+static inline simde__m256i dq__f2h__avx2(simde__m256 v) {
+    const simde__m256i u = simde_mm256_castps_si256(v);
+    const simde__m256i a = simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF));
+    const simde__m256i sgn =
+        simde_mm256_and_si256(simde_mm256_srai_epi32(u, 31), simde_mm256_set1_epi32((int32_t)0xFFFF8000u));
+    const simde__m256i t = simde_mm256_sub_epi32(a, simde_mm256_set1_epi32(0x38000000));
+    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(t, 13), simde_mm256_set1_epi32(1));
+    const simde__m256i nrm =
+        simde_mm256_srli_epi32(simde_mm256_add_epi32(simde_mm256_add_epi32(t, simde_mm256_set1_epi32(0x0FFF)), odd), 13);
+    const simde__m256i sub = simde_mm256_sub_epi32(
+        simde_mm256_castps_si256(simde_mm256_add_ps(simde_mm256_castsi256_ps(a), simde_mm256_set1_ps(0.5f))),
+        simde_mm256_set1_epi32(0x3F000000));
+    const simde__m256i nanh = simde_mm256_or_si256(
+        simde_mm256_and_si256(simde_mm256_srli_epi32(a, 13), simde_mm256_set1_epi32(0x03FF)), simde_mm256_set1_epi32(0x7E00));
+    simde__m256i h = simde_mm256_blendv_epi8(sub, nrm, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x387FFFFF)));
+    h = simde_mm256_blendv_epi8(h, simde_mm256_set1_epi32(0x7C00),
+                                simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x477FEFFF)));
+    h = simde_mm256_blendv_epi8(h, nanh, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7F800000)));
+    return simde_mm256_or_si256(h, sgn);
+}
+static inline simde__m256 dq__b2f__avx2(simde__m256i w) {
+    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFFFFFF)),
+                                                     simde_mm256_set1_epi32(0x7F800000));
+    return simde_mm256_castsi256_ps(
+        simde_mm256_or_si256(w, simde_mm256_and_si256(nan, simde_mm256_set1_epi32(0x00400000))));
+}
+static inline simde__m256i dq__f2b__avx2(simde__m256 v) {
+    const simde__m256i u = simde_mm256_castps_si256(v);
+    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF)),
+                                                     simde_mm256_set1_epi32(0x7F800000));
+    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(u, 16), simde_mm256_set1_epi32(1));
+    const simde__m256i rnd = simde_mm256_add_epi32(u, simde_mm256_add_epi32(odd, simde_mm256_set1_epi32(0x7FFF)));
+    const simde__m256i qn = simde_mm256_or_si256(u, simde_mm256_set1_epi32(0x00400000));
+    return simde_mm256_srai_epi32(simde_mm256_blendv_epi8(rnd, qn, nan), 16);
+}
+/* Two vectors of 8 sign-extended 16-bit values to 16 halves in order (packs works per 128-bit
+ * lane: qwords 0,2,1,3 put them back in order). */
+static inline simde__m256i dq__pack16__avx2(simde__m256i a, simde__m256i b) {
+    return simde_mm256_permute4x64_epi64(simde_mm256_packs_epi32(a, b), 0xD8);
+}
+
+static inline void dq__f16_to_f32__avx2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, dq__h2f__avx2(simde_mm256_cvtepu16_epi32(
+                                           simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)))));
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__avx2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 dq__pack16__avx2(dq__f2h__avx2(simde_mm256_loadu_ps(src + i)),
+                                                  dq__f2h__avx2(simde_mm256_loadu_ps(src + i + 8))));
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__avx2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, dq__b2f__avx2(simde_mm256_slli_epi32(
+                                           simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))),
+                                           16)));
+    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__avx2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 dq__pack16__avx2(dq__f2b__avx2(simde_mm256_loadu_ps(src + i)),
+                                                  dq__f2b__avx2(simde_mm256_loadu_ps(src + i + 8))));
+    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
+}
+
+/* Carried statistics, 16 elements a step into 4 registers of 4 double lanes (dq__stats__avx2). */
+static inline void dq__hstat_acc__avx2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
+                                       uint32_t *mx) {
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    simde__m256d qs[4], qa[4];
+    simde__m256i m = simde_mm256_setzero_si256();
+    uint32_t m8[8];
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 4; k++) {
+        qs[k] = simde_mm256_loadu_pd(sq + 4 * k);
+        qa[k] = simde_mm256_loadu_pd(ab + 4 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 v0 = simde_mm256_loadu_ps(x + i), v1 = simde_mm256_loadu_ps(x + i + 8);
+        simde__m256i u0, u1;
+        if (e) {
+            v0 = simde_mm256_add_ps(v0, simde_mm256_loadu_ps(e + i));
+            v1 = simde_mm256_add_ps(v1, simde_mm256_loadu_ps(e + i + 8));
+        }
+        u0 = simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm);
+        u1 = simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm);
+        if (what & DQ__ST_MAX) m = simde_mm256_max_epu32(m, simde_mm256_max_epu32(u0, u1));
+        if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
+            simde__m256 f0 = simde_mm256_castsi256_ps(u0), f1 = simde_mm256_castsi256_ps(u1);
+            simde__m256d d[4];
+            d[0] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f0)); /* lanes 0..3 */
+            d[1] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f0, 1)); /* lanes 4..7 */
+            d[2] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f1));   /* lanes 8..11 */
+            d[3] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f1, 1)); /* lanes 12..15 */
+            for (k = 0; k < 4; k++) {
+                if (what & DQ__ST_ABS) qa[k] = simde_mm256_add_pd(qa[k], d[k]);
+                if (what & DQ__ST_SQ) qs[k] = simde_mm256_add_pd(qs[k], simde_mm256_mul_pd(d[k], d[k]));
+            }
+        }
+    }
+    for (k = 0; k < 4; k++) {
+        if (what & DQ__ST_SQ) simde_mm256_storeu_pd(sq + 4 * k, qs[k]);
+        if (what & DQ__ST_ABS) simde_mm256_storeu_pd(ab + 4 * k, qa[k]);
+    }
+    simde_mm256_storeu_si256((simde__m256i *)m8, m);
+    if (what & DQ__ST_MAX)
+        for (k = 0; k < 8; k++)
+            if (m8[k] > *mx) *mx = m8[k];
+    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
+}
+#endif /* AVX2 */
+
+/* GCC's AVX-512 intrinsics self-initialize "undefined" vectors (see dqsgd_simd.h); g++ reports
+ * the pass-through of vpmovsdw as -Wuninitialized. The values are never read. */
+#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#define DQ__HALF_POP_MAYBE_UNINIT
+#endif
+
+/* ================================================================ AVX-512F */
+#if DQ__HAS_AVX512_KERNELS
+
+/* 16 halves at s, zero-extended to 32-bit lanes. */
+static inline simde__m512i dq__ld16x16__avx512(const uint8_t *s) {
+    simde__m256i lo = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)s));
+    simde__m256i hi = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(s + 16)));
+    return simde_mm512_inserti64x4(simde_mm512_castsi256_si512(lo), hi, 1);
+}
+static inline simde__m512 dq__h2f__avx512(simde__m512i w) {
+    const simde__m512i a = simde_mm512_and_si512(w, simde_mm512_set1_epi32(0x7FFF));
+    const simde__m512i sgn = simde_mm512_slli_epi32(simde_mm512_xor_si512(w, a), 16);
+    const simde__m512i nrm = simde_mm512_add_epi32(simde_mm512_slli_epi32(a, 13), simde_mm512_set1_epi32(0x38000000));
+    /* a < 2^15: the unsigned conversion (which SIMDe 0.7.4 has at 512 bits) is the signed one */
+    const simde__m512i sub = simde_mm512_castps_si512(
+        simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(a), simde_mm512_set1_ps(5.96046448e-08f)));
+    simde__m512i r = simde_mm512_mask_mov_epi32(nrm, simde_mm512_cmpgt_epi32_mask(simde_mm512_set1_epi32(0x0400), a), sub);
+    r = simde_mm512_mask_add_epi32(r, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x7BFF)), r,
+                                   simde_mm512_set1_epi32(0x38000000));
+    r = simde_mm512_mask_or_epi32(r, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x7C00)), r,
+                                  simde_mm512_set1_epi32(0x00400000));
+    return simde_mm512_castsi512_ps(simde_mm512_or_si512(r, sgn));
+}
+/* 16 floats to 16 halves, sign-extended in 32-bit lanes (for the saturating narrow). */
+static inline simde__m512i dq__f2h__avx512(simde__m512 v) {
+    const simde__m512i u = simde_mm512_castps_si512(v);
+    const simde__m512i a = simde_mm512_and_si512(u, simde_mm512_set1_epi32(0x7FFFFFFF));
+    const simde__m512i t = simde_mm512_sub_epi32(a, simde_mm512_set1_epi32(0x38000000));
+    const simde__m512i odd = simde_mm512_and_si512(simde_mm512_srli_epi32(t, 13), simde_mm512_set1_epi32(1));
+    const simde__m512i nrm =
+        simde_mm512_srli_epi32(simde_mm512_add_epi32(simde_mm512_add_epi32(t, simde_mm512_set1_epi32(0x0FFF)), odd), 13);
+    const simde__m512i sub = simde_mm512_sub_epi32(
+        simde_mm512_castps_si512(simde_mm512_add_ps(simde_mm512_castsi512_ps(a), simde_mm512_set1_ps(0.5f))),
+        simde_mm512_set1_epi32(0x3F000000));
+    const simde__m512i nanh = simde_mm512_or_si512(
+        simde_mm512_and_si512(simde_mm512_srli_epi32(a, 13), simde_mm512_set1_epi32(0x03FF)), simde_mm512_set1_epi32(0x7E00));
+    simde__m512i h = simde_mm512_mask_mov_epi32(sub, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x387FFFFF)), nrm);
+    h = simde_mm512_mask_mov_epi32(h, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x477FEFFF)),
+                                   simde_mm512_set1_epi32(0x7C00));
+    h = simde_mm512_mask_mov_epi32(h, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x7F800000)), nanh);
+    /* negative: the sign, extended over the upper 17 bits */
+    return simde_mm512_mask_or_epi32(h, simde_mm512_cmpgt_epi32_mask(simde_mm512_setzero_si512(), u), h,
+                                     simde_mm512_set1_epi32((int32_t)0xFFFF8000u));
+}
+static inline simde__m512 dq__b2f__avx512(simde__m512i w) {
+    const simde__mmask16 nan = simde_mm512_cmpgt_epi32_mask(simde_mm512_and_si512(w, simde_mm512_set1_epi32(0x7FFFFFFF)),
+                                                             simde_mm512_set1_epi32(0x7F800000));
+    return simde_mm512_castsi512_ps(simde_mm512_mask_or_epi32(w, nan, w, simde_mm512_set1_epi32(0x00400000)));
+}
+static inline simde__m512i dq__f2b__avx512(simde__m512 v) {
+    const simde__m512i u = simde_mm512_castps_si512(v);
+    const simde__mmask16 nan = simde_mm512_cmpgt_epi32_mask(simde_mm512_and_si512(u, simde_mm512_set1_epi32(0x7FFFFFFF)),
+                                                             simde_mm512_set1_epi32(0x7F800000));
+    const simde__m512i odd = simde_mm512_and_si512(simde_mm512_srli_epi32(u, 16), simde_mm512_set1_epi32(1));
+    simde__m512i r = simde_mm512_add_epi32(u, simde_mm512_add_epi32(odd, simde_mm512_set1_epi32(0x7FFF)));
+    r = simde_mm512_mask_or_epi32(r, nan, u, simde_mm512_set1_epi32(0x00400000));
+    r = simde_mm512_srli_epi32(r, 16);
+    /* sign-extend the 16-bit result (no 512-bit srai_epi32 in SIMDe 0.7.4): the rounding never
+     * carries into the sign bit, so bit 15 is the sign of u */
+    return simde_mm512_mask_or_epi32(r, simde_mm512_cmpgt_epi32_mask(simde_mm512_setzero_si512(), u), r,
+                                     simde_mm512_set1_epi32((int32_t)0xFFFF0000u));
+}
+
+static inline void dq__f16_to_f32__avx512(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) simde_mm512_storeu_ps(dst + i, dq__h2f__avx512(dq__ld16x16__avx512(s + 2u * i)));
+    dq__f16_to_f32__avx2(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__avx512(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 simde_mm512_cvtsepi32_epi16(dq__f2h__avx512(simde_mm512_loadu_ps(src + i))));
+    dq__f32_to_f16__avx2(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__avx512(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm512_storeu_ps(dst + i, dq__b2f__avx512(simde_mm512_slli_epi32(dq__ld16x16__avx512(s + 2u * i), 16)));
+    dq__bf16_to_f32__avx2(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__avx512(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 simde_mm512_cvtsepi32_epi16(dq__f2b__avx512(simde_mm512_loadu_ps(src + i))));
+    dq__f32_to_bf16__avx2(src + i, d + 2u * i, n - i);
+}
+#endif /* AVX-512 */
+#ifdef DQ__HALF_POP_MAYBE_UNINIT
+#pragma GCC diagnostic pop
+#undef DQ__HALF_POP_MAYBE_UNINIT
+#endif
+
+/* ================================================================ F16C (8 lanes) */
+#if DQ__HAS_F16C_KERNELS
+static inline void dq__f16_to_f32__f16c(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 a = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)));
+        simde__m256 b = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i + 16u)));
+        simde_mm256_storeu_ps(dst + i, a);
+        simde_mm256_storeu_ps(dst + i + 8, b);
+    }
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))));
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+/* Immediate 0 (round to nearest even, whatever MXCSR says) with exceptions suppressed. */
+#define DQ__F16C_RNE (SIMDE_MM_FROUND_TO_NEAREST_INT | SIMDE_MM_FROUND_NO_EXC)
+static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        simde__m128i a = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE);
+        simde__m128i b = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i + 8), DQ__F16C_RNE);
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), a);
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i + 16u), b);
+    }
+    for (; i + 8 <= n; i += 8)
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE));
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+#endif /* F16C */
+
+/* ================================================================ selection */
+#if DQ__HAS_F16C_KERNELS
+#define dq__k_f16_to_f32 dq__f16_to_f32__f16c
+#define dq__k_f32_to_f16 dq__f32_to_f16__f16c
+#elif DQ__HAS_AVX512_KERNELS
+#define dq__k_f16_to_f32 dq__f16_to_f32__avx512
+#define dq__k_f32_to_f16 dq__f32_to_f16__avx512
+#elif DQ__HAS_AVX2_KERNELS
+#define dq__k_f16_to_f32 dq__f16_to_f32__avx2
+#define dq__k_f32_to_f16 dq__f32_to_f16__avx2
+#elif DQ__HAS_SSE2_KERNELS
+#define dq__k_f16_to_f32 dq__f16_to_f32__sse2
+#define dq__k_f32_to_f16 dq__f32_to_f16__sse2
+#endif
+#if DQ__HAS_AVX512_KERNELS
+#define dq__k_bf16_to_f32 dq__bf16_to_f32__avx512
+#define dq__k_f32_to_bf16 dq__f32_to_bf16__avx512
+#elif DQ__HAS_AVX2_KERNELS
+#define dq__k_bf16_to_f32 dq__bf16_to_f32__avx2
+#define dq__k_f32_to_bf16 dq__f32_to_bf16__avx2
+#elif DQ__HAS_SSE2_KERNELS
+#define dq__k_bf16_to_f32 dq__bf16_to_f32__sse2
+#define dq__k_f32_to_bf16 dq__f32_to_bf16__sse2
+#endif
+#if DQ__HAS_AVX2_KERNELS /* also at AVX-512: SIMDe 0.7.4 lacks 512-bit cvtps_pd (as dq__k_stats) */
+#define dq__k_hstat_acc dq__hstat_acc__avx2
+#elif DQ__HAS_SSE2_KERNELS
+#define dq__k_hstat_acc dq__hstat_acc__sse2
+#endif
+#if DQ__HAS_F16C_KERNELS && DQ__HAS_AVX512_KERNELS
+#define DQ__HALF_BACKEND "f16c+avx512"
+#elif DQ__HAS_F16C_KERNELS && DQ__HAS_AVX2_KERNELS
+#define DQ__HALF_BACKEND "f16c+avx2"
+#elif DQ__HAS_F16C_KERNELS
+#define DQ__HALF_BACKEND "f16c+sse2"
+#elif DQ__HAS_AVX512_KERNELS
+#define DQ__HALF_BACKEND "avx512"
+#elif DQ__HAS_AVX2_KERNELS
+#define DQ__HALF_BACKEND "avx2"
+#elif DQ_SIMD == DQ_SIMD_NEON
+#define DQ__HALF_BACKEND "neon"
+#elif DQ__HAS_SSE2_KERNELS
+#define DQ__HALF_BACKEND "sse2"
+#endif
+
+#endif /* SIMD kernels selected */
+#endif /* DQSGD_HALF_SIMD_H_INCLUDED */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef dq__k_f16_to_f32
+#define dq__k_f16_to_f32 dq__f16_to_f32__scalar
+#define dq__k_f32_to_f16 dq__f32_to_f16__scalar
+#endif
+#ifndef dq__k_bf16_to_f32
+#define dq__k_bf16_to_f32 dq__bf16_to_f32__scalar
+#define dq__k_f32_to_bf16 dq__f32_to_bf16__scalar
+#endif
+#ifndef dq__k_hstat_acc
+#define dq__k_hstat_acc dq__hstat_acc__scalar
+#endif
+#ifndef DQ__HALF_BACKEND
+#define DQ__HALF_BACKEND "scalar"
+#endif
+
+/* ---------------------------------------------------------------- API implementation */
+
+#define DQ__HCHUNK 2048u /* elements per chunk: a multiple of the 256-element block and of 16 */
+
+DQ_API size_t dq_dtype_size(dq_dtype t) {
+    switch (t) {
+        case DQ_F32: return 4u;
+        case DQ_F16:
+        case DQ_BF16: return 2u;
+        default: return 0u;
+    }
+}
+DQ_API uint16_t dq_f32_to_f16(float f) { return dq__f32_to_f16_bits(dq__fbits(f)); }
+DQ_API float dq_f16_to_f32(uint16_t h) { return dq__bitsf(dq__f16_to_f32_bits(h)); }
+DQ_API uint16_t dq_f32_to_bf16(float f) { return dq__f32_to_bf16_bits(dq__fbits(f)); }
+DQ_API float dq_bf16_to_f32(uint16_t h) { return dq__bitsf(dq__bf16_to_f32_bits(h)); }
+
+/* cnt elements of dtype t starting at element i0 of src, as floats in buf; a float source is
+ * returned in place. */
+static inline const float *dq__h_in(dq_dtype t, const void *src, size_t i0, size_t cnt, float *buf) {
+    const uint8_t *s = (const uint8_t *)src + i0 * dq_dtype_size(t);
+    if (t == DQ_F32) return (const float *)(const void *)s;
+    if (t == DQ_F16)
+        dq__k_f16_to_f32(s, buf, cnt);
+    else
+        dq__k_bf16_to_f32(s, buf, cnt);
+    return buf;
+}
+/* The same for memory that is updated in place (a float residual) or through buf. */
+static inline float *dq__h_inout(dq_dtype t, void *src, size_t i0, size_t cnt, float *buf) {
+    if (t == DQ_F32) return (float *)src + i0;
+    (void)dq__h_in(t, src, i0, cnt, buf);
+    return buf;
+}
+/* buf[0..cnt) rounded to dtype t at element i0 of dst (nothing to do for float in place). */
+static inline void dq__h_out(dq_dtype t, const float *buf, size_t cnt, void *dst, size_t i0) {
+    uint8_t *d = (uint8_t *)dst + i0 * dq_dtype_size(t);
+    if (t == DQ_F16)
+        dq__k_f32_to_f16(buf, d, cnt);
+    else if (t == DQ_BF16)
+        dq__k_f32_to_bf16(buf, d, cnt);
+    else if ((const void *)buf != (const void *)d)
+        memcpy(d, buf, 4u * cnt);
+}
+
+DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype to, void *dst) {
+    float buf[DQ__HCHUNK];
+    size_t i;
+    if (!src || !dst) return DQ_ERR_NULL;
+    if (!dq_dtype_size(from) || !dq_dtype_size(to)) return DQ_ERR_PARAM;
+    if (n == 0) return DQ_OK;
+    if (from == to) {
+        if (src != dst) memmove(dst, src, n * dq_dtype_size(to));
+    } else if (from == DQ_F32) { /* narrowing: the kernels store each group behind its loads */
+        dq__h_out(to, (const float *)src, n, dst, 0);
+    } else if (to == DQ_F32) {
+        (void)dq__h_in(from, src, 0, n, (float *)dst);
+    } else { /* fp16 <-> bf16 through float, a chunk at a time */
+        for (i = 0; i < n; i += DQ__HCHUNK) {
+            size_t cnt = n - i < DQ__HCHUNK ? n - i : DQ__HCHUNK;
+            dq__h_out(to, dq__h_in(from, src, i, cnt, buf), cnt, dst, i);
+        }
+    }
+    return DQ_OK;
+}
+
+/* ---- encoding
+ * Without a residual, when a range fits a chunk (dq_range_align() <= DQ__HCHUNK): one pass,
+ * dq__encode_body on each chunk (whole ranges, as dq_encode_range does). Otherwise two passes,
+ * as the float path's error-feedback encoder makes: first every bucket's scale into the
+ * message, in bucket order (so a failing bucket fails before the residual is touched, with the
+ * float path's status); buckets that span chunks carry their statistics lanes from chunk to
+ * chunk, which gives the float path's sums exactly (16 lanes in index order, doc/FORMAT.md
+ * 6.1). Then dq__h_quant on each chunk, with those scales: compensation, quantization and the
+ * residual, which is rounded back into the caller's dtype chunk by chunk. */
+
+/* Statistics of one bucket carried across chunks (dq__k_hstat_acc), for the norm's statistics. */
+typedef struct dq__hstat {
+    double sq[DQ__SLANES], ab[DQ__SLANES];
+    uint32_t mx;
+} dq__hstat;
+/* The statistics dq__scale_bucket computes for the norm (all three for any other). */
+static inline unsigned dq__h_what(const dq__cfg *c) {
+    if (c->norm == DQ__NORM_WIRE_L2) return DQ__ST_SQ;
+    if (c->norm == DQ__NORM_WIRE_MEAN) return DQ__ST_ABS;
+    if (c->norm == DQ__NORM_WIRE_MAX || c->norm == DQ__NORM_WIRE_POW2 || c->norm == DQ__NORM_WIRE_ALPHA)
+        return DQ__ST_MAX;
+    return DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX; /* TernGrad's clip needs the maximum and the squares */
+}
+/* Adds elements off .. off+cnt-1 of the bucket (x, e hold them). */
+static inline void dq__hstat_add(dq__hstat *a, unsigned what, const float *x, const float *e, size_t off, size_t cnt) {
+    double rs[DQ__SLANES], ra[DQ__SLANES];
+    unsigned k, r = (unsigned)(off % DQ__SLANES);
+    for (k = 0; k < DQ__SLANES; k++) { /* rotate so that element 0 of the piece meets lane off % 16 */
+        rs[k] = a->sq[(r + k) % DQ__SLANES];
+        ra[k] = a->ab[(r + k) % DQ__SLANES];
+    }
+    dq__k_hstat_acc(x, e, cnt, what, rs, ra, &a->mx);
+    for (k = 0; k < DQ__SLANES; k++) {
+        a->sq[(r + k) % DQ__SLANES] = rs[k];
+        a->ab[(r + k) % DQ__SLANES] = ra[k];
+    }
+}
+
+/* Every bucket's scale into scales[], in bucket order (the first failing bucket's status). */
+static inline dq_status dq__h_scales(const dq__cfg *c, size_t n, size_t ch, dq_dtype xt, const void *x, dq_dtype rt,
+                                     const void *r, uint8_t *scales, float *xb, float *rb) {
+    dq__hstat acc;
+    size_t b0, bi = 0, bstart = 0, bend = c->bucket < n ? c->bucket : n;
+    unsigned what = dq__h_what(c);
+    float scale;
+    dq_status s;
+    memset(&acc, 0, sizeof acc);
+    for (b0 = 0; b0 < n; b0 += ch) {
+        size_t b1 = n - b0 < ch ? n : b0 + ch, pos = b0;
+        const float *xf = dq__h_in(xt, x, b0, b1 - b0, xb);
+        const float *rf = r ? dq__h_in(rt, r, b0, b1 - b0, rb) : NULL;
+        while (pos < b1) {
+            size_t seg = bend < b1 ? bend : b1;
+            if (pos == bstart && seg == bend) { /* the whole bucket is in this chunk */
+                if ((s = dq__scale_bucket(c, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, bend - bstart,
+                                          scales + 4u * bi, &scale)) != DQ_OK)
+                    return s;
+            } else {
+                dq__hstat_add(&acc, what, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, pos - bstart, seg - pos);
+                if (seg == bend) {
+                    dq__stats st;
+                    st.sumsq = dq__lanes_sum(acc.sq);
+                    st.sumabs = dq__lanes_sum(acc.ab);
+                    st.maxbits = acc.mx;
+                    memset(&acc, 0, sizeof acc);
+                    if ((s = dq__bucket_scale(c, &st, bend - bstart, &scale)) != DQ_OK) return s;
+                    dq__st32(scales + 4u * bi, dq__fbits(scale));
+                }
+            }
+            pos = seg;
+            if (pos == bend) {
+                bi++;
+                bstart = bend;
+                bend = n - bstart > c->bucket ? bstart + c->bucket : n;
+            }
+        }
+    }
+    return DQ_OK;
+}
+
+/* Quantize elements [b0, b1) (b0 a multiple of the block, b1 too or n) with the scales already in
+ * the message: dq__encode_body's quantization loop, entered at any block of a bucket. xf holds
+ * the elements; rf (or NULL) the residual, compensated here and left as the new residual. */
+static inline void dq__h_quant(const dq__cfg *c, const dq_params *p, size_t b0, size_t b1, const float *xf, float *rf,
+                               uint8_t *body) {
+    uint32_t codes[DQ__BLOCK];
+    const uint8_t *scales = body;
+    uint8_t *payload = body + c->prefix;
+    dq__key key = dq__key_make(p->seed, p->step, p->stream);
+    dq__qctx q;
+    size_t pos = b0, bi = b0 / c->bucket, bend = b0;
+    const float *src = rf ? rf : xf;
+    memset(&q, 0, sizeof q);
+    q.bits = c->bits;
+    q.smax = dq__levels(c->bits);
+    q.thresh = c->stochastic ? -1.0f : 0.5f;
+    q.k0 = key.k0;
+    q.tab = c->table ? c->tab : NULL;
+    if (c->ntab && b0 == 0) { /* the level table follows the scales */
+        size_t l;
+        for (l = 0; l < c->ntab; l++) dq__st32(body + 4u * (c->nbuckets + l), dq__fbits(c->tab[l + 1u]));
+    }
+    if (rf) dq__k_compensate(xf, rf, b1 - b0);
+    while (pos < b1) {
+        size_t blk_end = b1 - pos > DQ__BLOCK ? pos + DQ__BLOCK : b1, blk_start = pos;
+        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * 32u * c->bits;
+        int packed = 0;
+        q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
+        while (pos < blk_end) {
+            size_t seg_end, off = pos - b0;
+            if (pos == bend) { /* enter bucket bi */
+                bend = (bi + 1u) * c->bucket;
+                dq__qctx_scale(&q, dq__bitsf(dq__ld32(scales + 4u * bi)));
+                bi++;
+            }
+            q.lo = (uint32_t)pos;
+            seg_end = bend < blk_end ? bend : blk_end;
+            if (q.tab) {
+                dq__k_quant_tab(&q, src + off, seg_end - pos, codes + (pos - blk_start), rf ? rf + off : NULL);
+            } else if (pos == blk_start && seg_end - pos == DQ__BLOCK) {
+                dq__k_quant_pack(&q, src + off, rf ? rf + off : NULL, blk_out);
+                packed = 1;
+            } else {
+                dq__k_quant(&q, src + off, seg_end - pos, codes + (pos - blk_start), rf ? rf + off : NULL);
+            }
+            pos = seg_end;
+        }
+        if (packed) continue;
+        if (blk_end - blk_start == DQ__BLOCK)
+            dq__k_pack_block(codes, c->bits, blk_out);
+        else
+            dq__pack_tail(codes, blk_end - blk_start, c->bits, blk_out);
+    }
+}
+
+/* The fixed-coder message of a level scheme (size checked by the caller), header included. */
+static inline dq_status dq__h_encode_fixed(const dq__cfg *c, const dq_params *p, size_t n, dq_dtype xt,
+                                           const void *x, dq_dtype rt, void *r, uint8_t *out) {
+    float xb[DQ__HCHUNK], rb[DQ__HCHUNK];
+    uint8_t *body = out + DQ_HEADER_SIZE;
+    size_t a = dq__align(c, n), b0;
+    size_t ch = a <= DQ__HCHUNK ? (DQ__HCHUNK / a) * a : DQ__HCHUNK; /* whole ranges when they fit */
+    int one_pass = !r && a <= DQ__HCHUNK;
+    dq_status s;
+    dq__write_header(c, p, n, out);
+    if (!one_pass && (s = dq__h_scales(c, n, ch, xt, x, rt, r, body, xb, rb)) != DQ_OK) return s;
+    for (b0 = 0; b0 < n; b0 += ch) {
+        size_t b1 = n - b0 < ch ? n : b0 + ch;
+        const float *xf = dq__h_in(xt, x, b0, b1 - b0, xb);
+        float *rf = r ? dq__h_inout(rt, r, b0, b1 - b0, rb) : NULL;
+        if (one_pass) {
+            if ((s = dq__encode_body(c, p, b0, b1, xf, NULL, body)) != DQ_OK) return s;
+        } else {
+            dq__h_quant(c, p, b0, b1, xf, rf, body);
+            if (rf) dq__h_out(rt, rf, b1 - b0, r, b0);
+        }
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_encode_typed(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                 void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+    uint8_t *out = (uint8_t *)dst;
+    dq__cfg c;
+    dq_status st;
+    size_t size;
+    int ok;
+    if (!dst_len || !p || !x || !dst) return DQ_ERR_NULL;
+    if (!dq_dtype_size(xt) || !dq_dtype_size(rt)) return DQ_ERR_PARAM;
+    if (xt == DQ_F32 && (!residual || rt == DQ_F32))
+        return dq_encode(p, (const float *)x, n, (float *)residual, dst, dst_cap, dst_len);
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st; /* sparse schemes: DQ_ERR_PARAM here */
+    size = dq__size(&c, n, 1, &ok);
+    if (!ok) return DQ_ERR_TOO_LARGE;
+    if (c.coder == DQ_CODER_FIXED) {
+        if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
+        if ((st = dq__h_encode_fixed(&c, p, n, xt, x, rt, residual, out)) != DQ_OK) return st;
+    } else { /* dq__encode_coded: the fixed message, then re-coded in place */
+        dq__plan pl;
+        size_t fixed = size, crc = c.checksum ? 4u : 0u;
+        dq__cfg cf = c;
+        if (c.coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
+            size_t need = dq_encode_bound_coded(n, c.bits);
+            if (!need) return DQ_ERR_TOO_LARGE;
+            if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
+        }
+        if (dst_cap < fixed) return DQ_ERR_DST_TOO_SMALL;
+        cf.coder = DQ_CODER_FIXED;
+        if ((st = dq__h_encode_fixed(&cf, p, n, xt, x, rt, residual, out)) != DQ_OK) return st;
+        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - fixed, &pl);
+        if (pl.coder != DQ_CODER_FIXED) {
+            size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
+            if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
+            size += crc;
+        }
+    }
+    if (c.checksum) dq__st32(out + size - 4u, dq__body_crc(out, size));
+    *dst_len = size;
+    return DQ_OK;
+}
+
+/* ---- decoding: dq__decode_body's loop over blocks [b0, b1) (b0 a multiple of the block), which
+ * may start inside a bucket and reads a coded payload as a stream across calls */
+static inline void dq__h_decode_run(const dq__cfg *c, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
+                                    size_t b0, size_t b1, float w, int add, float *out) {
+    float rowstep[DQ__ROWS], step = 0.0f;
+    uint32_t codes[DQ__BLOCK];
+    uint8_t tmp[32u * 16u];
+    size_t pos, bi = b0 / c->bucket, bend = b0, blk = 32u * c->bits;
+    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK) {
+        const uint8_t *in;
+        unsigned r;
+        for (r = 0; r < DQ__ROWS; r++) {
+            if (pos + r * DQ__LANES >= bend) { /* rows never straddle buckets (multiples of 8) */
+                step = dq__bitsf(dq__ld32(scales + 4u * bi));
+                if (!c->table) step = dq__step(c->bits, step);
+                bi++;
+                bend = bi * c->bucket;
+            }
+            rowstep[r] = step;
+        }
+        in = cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk;
+        if (c->table)
+            dq__k_decode_block_tab(in, c->bits, c->tab, rowstep, w, add, out + (pos - b0));
+        else
+            dq__k_decode_block(in, c->bits, rowstep, w, add, out + (pos - b0));
+    }
+    if (pos < b1) { /* the tail of the vector */
+        size_t i = pos;
+        dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
+        while (i < b1) {
+            size_t seg_end = (i / c->bucket + 1u) * c->bucket;
+            float sc = dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket)));
+            if (seg_end > b1) seg_end = b1;
+            if (c->table)
+                dq__decode_codes_tab(codes + (i - pos), seg_end - i, c->bits, c->tab, sc, w, add, out + (i - b0));
+            else
+                dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, dq__step(c->bits, sc), w, add,
+                                 out + (i - b0));
+            i = seg_end;
+        }
+    }
+}
+
+static inline dq_status dq__h_decode(const void *src, size_t src_len, float w, int add, dq_dtype t, void *out,
+                                     size_t out_n) {
+    const uint8_t *in = (const uint8_t *)src;
+    float buf[DQ__HCHUNK];
+    dq_header h;
+    dq__cfg c;
+    dq__cdec cd;
+    dq_status st;
+    const uint8_t *scales;
+    size_t b0;
+    if (!src || !out) return DQ_ERR_NULL;
+    if (!dq_dtype_size(t)) return DQ_ERR_PARAM;
+    if (t == DQ_F32) return add ? dq_decode_add(src, src_len, w, (float *)out, out_n) : dq_decode(src, src_len, (float *)out, out_n);
+    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
+    if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
+    if (!dq__is_levels(h.scheme)) { /* sparse, sketch: not chunked yet */
+        if ((st = dq__msg_open(src, src_len, 1, &h, NULL)) != DQ_OK) return st;
+        return DQ_ERR_PARAM;
+    }
+    if ((st = dq__msg_open(src, src_len, 1, &h, &c)) != DQ_OK) return st;
+    if (h.coder == DQ_CODER_FIXED) {
+        scales = in + DQ_HEADER_SIZE;
+        if ((st = dq__fixed_check(&c, h.count, scales, scales + c.prefix)) != DQ_OK) return st;
+    } else {
+        scales = in + DQ__CODED_HEADER;
+        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + c.prefix, h.payload_size) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        if ((st = dq__fixed_check(&c, 0, scales, NULL)) != DQ_OK) return st;
+        /* an unverified stream is decoded once to validate it; a checksummed one is trusted and
+         * checked at its end, as dq_decode() does */
+        cd.trusted = (h.flags & DQ_FLAG_CHECKSUM) != 0;
+        if (!cd.trusted && (st = dq__cdec_validate(&cd)) != DQ_OK) return st;
+    }
+    for (b0 = 0; b0 < h.count; b0 += DQ__HCHUNK) {
+        size_t cnt = h.count - b0 < DQ__HCHUNK ? h.count - b0 : DQ__HCHUNK;
+        if (add) (void)dq__h_in(t, out, b0, cnt, buf);
+        dq__h_decode_run(&c, scales, scales + c.prefix, h.coder == DQ_CODER_FIXED ? NULL : &cd, b0, b0 + cnt, w, add,
+                         buf);
+        dq__h_out(t, buf, cnt, out, b0);
+    }
+    return h.coder != DQ_CODER_FIXED && cd.trusted ? dq__cdec_end(&cd) : DQ_OK;
+}
+
+DQ_API dq_status dq_decode_typed(const void *src, size_t src_len, dq_dtype ot, void *out, size_t out_cap) {
+    return dq__h_decode(src, src_len, 1.0f, 0, ot, out, out_cap);
+}
+DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weight, dq_dtype at, void *acc,
+                                     size_t acc_len) {
+    return dq__h_decode(src, src_len, weight, 1, at, acc, acc_len);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DQSGD_HALF_H_INCLUDED */
 
 #ifdef __cplusplus
 }

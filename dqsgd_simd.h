@@ -312,6 +312,243 @@ static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const f
         simde_mm_storeu_ps(out + 8 * r + 4, f1);
     }
 }
+
+/* ---- table schemes: dq__quant_tab__scalar and dq__decode_block_tab__scalar, vectorized.
+ * s = 2^(b-1) - 1 (b = 2..8), so the table tab[0..s] holds N = s + 1 = 2^(b-1) floats, a power
+ * of two; the kernels never read past tab[s]. Precondition (dq__tab_ok, and what the scalar
+ * binary search needs as well): tab[0] = 0 < tab[1] < ... < tab[s] = 1.
+ *
+ * Exponential tables (NUQSGD, natural: tab[0] = +0, tab[l] = 2^(l-s)) take a path without
+ * lookups. Each call compares the whole table bit for bit with that pattern (N floats, a few
+ * vector compares) rather than trusting a flag, so any table that takes the path is exactly
+ * the one the proof below is about (a TRUNC_NU table that happens to be exponential too).
+ *
+ * Why the exponential path gives dq__tab_level's level and f bit for bit. Let r = |x| * inv
+ * with 0 <= r < 1 (r >= 1 and NaN take level s in both).
+ * (a) r >= tab[1] = 2^(1-s): r is normal (2^(1-s) >= 2^-126 for s <= 127), r = 2^E * m with
+ *     1 <= m < 2 and E = expbits(r) - 127, 1-s <= E <= -1. Since tab[E+s] = 2^E <= r < 2^(E+1)
+ *     = tab[E+s+1] and tab increases, the scalar's j (largest index with tab[j] <= r) is
+ *     j = E + s = expbits(r) + s - 127, and 1 <= j <= s-1. Its f = (r - tab[j]) / (tab[j+1] -
+ *     tab[j]): r - 2^E is exact (Sterbenz, 2^E <= r < 2 * 2^E), so is 2^(E+1) - 2^E = 2^E, and
+ *     the quotient m - 1 (a multiple of 2^-23 in [0, 1)) is exact too. The kernels form m - 1
+ *     as float(bits 0x3F800000 | mantissa(r)) - 1.0f, exact by the same lemma.
+ * (b) r < 2^(1-s): j = 0, and f = (r - 0) / (2^(1-s) - 0): both differences are exact, and the
+ *     quotient by a power of two, r * 2^(s-1) < 1, is exact as well (a subnormal r scaled up
+ *     loses no bits); the kernels multiply by 2^(s-1) (normal for s <= 127), the same value.
+ * (a) holds exactly when expbits(r) + s - 127 > 0, which is the kernels' test. Equal j and f
+ * give the same level j + (t < f), and tab[level] is rebuilt from its bits: 0 for level 0,
+ * (level + 127 - s) << 23 otherwise.
+ *
+ * Other tables: the scalar's j is the largest index with tab[j] <= r, unique for an increasing
+ * table, and 0 <= j <= s-1 since tab[0] <= r < tab[s] = 1. The kernels find it by counting for
+ * s <= 7 (j = #{k in 1..s-1: tab[k] <= r}, independent compares, then tab[j] and tab[j+1] are
+ * looked up), else by a branchless binary search (j = 0; for step = N/2 .. 1: if tab[j + step]
+ * <= r then j += step) that keeps the last candidate <= r (= tab[j]) and the last one > r
+ * (= tab[j+1]; there is one, as tab[s] = 1 > r). A table shorter than a lookup register is
+ * padded with +Inf, which is never <= r, so the padding changes neither j nor the candidates
+ * kept. f = (r - tab[j]) / (tab[j+1] - tab[j]) then has the scalar's operands and order, and
+ * tab[level] is one of the two. Lookups: SSE2 loads the lanes' entries one by one; AVX2
+ * permutes (N <= 16) or gathers; AVX-512 permutes (N <= 128). */
+
+/* 1 if tab[0..s] is bit for bit the exponential table (s + 1 a power of two >= 2). */
+static inline int dq__tab_isexp__sse2(const float *tab, unsigned s) {
+    const simde__m128i zero = simde_mm_setzero_si128(), c = simde_mm_set1_epi32((int32_t)(127u - s));
+    simde__m128i l = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids), bad = zero;
+    unsigned i;
+    if (s < 3u) return dq__fbits(tab[0]) == 0u && dq__fbits(tab[1]) == 127u << 23;
+    for (i = 0; i <= s; i += 4u, l = simde_mm_add_epi32(l, simde_mm_set1_epi32(4))) {
+        simde__m128i e =
+            simde_mm_andnot_si128(simde_mm_cmpeq_epi32(l, zero), simde_mm_slli_epi32(simde_mm_add_epi32(l, c), 23));
+        bad = simde_mm_or_si128(bad, simde_mm_xor_si128(e, simde_mm_loadu_si128((const simde__m128i *)(tab + i))));
+    }
+    return simde_mm_movemask_epi8(simde_mm_cmpeq_epi32(bad, zero)) == 0xFFFF;
+}
+
+/* m ? a : b on whole lanes (m all ones or all zeros). */
+static inline simde__m128i dq__sel__sse2(simde__m128i m, simde__m128i a, simde__m128i b) {
+    return simde_mm_or_si128(simde_mm_and_si128(m, a), simde_mm_andnot_si128(m, b));
+}
+static inline simde__m128 dq__selps__sse2(simde__m128 m, simde__m128 a, simde__m128 b) {
+    return simde_mm_or_ps(simde_mm_and_ps(m, a), simde_mm_andnot_ps(m, b));
+}
+/* tab[idx] lane by lane (SSE2 has neither gather nor a variable permute). */
+static inline simde__m128 dq__tab_look__sse2(const float *tab, simde__m128i idx) {
+    uint32_t ix[4];
+    simde_mm_storeu_si128((simde__m128i *)ix, idx);
+    return simde_mm_set_ps(tab[ix[3]], tab[ix[2]], tab[ix[1]], tab[ix[0]]);
+}
+
+typedef struct dq__tq128 {
+    simde__m128i absm, zero, k0, k1, lane, shs, sv, c127, sm127, mant, onei, sgnm;
+    simde__m128 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    const float *tab;
+    unsigned s;
+    int stoch;
+} dq__tq128;
+static inline void dq__tq128_init(dq__tq128 *c, const dq__qctx *q) {
+    unsigned s = (1u << (q->bits - 1u)) - 1u;
+    c->absm = simde_mm_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm_setzero_si128();
+    c->k0 = simde_mm_set1_epi32((int32_t)q->k0);
+    c->k1 = simde_mm_set1_epi32((int32_t)q->k1h);
+    c->lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
+    c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    c->sv = simde_mm_set1_epi32((int32_t)s);
+    c->c127 = simde_mm_set1_epi32((int32_t)(127u - s));
+    c->sm127 = simde_mm_set1_epi32((int32_t)s - 127);
+    c->mant = simde_mm_set1_epi32(0x007FFFFF);
+    c->onei = simde_mm_set1_epi32(0x3F800000);
+    c->sgnm = simde_mm_set1_epi32(INT32_MIN);
+    c->inv = simde_mm_set1_ps(q->inv);
+    c->scale = simde_mm_set1_ps(q->scale);
+    c->onef = simde_mm_set1_ps(1.0f);
+    c->pw = simde_mm_castsi128_ps(simde_mm_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
+    c->ulp24 = simde_mm_set1_ps(5.96046448e-08f);
+    c->thr = simde_mm_set1_ps(q->thresh);
+    c->top = simde_mm_set1_ps(q->tab[s]);
+    c->lo0 = simde_mm_set1_ps(q->tab[0]);
+    c->inf = simde_mm_castsi128_ps(simde_mm_set1_epi32(0x7F800000));
+    c->tab = q->tab;
+    c->s = s;
+    c->stoch = q->thresh < 0.0f;
+}
+/* The dither t of 4 elements with indices lo + 0..3, or the threshold. */
+static inline simde__m128 dq__tq128_t(const dq__tq128 *c, uint32_t lo) {
+    if (c->stoch) {
+        simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)lo), c->lane);
+        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, c->k0, c->k1)), c->ulp24);
+    }
+    return c->thr;
+}
+/* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
+static inline simde__m128i dq__tq128_end(const dq__tq128 *c, simde__m128 xv, simde__m128i l, simde__m128 tv,
+                                         float *res) {
+    simde__m128i sg =
+        simde_mm_andnot_si128(simde_mm_cmpeq_epi32(l, c->zero), simde_mm_and_si128(simde_mm_castps_si128(xv), c->sgnm));
+    if (res) {
+        simde__m128 v = simde_mm_xor_ps(simde_mm_mul_ps(tv, c->scale), simde_mm_castsi128_ps(sg));
+        simde_mm_storeu_ps(res, simde_mm_sub_ps(xv, v));
+    }
+    return simde_mm_or_si128(l, simde_mm_sll_epi32(simde_mm_srli_epi32(sg, 31), c->shs));
+}
+/* 4 codes from x[0..4) of an exponential table. */
+static inline simde__m128i dq__tq128_exp(const dq__tq128 *c, const float *x, uint32_t lo, float *res) {
+    simde__m128 xv = simde_mm_loadu_ps(x), t = dq__tq128_t(c, lo), f, fhi;
+    simde__m128 r =
+        simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(simde_mm_castps_si128(xv), c->absm)), c->inv);
+    simde__m128i rb = simde_mm_castps_si128(r), lt1 = simde_mm_castps_si128(simde_mm_cmplt_ps(r, c->onef)), l;
+    simde__m128i j = simde_mm_add_epi32(simde_mm_srli_epi32(rb, 23), c->sm127);
+    simde__m128i big = simde_mm_cmpgt_epi32(j, c->zero);
+    fhi = simde_mm_sub_ps(simde_mm_castsi128_ps(simde_mm_or_si128(simde_mm_and_si128(rb, c->mant), c->onei)), c->onef);
+    f = dq__selps__sse2(simde_mm_castsi128_ps(big), fhi, simde_mm_mul_ps(r, c->pw));
+    l = simde_mm_sub_epi32(simde_mm_and_si128(j, big), simde_mm_castps_si128(simde_mm_cmplt_ps(t, f)));
+    l = dq__sel__sse2(lt1, l, c->sv);
+    return dq__tq128_end(
+        c, xv, l,
+        simde_mm_castsi128_ps(simde_mm_andnot_si128(simde_mm_cmpeq_epi32(l, c->zero),
+                                                    simde_mm_slli_epi32(simde_mm_add_epi32(l, c->c127), 23))),
+        res);
+}
+/* 4 codes from x[0..4) of any table: binary search. */
+static inline simde__m128i dq__tq128_gen(const dq__tq128 *c, const float *x, uint32_t lo, float *res) {
+    simde__m128 xv = simde_mm_loadu_ps(x), t = dq__tq128_t(c, lo), f, up, vlo = c->lo0, vhi = c->inf;
+    simde__m128 r =
+        simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(simde_mm_castps_si128(xv), c->absm)), c->inv);
+    simde__m128i lt1 = simde_mm_castps_si128(simde_mm_cmplt_ps(r, c->onef)), j = c->zero, l;
+    unsigned st = c->s <= 7u ? 0u : (c->s + 1u) >> 1;
+    if (c->s <= 7u) { /* j = #{k in 1..s-1: tab[k] <= r}, then tab[j] and tab[j+1] lane by lane */
+        unsigned k;
+        uint32_t ix[4];
+        for (k = 1; k < c->s; k++)
+            j = simde_mm_sub_epi32(j, simde_mm_castps_si128(simde_mm_cmple_ps(simde_mm_set1_ps(c->tab[k]), r)));
+        simde_mm_storeu_si128((simde__m128i *)ix, j);
+        vlo = simde_mm_set_ps(c->tab[ix[3]], c->tab[ix[2]], c->tab[ix[1]], c->tab[ix[0]]);
+        vhi = simde_mm_set_ps(c->tab[ix[3] + 1u], c->tab[ix[2] + 1u], c->tab[ix[1] + 1u], c->tab[ix[0] + 1u]);
+    }
+    for (; st; st >>= 1) {
+        simde__m128i idx = simde_mm_add_epi32(j, simde_mm_set1_epi32((int32_t)st));
+        simde__m128 cand = dq__tab_look__sse2(c->tab, idx), m = simde_mm_cmple_ps(cand, r);
+        j = dq__sel__sse2(simde_mm_castps_si128(m), idx, j);
+        vlo = dq__selps__sse2(m, cand, vlo);
+        vhi = dq__selps__sse2(m, vhi, cand);
+    }
+    f = simde_mm_div_ps(simde_mm_sub_ps(r, vlo), simde_mm_sub_ps(vhi, vlo));
+    up = simde_mm_cmplt_ps(t, f);
+    l = dq__sel__sse2(lt1, simde_mm_sub_epi32(j, simde_mm_castps_si128(up)), c->sv);
+    return dq__tq128_end(c, xv, l, dq__selps__sse2(simde_mm_castsi128_ps(lt1), dq__selps__sse2(up, vhi, vlo), c->top),
+                         res);
+}
+
+static inline void dq__quant_tab__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    size_t i = 0;
+    dq__qctx rest;
+    if (cnt >= 4) {
+        dq__tq128 c;
+        dq__tq128_init(&c, q);
+        if (dq__tab_isexp__sse2(q->tab, c.s))
+            for (; i + 4 <= cnt; i += 4)
+                simde_mm_storeu_si128((simde__m128i *)(codes + i),
+                                      dq__tq128_exp(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
+        else
+            for (; i + 4 <= cnt; i += 4)
+                simde_mm_storeu_si128((simde__m128i *)(codes + i),
+                                      dq__tq128_gen(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
+    }
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant_tab__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+/* Magnitudes tab[l] of levels l (0..s) for the decoders: rebuilt from the bits for an
+ * exponential table, else looked up. */
+static inline simde__m128 dq__tab_exp_value__sse2(simde__m128i l, simde__m128i c127) {
+    return simde_mm_castsi128_ps(simde_mm_andnot_si128(simde_mm_cmpeq_epi32(l, simde_mm_setzero_si128()),
+                                                       simde_mm_slli_epi32(simde_mm_add_epi32(l, c127), 23)));
+}
+
+static inline void dq__decode_block_tab__sse2(const uint8_t *in, unsigned b, const float *tab, const float *rowscale,
+                                              float w, int add, float *out) {
+    const unsigned s = (1u << (b - 1u)) - 1u;
+    const simde__m128i mask = simde_mm_set1_epi32((int32_t)((1u << b) - 1u)), lmask = simde_mm_set1_epi32((int32_t)s);
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1), c127 = simde_mm_set1_epi32((int32_t)(127u - s));
+    const simde__m128 wv = simde_mm_set1_ps(w);
+    const int isexp = dq__tab_isexp__sse2(tab, s);
+    unsigned r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, sh5 = off & 31u;
+        const uint8_t *p = in + 32u * j;
+        simde__m128i sh = simde_mm_cvtsi32_si128((int)sh5);
+        simde__m128i v0 = simde_mm_srl_epi32(simde_mm_loadu_si128((const simde__m128i *)p), sh);
+        simde__m128i v1 = simde_mm_srl_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 16)), sh);
+        simde__m128 sc = simde_mm_set1_ps(rowscale[r]), f0, f1;
+        if (sh5 + b > 32) {
+            simde__m128i upc = simde_mm_cvtsi32_si128((int)(32 - sh5));
+            v0 = simde_mm_or_si128(v0, simde_mm_sll_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 32)), upc));
+            v1 = simde_mm_or_si128(v1, simde_mm_sll_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 48)), upc));
+        }
+        v0 = simde_mm_and_si128(v0, mask);
+        v1 = simde_mm_and_si128(v1, mask);
+        if (isexp) {
+            f0 = dq__tab_exp_value__sse2(simde_mm_and_si128(v0, lmask), c127);
+            f1 = dq__tab_exp_value__sse2(simde_mm_and_si128(v1, lmask), c127);
+        } else {
+            f0 = dq__tab_look__sse2(tab, simde_mm_and_si128(v0, lmask));
+            f1 = dq__tab_look__sse2(tab, simde_mm_and_si128(v1, lmask));
+        }
+        f0 = simde_mm_mul_ps(f0, sc);
+        f1 = simde_mm_mul_ps(f1, sc);
+        f0 = simde_mm_castsi128_ps(
+            simde_mm_xor_si128(simde_mm_castps_si128(f0), simde_mm_slli_epi32(simde_mm_srl_epi32(v0, shs), 31)));
+        f1 = simde_mm_castsi128_ps(
+            simde_mm_xor_si128(simde_mm_castps_si128(f1), simde_mm_slli_epi32(simde_mm_srl_epi32(v1, shs), 31)));
+        if (add) {
+            f0 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r), simde_mm_mul_ps(wv, f0));
+            f1 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r + 4), simde_mm_mul_ps(wv, f1));
+        }
+        simde_mm_storeu_ps(out + 8 * r, f0);
+        simde_mm_storeu_ps(out + 8 * r + 4, f1);
+    }
+}
 #endif /* SSE2 */
 
 /* ================================================================ AVX2 */
@@ -512,6 +749,245 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
         simde_mm256_storeu_ps(out + 8 * r, f);
     }
 }
+
+/* ---- table schemes (see the SSE2 section for the method and the exactness argument) */
+static inline int dq__tab_isexp__avx2(const float *tab, unsigned s) {
+    const simde__m256i zero = simde_mm256_setzero_si256(), c = simde_mm256_set1_epi32((int32_t)(127u - s));
+    simde__m256i l = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids), bad = zero;
+    unsigned i;
+    if (s < 7u) return dq__tab_isexp__sse2(tab, s);
+    for (i = 0; i <= s; i += 8u, l = simde_mm256_add_epi32(l, simde_mm256_set1_epi32(8))) {
+        simde__m256i e = simde_mm256_andnot_si256(simde_mm256_cmpeq_epi32(l, zero),
+                                                  simde_mm256_slli_epi32(simde_mm256_add_epi32(l, c), 23));
+        bad = simde_mm256_or_si256(bad,
+                                   simde_mm256_xor_si256(e, simde_mm256_loadu_si256((const simde__m256i *)(tab + i))));
+    }
+    return simde_mm256_testz_si256(bad, bad);
+}
+
+/* Table lookups for N = s + 1 entries: one permute (N <= 8, from a copy padded with +Inf), two
+ * permutes and a blend on index bit 3 (N = 16), or a gather (N >= 32). */
+typedef struct dq__tlook256 {
+    simde__m256 t0, t1;
+    const float *tab;
+    unsigned n;
+} dq__tlook256;
+static inline void dq__tlook256_init(dq__tlook256 *L, const float *tab, unsigned s) {
+    L->tab = tab;
+    L->n = s + 1u;
+    if (L->n <= 8u) {
+        uint32_t pad[8] = {0x7F800000u, 0x7F800000u, 0x7F800000u, 0x7F800000u,
+                           0x7F800000u, 0x7F800000u, 0x7F800000u, 0x7F800000u}; /* +Inf: above any r */
+        memcpy(pad, tab, 4u * L->n);
+        L->t0 = L->t1 = simde_mm256_loadu_ps((const float *)pad);
+    } else if (L->n == 16u) {
+        L->t0 = simde_mm256_loadu_ps(tab);
+        L->t1 = simde_mm256_loadu_ps(tab + 8);
+    } else {
+        L->t0 = L->t1 = simde_mm256_setzero_ps();
+    }
+}
+static inline simde__m256 dq__tlook256_get(const dq__tlook256 *L, simde__m256i idx) {
+    if (L->n <= 8u) return simde_mm256_permutevar8x32_ps(L->t0, idx);
+    if (L->n == 16u)
+        return simde_mm256_blendv_ps(simde_mm256_permutevar8x32_ps(L->t0, idx),
+                                     simde_mm256_permutevar8x32_ps(L->t1, idx),
+                                     simde_mm256_castsi256_ps(simde_mm256_slli_epi32(idx, 28)));
+    return simde_mm256_i32gather_ps(L->tab, idx, 4);
+}
+
+typedef struct dq__tq256 {
+    simde__m256i absm, zero, k0, k1, lane, sv, c127, sm127, mant, onei, sgnm;
+    simde__m128i shs;
+    simde__m256 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    dq__tlook256 look;
+    float lv[8]; /* s <= 7: tab[0..s], then +Inf */
+    unsigned s;
+    int stoch;
+} dq__tq256;
+static inline void dq__tq256_init(dq__tq256 *c, const dq__qctx *q, int isexp) {
+    unsigned s = (1u << (q->bits - 1u)) - 1u;
+    c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm256_setzero_si256();
+    c->k0 = simde_mm256_set1_epi32((int32_t)q->k0);
+    c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
+    c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
+    c->sv = simde_mm256_set1_epi32((int32_t)s);
+    c->c127 = simde_mm256_set1_epi32((int32_t)(127u - s));
+    c->sm127 = simde_mm256_set1_epi32((int32_t)s - 127);
+    c->mant = simde_mm256_set1_epi32(0x007FFFFF);
+    c->onei = simde_mm256_set1_epi32(0x3F800000);
+    c->sgnm = simde_mm256_set1_epi32(INT32_MIN);
+    c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    c->inv = simde_mm256_set1_ps(q->inv);
+    c->scale = simde_mm256_set1_ps(q->scale);
+    c->onef = simde_mm256_set1_ps(1.0f);
+    c->pw = simde_mm256_castsi256_ps(simde_mm256_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
+    c->ulp24 = simde_mm256_set1_ps(5.96046448e-08f);
+    c->thr = simde_mm256_set1_ps(q->thresh);
+    c->top = simde_mm256_set1_ps(q->tab[s]);
+    c->lo0 = simde_mm256_set1_ps(q->tab[0]);
+    c->inf = simde_mm256_castsi256_ps(simde_mm256_set1_epi32(0x7F800000));
+    if (!isexp) dq__tlook256_init(&c->look, q->tab, s);
+    if (!isexp && s <= 7u) simde_mm256_storeu_ps(c->lv, c->look.t0);
+    c->s = s;
+    c->stoch = q->thresh < 0.0f;
+}
+/* The dither t of 8 elements with indices lo + 0..7, or the threshold. */
+static inline simde__m256 dq__tq256_t(const dq__tq256 *c, uint32_t lo) {
+    if (c->stoch) {
+        simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
+        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+    }
+    return c->thr;
+}
+/* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
+static inline simde__m256i dq__tq256_end(const dq__tq256 *c, simde__m256 xv, simde__m256i l, simde__m256 tv,
+                                         float *res) {
+    simde__m256i sg = simde_mm256_andnot_si256(simde_mm256_cmpeq_epi32(l, c->zero),
+                                               simde_mm256_and_si256(simde_mm256_castps_si256(xv), c->sgnm));
+    if (res) {
+        simde__m256 v = simde_mm256_xor_ps(simde_mm256_mul_ps(tv, c->scale), simde_mm256_castsi256_ps(sg));
+        simde_mm256_storeu_ps(res, simde_mm256_sub_ps(xv, v));
+    }
+    return simde_mm256_or_si256(l, simde_mm256_sll_epi32(simde_mm256_srli_epi32(sg, 31), c->shs));
+}
+/* 8 codes from x[0..8) of an exponential table. */
+static inline simde__m256i dq__tq256_exp(const dq__tq256 *c, const float *x, uint32_t lo, float *res) {
+    simde__m256 xv = simde_mm256_loadu_ps(x), t = dq__tq256_t(c, lo), f, fhi, lt1;
+    simde__m256 r = simde_mm256_mul_ps(
+        simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(xv), c->absm)), c->inv);
+    simde__m256i rb = simde_mm256_castps_si256(r), l;
+    simde__m256i j = simde_mm256_add_epi32(simde_mm256_srli_epi32(rb, 23), c->sm127);
+    simde__m256i big = simde_mm256_cmpgt_epi32(j, c->zero);
+    lt1 = simde_mm256_cmp_ps(r, c->onef, SIMDE_CMP_LT_OQ);
+    fhi = simde_mm256_sub_ps(
+        simde_mm256_castsi256_ps(simde_mm256_or_si256(simde_mm256_and_si256(rb, c->mant), c->onei)), c->onef);
+    f = simde_mm256_blendv_ps(simde_mm256_mul_ps(r, c->pw), fhi, simde_mm256_castsi256_ps(big));
+    l = simde_mm256_sub_epi32(simde_mm256_and_si256(j, big),
+                              simde_mm256_castps_si256(simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ)));
+    l = simde_mm256_castps_si256(
+        simde_mm256_blendv_ps(simde_mm256_castsi256_ps(c->sv), simde_mm256_castsi256_ps(l), lt1));
+    return dq__tq256_end(
+        c, xv, l,
+        simde_mm256_castsi256_ps(simde_mm256_andnot_si256(
+            simde_mm256_cmpeq_epi32(l, c->zero), simde_mm256_slli_epi32(simde_mm256_add_epi32(l, c->c127), 23))),
+        res);
+}
+/* One step of the binary search: j += st where tab[j + st] <= r, keeping tab[j] and the last
+ * candidate above r. */
+static inline void dq__ts256_step(const dq__tlook256 *L, simde__m256 r, int32_t st, simde__m256i *j, simde__m256 *vlo,
+                                  simde__m256 *vhi) {
+    simde__m256i idx = simde_mm256_add_epi32(*j, simde_mm256_set1_epi32(st));
+    simde__m256 cand = dq__tlook256_get(L, idx), m = simde_mm256_cmp_ps(cand, r, SIMDE_CMP_LE_OQ);
+    *j =
+        simde_mm256_castps_si256(simde_mm256_blendv_ps(simde_mm256_castsi256_ps(*j), simde_mm256_castsi256_ps(idx), m));
+    *vlo = simde_mm256_blendv_ps(*vlo, cand, m);
+    *vhi = simde_mm256_blendv_ps(cand, *vhi, m);
+}
+/* 8 codes from x[0..8) of any table: binary search. Tables of N <= 8 entries are searched as 8
+ * (the +Inf padding is above every r < 1), so the steps do not depend on N below 16. */
+static inline simde__m256i dq__tq256_gen(const dq__tq256 *c, const float *x, uint32_t lo, float *res) {
+    simde__m256 xv = simde_mm256_loadu_ps(x), t = dq__tq256_t(c, lo), f, up, lt1, vlo = c->lo0, vhi = c->inf;
+    simde__m256 r = simde_mm256_mul_ps(
+        simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(xv), c->absm)), c->inv);
+    simde__m256i j = c->zero, l;
+    lt1 = simde_mm256_cmp_ps(r, c->onef, SIMDE_CMP_LT_OQ);
+    if (c->s <= 7u) { /* j = #{k in 1..6: tab[k] <= r} (padding never counts), independent compares */
+        simde__m256i ja =
+            simde_mm256_castps_si256(simde_mm256_cmp_ps(simde_mm256_set1_ps(c->lv[1]), r, SIMDE_CMP_LE_OQ));
+        simde__m256i jb =
+            simde_mm256_castps_si256(simde_mm256_cmp_ps(simde_mm256_set1_ps(c->lv[2]), r, SIMDE_CMP_LE_OQ));
+        ja = simde_mm256_add_epi32(
+            ja, simde_mm256_castps_si256(simde_mm256_cmp_ps(simde_mm256_set1_ps(c->lv[3]), r, SIMDE_CMP_LE_OQ)));
+        jb = simde_mm256_add_epi32(
+            jb, simde_mm256_castps_si256(simde_mm256_cmp_ps(simde_mm256_set1_ps(c->lv[4]), r, SIMDE_CMP_LE_OQ)));
+        ja = simde_mm256_add_epi32(
+            ja, simde_mm256_castps_si256(simde_mm256_cmp_ps(simde_mm256_set1_ps(c->lv[5]), r, SIMDE_CMP_LE_OQ)));
+        jb = simde_mm256_add_epi32(
+            jb, simde_mm256_castps_si256(simde_mm256_cmp_ps(simde_mm256_set1_ps(c->lv[6]), r, SIMDE_CMP_LE_OQ)));
+        j = simde_mm256_sub_epi32(c->zero, simde_mm256_add_epi32(ja, jb));
+        vlo = simde_mm256_permutevar8x32_ps(c->look.t0, j);
+        vhi = simde_mm256_permutevar8x32_ps(c->look.t0, simde_mm256_sub_epi32(j, simde_mm256_cmpeq_epi32(j, j)));
+    } else if (c->look.n <= 16u) {
+        if (c->look.n == 16u) dq__ts256_step(&c->look, r, 8, &j, &vlo, &vhi);
+        dq__ts256_step(&c->look, r, 4, &j, &vlo, &vhi);
+        dq__ts256_step(&c->look, r, 2, &j, &vlo, &vhi);
+        dq__ts256_step(&c->look, r, 1, &j, &vlo, &vhi);
+    } else {
+        unsigned st;
+        for (st = c->look.n >> 1; st; st >>= 1) dq__ts256_step(&c->look, r, (int32_t)st, &j, &vlo, &vhi);
+    }
+    f = simde_mm256_div_ps(simde_mm256_sub_ps(r, vlo), simde_mm256_sub_ps(vhi, vlo));
+    up = simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ);
+    l = simde_mm256_sub_epi32(j, simde_mm256_castps_si256(up));
+    l = simde_mm256_castps_si256(
+        simde_mm256_blendv_ps(simde_mm256_castsi256_ps(c->sv), simde_mm256_castsi256_ps(l), lt1));
+    return dq__tq256_end(c, xv, l, simde_mm256_blendv_ps(c->top, simde_mm256_blendv_ps(vlo, vhi, up), lt1), res);
+}
+/* Whole vectors of 8 from x, given the table check; returns how many elements were done. */
+static inline size_t dq__quant_tab_run__avx2(const dq__qctx *q, int isexp, const float *x, size_t cnt, uint32_t *codes,
+                                             float *res) {
+    dq__tq256 c;
+    size_t i = 0;
+    dq__tq256_init(&c, q, isexp);
+    if (isexp)
+        for (; i + 8 <= cnt; i += 8)
+            simde_mm256_storeu_si256((simde__m256i *)(codes + i),
+                                     dq__tq256_exp(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
+    else
+        for (; i + 8 <= cnt; i += 8)
+            simde_mm256_storeu_si256((simde__m256i *)(codes + i),
+                                     dq__tq256_gen(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
+    return i;
+}
+static inline void dq__quant_tab__avx2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    size_t i = 0;
+    dq__qctx rest;
+    if (cnt >= 8)
+        i = dq__quant_tab_run__avx2(q, dq__tab_isexp__avx2(q->tab, (1u << (q->bits - 1u)) - 1u), x, cnt, codes, res);
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant_tab__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+static inline void dq__decode_block_tab__avx2(const uint8_t *in, unsigned b, const float *tab, const float *rowscale,
+                                              float w, int add, float *out) {
+    const unsigned s = (1u << (b - 1u)) - 1u;
+    const simde__m256i mask = simde_mm256_set1_epi32((int32_t)((1u << b) - 1u)),
+                       lmask = simde_mm256_set1_epi32((int32_t)s);
+    const simde__m256i c127 = simde_mm256_set1_epi32((int32_t)(127u - s)), zero = simde_mm256_setzero_si256();
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1);
+    const simde__m256 wv = simde_mm256_set1_ps(w);
+    /* small tables permute (as cheap as rebuilding the value); large exponential ones rebuild */
+    const int isexp = s >= 31u && dq__tab_isexp__avx2(tab, s);
+    dq__tlook256 look;
+    unsigned r;
+    dq__tlook256_init(&look, tab, s);
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, sh5 = off & 31u;
+        const uint8_t *p = in + 32u * j;
+        simde__m256i v =
+            simde_mm256_srl_epi32(simde_mm256_loadu_si256((const simde__m256i *)p), simde_mm_cvtsi32_si128((int)sh5));
+        simde__m256i l;
+        simde__m256 f;
+        if (sh5 + b > 32)
+            v = simde_mm256_or_si256(v, simde_mm256_sll_epi32(simde_mm256_loadu_si256((const simde__m256i *)(p + 32)),
+                                                              simde_mm_cvtsi32_si128((int)(32 - sh5))));
+        v = simde_mm256_and_si256(v, mask);
+        l = simde_mm256_and_si256(v, lmask);
+        if (isexp)
+            f = simde_mm256_castsi256_ps(simde_mm256_andnot_si256(
+                simde_mm256_cmpeq_epi32(l, zero), simde_mm256_slli_epi32(simde_mm256_add_epi32(l, c127), 23)));
+        else
+            f = dq__tlook256_get(&look, l);
+        f = simde_mm256_mul_ps(f, simde_mm256_set1_ps(rowscale[r]));
+        f = simde_mm256_castsi256_ps(simde_mm256_xor_si256(simde_mm256_castps_si256(f),
+                                                           simde_mm256_slli_epi32(simde_mm256_srl_epi32(v, shs), 31)));
+        if (add) f = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, f));
+        simde_mm256_storeu_ps(out + 8 * r, f);
+    }
+}
 #endif /* AVX2 */
 
 /* GCC's AVX-512 intrinsics create "undefined" pass-through vectors by self-initialization,
@@ -639,6 +1115,202 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
         dq__pack_row__avx2(&acc, &have, simde_mm512_extracti64x4_epi64(code, 1), b, &out);
     }
 }
+
+/* ---- table schemes (see the SSE2 section for the method and the exactness argument) */
+static inline int dq__tab_isexp__avx512(const float *tab, unsigned s) {
+    const simde__m512i c = simde_mm512_set1_epi32((int32_t)(127u - s));
+    simde__m512i l = simde_mm512_loadu_si512(dq__lane_ids);
+    simde__mmask16 ok = 0xFFFFu;
+    unsigned i;
+    if (s < 15u) return dq__tab_isexp__avx2(tab, s);
+    for (i = 0; i <= s; i += 16u, l = simde_mm512_add_epi32(l, simde_mm512_set1_epi32(16))) {
+        simde__m512i e = simde_mm512_maskz_mov_epi32(simde_mm512_test_epi32_mask(l, l),
+                                                     simde_mm512_slli_epi32(simde_mm512_add_epi32(l, c), 23));
+        ok = (simde__mmask16)(ok & simde_mm512_cmpeq_epi32_mask(e, simde_mm512_loadu_si512(tab + i)));
+    }
+    return ok == 0xFFFFu;
+}
+
+/* Table lookups from registers, N = s + 1 <= 128 entries: one permute (N <= 16, padded with
+ * +Inf to 16), one two-source permute (N = 32), or 2 / 4 of them and blends on index bits 5, 6. */
+typedef struct dq__tlook512 {
+    simde__m512 t[8];
+    simde__m512i b5, b6;
+    unsigned nreg;
+} dq__tlook512;
+static inline void dq__tlook512_init(dq__tlook512 *L, const float *tab, unsigned s) {
+    uint32_t pad[DQ__BLOCK / 2u];
+    unsigned n = s + 1u, k;
+    L->nreg = n <= 16u ? 1u : n / 16u;
+    for (k = n; k < 16u; k++) pad[k] = 0x7F800000u; /* +Inf: above any r */
+    memcpy(pad, tab, 4u * n);
+    for (k = 0; k < 8u; k++)
+        L->t[k] = k < L->nreg ? simde_mm512_loadu_ps((const float *)(pad + 16u * k)) : simde_mm512_setzero_ps();
+    L->b5 = simde_mm512_set1_epi32(32);
+    L->b6 = simde_mm512_set1_epi32(64);
+}
+static inline simde__m512 dq__tlook512_get(const dq__tlook512 *L, simde__m512i idx) {
+    simde__m512 a, b;
+    simde__mmask16 k5;
+    if (L->nreg == 1u) return simde_mm512_permutexvar_ps(idx, L->t[0]);
+    a = simde_mm512_permutex2var_ps(L->t[0], idx, L->t[1]);
+    if (L->nreg == 2u) return a;
+    k5 = simde_mm512_test_epi32_mask(idx, L->b5);
+    a = simde_mm512_mask_blend_ps(k5, a, simde_mm512_permutex2var_ps(L->t[2], idx, L->t[3]));
+    if (L->nreg == 4u) return a;
+    b = simde_mm512_mask_blend_ps(k5, simde_mm512_permutex2var_ps(L->t[4], idx, L->t[5]),
+                                  simde_mm512_permutex2var_ps(L->t[6], idx, L->t[7]));
+    return simde_mm512_mask_blend_ps(simde_mm512_test_epi32_mask(idx, L->b6), a, b);
+}
+
+typedef struct dq__tq512 {
+    simde__m512i absm, zero, one, k0, k1, sv, c127, sm127, mant, onei, sgnm, shs;
+    simde__m512 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    dq__tlook512 look;
+    float lv[8]; /* s <= 7: tab[0..s], then +Inf */
+    unsigned s;
+    int stoch;
+} dq__tq512;
+static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
+    unsigned s = (1u << (q->bits - 1u)) - 1u;
+    c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm512_setzero_si512();
+    c->one = simde_mm512_set1_epi32(1);
+    c->k0 = simde_mm512_set1_epi32((int32_t)q->k0);
+    c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
+    c->sv = simde_mm512_set1_epi32((int32_t)s);
+    c->c127 = simde_mm512_set1_epi32((int32_t)(127u - s));
+    c->sm127 = simde_mm512_set1_epi32((int32_t)s - 127);
+    c->mant = simde_mm512_set1_epi32(0x007FFFFF);
+    c->onei = simde_mm512_set1_epi32(0x3F800000);
+    c->sgnm = simde_mm512_set1_epi32(INT32_MIN);
+    c->shs = simde_mm512_set1_epi32((int)q->bits - 1);
+    c->inv = simde_mm512_set1_ps(q->inv);
+    c->scale = simde_mm512_set1_ps(q->scale);
+    c->onef = simde_mm512_set1_ps(1.0f);
+    c->pw = simde_mm512_castsi512_ps(simde_mm512_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
+    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->thr = simde_mm512_set1_ps(q->thresh);
+    c->top = simde_mm512_set1_ps(q->tab[s]);
+    c->lo0 = simde_mm512_set1_ps(q->tab[0]);
+    c->inf = simde_mm512_castsi512_ps(simde_mm512_set1_epi32(0x7F800000));
+    if (!isexp) dq__tlook512_init(&c->look, q->tab, s);
+    if (!isexp && s <= 7u) simde_mm256_storeu_ps(c->lv, simde_mm512_castps512_ps256(c->look.t[0]));
+    c->s = s;
+    c->stoch = q->thresh < 0.0f;
+}
+/* The dither t of 16 elements (idx: low halves of their indices), or the threshold. */
+static inline simde__m512 dq__tq512_t(const dq__tq512 *c, simde__m512i idx) {
+    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
+    return c->thr;
+}
+/* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
+static inline simde__m512i dq__tq512_end(const dq__tq512 *c, simde__m512 xv, simde__m512i l, simde__m512 tv,
+                                         float *res) {
+    simde__m512i sg = simde_mm512_maskz_mov_epi32(simde_mm512_test_epi32_mask(l, l),
+                                                  simde_mm512_and_si512(simde_mm512_castps_si512(xv), c->sgnm));
+    if (res) {
+        simde__m512 v = simde_mm512_castsi512_ps(
+            simde_mm512_xor_si512(simde_mm512_castps_si512(simde_mm512_mul_ps(tv, c->scale)), sg));
+        simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
+    }
+    return simde_mm512_or_si512(l, simde_mm512_sllv_epi32(simde_mm512_srli_epi32(sg, 31), c->shs));
+}
+/* 16 codes from x[0..16) of an exponential table. */
+static inline simde__m512i dq__tq512_exp(const dq__tq512 *c, const float *x, simde__m512i idx, float *res) {
+    simde__m512 xv = simde_mm512_loadu_ps(x), t = dq__tq512_t(c, idx), f, fhi;
+    simde__m512 r = simde_mm512_mul_ps(
+        simde_mm512_castsi512_ps(simde_mm512_and_si512(simde_mm512_castps_si512(xv), c->absm)), c->inv);
+    simde__m512i rb = simde_mm512_castps_si512(r), l;
+    simde__m512i j = simde_mm512_add_epi32(simde_mm512_srli_epi32(rb, 23), c->sm127);
+    simde__mmask16 lt1 = simde_mm512_cmp_ps_mask(r, c->onef, SIMDE_CMP_LT_OQ),
+                   big = simde_mm512_cmpgt_epi32_mask(j, c->zero);
+    fhi = simde_mm512_sub_ps(
+        simde_mm512_castsi512_ps(simde_mm512_or_si512(simde_mm512_and_si512(rb, c->mant), c->onei)), c->onef);
+    f = simde_mm512_mask_blend_ps(big, simde_mm512_mul_ps(r, c->pw), fhi);
+    l = simde_mm512_maskz_mov_epi32(big, j);
+    l = simde_mm512_mask_add_epi32(l, simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), l, c->one);
+    l = simde_mm512_mask_blend_epi32(lt1, c->sv, l);
+    return dq__tq512_end(
+        c, xv, l,
+        simde_mm512_castsi512_ps(simde_mm512_maskz_mov_epi32(
+            simde_mm512_test_epi32_mask(l, l), simde_mm512_slli_epi32(simde_mm512_add_epi32(l, c->c127), 23))),
+        res);
+}
+/* One step of the binary search (see dq__ts256_step); N <= 16: one permute. */
+static inline void dq__ts512_step(const dq__tlook512 *L, simde__m512 r, int32_t st, simde__m512i *j, simde__m512 *vlo,
+                                  simde__m512 *vhi) {
+    simde__m512i id = simde_mm512_add_epi32(*j, simde_mm512_set1_epi32(st));
+    simde__m512 cand = L->nreg == 1u ? simde_mm512_permutexvar_ps(id, L->t[0]) : dq__tlook512_get(L, id);
+    simde__mmask16 m = simde_mm512_cmp_ps_mask(cand, r, SIMDE_CMP_LE_OQ);
+    *j = simde_mm512_mask_blend_epi32(m, *j, id);
+    *vlo = simde_mm512_mask_blend_ps(m, *vlo, cand);
+    *vhi = simde_mm512_mask_blend_ps(m, cand, *vhi);
+}
+/* 16 codes from x[0..16) of any table: binary search; tables of N <= 16 entries are searched as
+ * 16 (the +Inf padding is above every r < 1), in four steps whatever N. */
+static inline simde__m512i dq__tq512_gen(const dq__tq512 *c, const float *x, simde__m512i idx, float *res) {
+    simde__m512 xv = simde_mm512_loadu_ps(x), t = dq__tq512_t(c, idx), f, tv, vlo = c->lo0, vhi = c->inf;
+    simde__m512 r = simde_mm512_mul_ps(
+        simde_mm512_castsi512_ps(simde_mm512_and_si512(simde_mm512_castps_si512(xv), c->absm)), c->inv);
+    simde__m512i j = c->zero, l;
+    simde__mmask16 lt1 = simde_mm512_cmp_ps_mask(r, c->onef, SIMDE_CMP_LT_OQ), up;
+    if (c->s <= 7u) { /* j = #{k in 1..6: tab[k] <= r} (padding never counts), independent compares */
+        simde__m512i ja = simde_mm512_maskz_mov_epi32(
+            simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[1]), r, SIMDE_CMP_LE_OQ), c->one);
+        simde__m512i jb = simde_mm512_maskz_mov_epi32(
+            simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[2]), r, SIMDE_CMP_LE_OQ), c->one);
+        ja = simde_mm512_mask_add_epi32(ja, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[3]), r, SIMDE_CMP_LE_OQ),
+                                        ja, c->one);
+        jb = simde_mm512_mask_add_epi32(jb, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[4]), r, SIMDE_CMP_LE_OQ),
+                                        jb, c->one);
+        ja = simde_mm512_mask_add_epi32(ja, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[5]), r, SIMDE_CMP_LE_OQ),
+                                        ja, c->one);
+        jb = simde_mm512_mask_add_epi32(jb, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[6]), r, SIMDE_CMP_LE_OQ),
+                                        jb, c->one);
+        j = simde_mm512_add_epi32(ja, jb);
+        vlo = simde_mm512_permutexvar_ps(j, c->look.t[0]);
+        vhi = simde_mm512_permutexvar_ps(simde_mm512_add_epi32(j, c->one), c->look.t[0]);
+    } else if (c->look.nreg == 1u) {
+        dq__ts512_step(&c->look, r, 8, &j, &vlo, &vhi);
+        dq__ts512_step(&c->look, r, 4, &j, &vlo, &vhi);
+        dq__ts512_step(&c->look, r, 2, &j, &vlo, &vhi);
+        dq__ts512_step(&c->look, r, 1, &j, &vlo, &vhi);
+    } else {
+        unsigned st;
+        for (st = (c->s + 1u) >> 1; st; st >>= 1) dq__ts512_step(&c->look, r, (int32_t)st, &j, &vlo, &vhi);
+    }
+    f = simde_mm512_div_ps(simde_mm512_sub_ps(r, vlo), simde_mm512_sub_ps(vhi, vlo));
+    up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ);
+    l = simde_mm512_mask_blend_epi32(lt1, c->sv, simde_mm512_mask_add_epi32(j, up, j, c->one));
+    tv = simde_mm512_mask_blend_ps(lt1, c->top, simde_mm512_mask_blend_ps(up, vlo, vhi));
+    return dq__tq512_end(c, xv, l, tv, res);
+}
+
+static inline void dq__quant_tab__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    size_t i = 0;
+    dq__qctx rest;
+    int isexp = 0;
+    if (cnt >= 8) isexp = dq__tab_isexp__avx512(q->tab, (1u << (q->bits - 1u)) - 1u);
+    if (cnt >= 16) {
+        dq__tq512 c;
+        simde__m512i idx =
+            simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
+        const simde__m512i sixteen = simde_mm512_set1_epi32(16);
+        dq__tq512_init(&c, q, isexp);
+        if (isexp)
+            for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, sixteen))
+                simde_mm512_storeu_si512(codes + i, dq__tq512_exp(&c, x + i, idx, res ? res + i : NULL));
+        else
+            for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, sixteen))
+                simde_mm512_storeu_si512(codes + i, dq__tq512_gen(&c, x + i, idx, res ? res + i : NULL));
+    }
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    if (cnt - i >= 8) i += dq__quant_tab_run__avx2(&rest, isexp, x + i, cnt - i, codes + i, res ? res + i : NULL);
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant_tab__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
 #endif /* AVX-512 */
 #ifdef DQ__POP_MAYBE_UNINIT
 #pragma GCC diagnostic pop
@@ -728,6 +1400,8 @@ static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *dat
 #define dq__k_quant_pack dq__quant_pack__avx512
 #define dq__k_pack_block dq__pack_block__avx2
 #define dq__k_decode_block dq__decode_block__avx2
+#define dq__k_quant_tab dq__quant_tab__avx512
+#define dq__k_decode_block_tab dq__decode_block_tab__avx2
 #elif DQ_SIMD == DQ_SIMD_AVX2
 #define DQ__BACKEND "avx2"
 #define dq__k_stats dq__stats__avx2
@@ -736,6 +1410,8 @@ static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *dat
 #define dq__k_quant_pack dq__quant_pack__avx2
 #define dq__k_pack_block dq__pack_block__avx2
 #define dq__k_decode_block dq__decode_block__avx2
+#define dq__k_quant_tab dq__quant_tab__avx2
+#define dq__k_decode_block_tab dq__decode_block_tab__avx2
 #elif DQ_SIMD == DQ_SIMD_SSE2
 #define DQ__BACKEND "sse2"
 #define dq__k_stats dq__stats__sse2
@@ -744,6 +1420,8 @@ static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *dat
 #define dq__k_quant_pack dq__quant_pack__sse2
 #define dq__k_pack_block dq__pack_block__sse2
 #define dq__k_decode_block dq__decode_block__sse2
+#define dq__k_quant_tab dq__quant_tab__sse2
+#define dq__k_decode_block_tab dq__decode_block_tab__sse2
 #elif DQ_SIMD == DQ_SIMD_NEON
 #define DQ__BACKEND "neon"
 #define dq__k_stats dq__stats__sse2
@@ -752,6 +1430,8 @@ static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *dat
 #define dq__k_quant_pack dq__quant_pack__sse2
 #define dq__k_pack_block dq__pack_block__sse2
 #define dq__k_decode_block dq__decode_block__sse2
+#define dq__k_quant_tab dq__quant_tab__sse2
+#define dq__k_decode_block_tab dq__decode_block_tab__sse2
 #else
 #undef DQ__KERNELS_SELECTED /* no native vector ISA: dqsgd.h selects the scalar reference */
 #endif

@@ -75,30 +75,48 @@ typedef struct bench_row {
     dq_rounding rounding;
     unsigned checksum; /* 1: messages carry the payload CRC32C */
     unsigned coder;    /* dq_params.coder */
+    dq_scheme scheme;  /* 0: QSGD */
 } bench_row;
+
+/* DQ_SCHEME_TRUNC*: a fixed threshold (3 sd of the N(0,1) input) and, for TRUNC_NU, levels
+ * l_j = (j/7)^1.5: the speed does not depend on how they were chosen. */
+#define BENCH_ALPHA 3.0f
+static const float BENCH_LEVELS[7] = {0.0539949f, 0.152721f, 0.280566f, 0.431959f, 0.603682f, 0.793499f, 1.0f};
 
 /* Execution order = print order. Decoders use the message of a plain encode with the same
  * bits, rounding, checksum and coder (re-encoded, untimed, when the previous row left
  * something else). */
 static const bench_row ROWS[] = {
-    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED}, /* the headline row */
-    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED},
-    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED},
-    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED},
-    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED},
-    {"encode-rans", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS},
-    {"decode-rans", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS},
-    {"decode-add-rans", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS},
-    {"encode-auto", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO},
-    {"decode-add-auto", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO},
-    {"encode-elias", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS},
-    {"decode-add-elias", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS},
+    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD}, /* the headline row */
+    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode-rans", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
+    {"decode-rans", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
+    {"decode-add-rans", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
+    {"encode-auto", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO, DQ_SCHEME_QSGD},
+    {"decode-add-auto", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO, DQ_SCHEME_QSGD},
+    {"encode-elias", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS, DQ_SCHEME_QSGD},
+    {"decode-add-elias", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS, DQ_SCHEME_QSGD},
+    {"encode-nuqsgd", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NUQSGD},
+    {"decode-add-nuqsgd", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NUQSGD},
+    {"encode-natural", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NATURAL},
+    {"decode-add-natural", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NATURAL},
+    {"encode-terngrad", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TERNGRAD},
+    {"decode-add-terngrad", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TERNGRAD},
+    {"encode-sign", K_ENCODE_EF, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"decode-add-sign", K_DECODE_ADD, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode-trunc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC},
+    {"decode-add-trunc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC},
+    {"encode-trunc-nu", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC_NU},
+    {"decode-add-trunc-nu", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC_NU},
 };
 #define BENCH_NROWS (sizeof ROWS / sizeof ROWS[0])
 
@@ -113,6 +131,7 @@ typedef struct bench_ctx {
     /* what msg holds: a plain encode with these params, or nothing (msg_ok == 0) */
     int msg_ok;
     unsigned msg_bits, msg_checksum, msg_coder;
+    dq_scheme msg_scheme;
     dq_rounding msg_rounding;
     float weight;
 } bench_ctx;
@@ -197,7 +216,9 @@ static void row_params(const bench_row *r, dq_params *p) {
     memset(p, 0, sizeof *p);
     p->bits = r->bits;
     p->bucket = BENCH_BUCKET;
-    p->scheme = DQ_SCHEME_QSGD;
+    p->scheme = r->scheme ? r->scheme : DQ_SCHEME_QSGD;
+    p->alpha = BENCH_ALPHA;
+    p->levels = r->scheme == DQ_SCHEME_TRUNC_NU ? BENCH_LEVELS : NULL;
     p->rounding = r->rounding;
     p->norm = DQ_NORM_L2;
     p->seed = 42u;
@@ -240,7 +261,7 @@ static const char *verify_message(bench_ctx *c, const bench_row *r) {
     size_t want, ref_len, tmp_len;
     row_params(r, &p);
     if (dq_header_read(c->msg, c->len, &h) != DQ_OK) return "dq_header_read: the message does not parse";
-    if (h.count != c->n || h.bits != r->bits || h.bucket != BENCH_BUCKET || h.msg_size != c->len ||
+    if (h.count != c->n || h.bits != r->bits || h.scheme != (unsigned)p.scheme || h.bucket != BENCH_BUCKET || h.msg_size != c->len ||
         ((h.flags & DQ_FLAG_STOCHASTIC) != 0) != (r->rounding != DQ_ROUND_NEAREST) ||
         ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0) ||
         (r->coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS : h.coder != r->coder))
@@ -278,6 +299,7 @@ static void note_message(bench_ctx *c, const bench_row *r) {
     c->msg_rounding = r->rounding;
     c->msg_checksum = r->checksum;
     c->msg_coder = r->coder;
+    c->msg_scheme = r->scheme;
 }
 
 /* Make msg hold a plain encode with r's bits, rounding, checksum and coder (untimed).
@@ -287,7 +309,7 @@ static int ensure_message(bench_ctx *c, const bench_row *r) {
     dq_status st;
     const char *err;
     if (c->msg_ok && c->msg_bits == r->bits && c->msg_rounding == r->rounding && c->msg_checksum == r->checksum &&
-        c->msg_coder == r->coder)
+        c->msg_coder == r->coder && c->msg_scheme == r->scheme)
         return 1;
     enc = *r;
     enc.kind = K_ENCODE;

@@ -1,8 +1,8 @@
 /* simd_kernels.h - every SIMD kernel compiled into this build, by family, for comparison with
- * its scalar twin (tests/test_simd.c, tests/fuzz/fuzz_simd.c). Include after dqsgd.h. A TU
- * compiled at level L has every kernel of level <= L (NEON runs the SSE2 kernels). Each table
- * ends with {NULL, NULL}. KS_SSE2 / KS_AVX2 / KS_AVX512 say which families are present;
- * qctx_make() builds the constants the quantizer kernels take. */
+ * its scalar twin (tests/test_simd.c, tests/test_simd_tab.c, tests/fuzz/fuzz_simd.c). Include
+ * after dqsgd.h. A TU compiled at level L has every kernel of level <= L (NEON runs the SSE2
+ * kernels). Each table ends with {NULL, NULL}. KS_SSE2 / KS_AVX2 / KS_AVX512 say which families
+ * are present; qctx_make() / qtab_make() build the constants the quantizer kernels take. */
 #ifndef DQ_TEST_SIMD_KERNELS_H
 #define DQ_TEST_SIMD_KERNELS_H
 
@@ -22,6 +22,7 @@ typedef void (*quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, fl
 typedef void (*qpack_fn)(const dq__qctx *, const float *, float *, uint8_t *);
 typedef void (*pack_fn)(const uint32_t *, unsigned, uint8_t *);
 typedef void (*dec_fn)(const uint8_t *, unsigned, const float *, float, int, float *);
+typedef void (*dectab_fn)(const uint8_t *, unsigned, const float *, const float *, float, int, float *);
 
 typedef struct { const char *name; stats_fn fn; } stats_k;
 typedef struct { const char *name; comp_fn fn; } comp_k;
@@ -29,6 +30,7 @@ typedef struct { const char *name; quant_fn fn; } quant_k;
 typedef struct { const char *name; qpack_fn fn; } qpack_k;
 typedef struct { const char *name; pack_fn fn; } pack_k;
 typedef struct { const char *name; dec_fn fn; } dec_k;
+typedef struct { const char *name; dectab_fn fn; } dectab_k;
 
 static const stats_k STATS_K[] = {
 #if KS_SSE2
@@ -88,16 +90,45 @@ static const dec_k DEC_K[] = {
 #endif
     {NULL, NULL}};
 
+/* Table schemes (NUQSGD, natural, TRUNC_NU): the quantizer and the block decoder. */
+static const quant_k QTAB_K[] = {
+#if KS_SSE2
+    {"sse2", dq__quant_tab__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__quant_tab__avx2},
+#endif
+#if KS_AVX512
+    {"avx512", dq__quant_tab__avx512},
+#endif
+    {NULL, NULL}};
+static const dectab_k DECTAB_K[] = {
+#if KS_SSE2
+    {"sse2", dq__decode_block_tab__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__decode_block_tab__avx2},
+#endif
+    {NULL, NULL}};
+
 /* Kernel constants as dq__encode_body derives them from a bucket scale. */
 static inline void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h,
                              uint32_t lo) {
     q->bits = bits;
     q->smax = dq__levels(bits);
     q->thresh = stochastic ? -1.0f : 0.5f;
+    q->tab = NULL;
     dq__qctx_scale(q, scale);
     q->k0 = k0;
     q->k1h = k1h;
     q->lo = lo;
+}
+/* The same for a table scheme: tab[0..2^(bits-1)-1] are the magnitude levels (bits 2..8). */
+static inline void qtab_make(dq__qctx *q, unsigned bits, const float *tab, float scale, int stochastic, uint32_t k0,
+                             uint32_t k1h, uint32_t lo) {
+    qctx_make(q, bits, scale, stochastic, k0, k1h, lo);
+    q->tab = tab;
+    dq__qctx_scale(q, scale);
 }
 
 #endif

@@ -287,7 +287,7 @@ static void test_bucket(void) {
 static void test_enums(void) {
     static const int bad_round[] = {3, 4, 100, -1, INT_MAX, INT_MIN};
     static const int bad_norm[] = {3 /* DQ_NORM_MEAN: chosen by the encoder, not accepted */, 4, 7, -1, INT_MIN};
-    static const int bad_scheme[] = {2, 3, 255, -1, INT_MAX};
+    static const int bad_scheme[] = {5, 12, 255, -1, INT_MAX};
     dq_params p;
     size_t i;
     int v;
@@ -727,7 +727,7 @@ static void test_header_fields(void) {
     size_t i;
     for (i = 0; i < N_STD; i++) {
         const msg *m = &std_msgs[i];
-        static const uint64_t scheme_bad[] = {0, 2, 3, 0xFF};
+        static const uint64_t scheme_bad[] = {0, 5, 12, 0xFF};
         static const uint64_t bits_bad[] = {0, 17, 32, 0xFF};
         static const uint64_t coder_bad[] = {3, 0x7F, 0xFF}; /* 1 (Elias) and 2 (rANS) are coders now */
         static const uint64_t norm_bad[] = {3, 4, 0xFF};

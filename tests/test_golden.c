@@ -6,6 +6,8 @@
  * For every format version 1 .. DQ_FORMAT_VERSION, DIR/v<N>/MANIFEST lists the cases, one a
  * line. For each case:
  *  (a) dq_header_read accepts NAME.dqsg and reports the manifest's parameters and the file size;
+ *      trunc and trunc-nu messages carry the manifest's alpha as every scale, and trunc-nu its
+ *      levels after the scales;
  *  (b) dq_decode gives NAME.out bit for bit, and so do dq_decode_add with weight 1 onto -0.0
  *      (onto +0.0 too, except that -0.0 comes out +0.0, as IEEE addition says);
  *  (c) for the version this library writes: dq_encode of NAME.in (with residual NAME.res when
@@ -13,7 +15,7 @@
  *      without the header and dq_decode_block decodes that body to NAME.out; a coded message
  *      (coder=elias|rans, encoded with that coder forced) is also the fixed message re-coded
  *      (dq_recode both ways, dq_coded_size), and the block API checks use that fixed body;
- *  (d) L2 messages: dq_message_norm2 equals the sum of the squared scales in the file, and
+ *  (d) L2 messages (qsgd, nuqsgd): dq_message_norm2 equals the sum of the squared scales, and
  *      agrees with ||input||^2 to float rounding; other norms give DQ_ERR_PARAM.
  * Older versions get (a), (b) and (d): a decoder keeps reading every earlier format version.
  * A missing or unreadable file fails its case, and each version must have at least
@@ -30,7 +32,7 @@
 
 /* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
  * cases; a new format version needs its own entry and directory. */
-static const unsigned long k_min_cases[] = {0, 99};
+static const unsigned long k_min_cases[] = {0, 132};
 #define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
 
 /* ---------------------------------------------------------------- files (C99 stdio) */
@@ -111,9 +113,13 @@ typedef struct gcase {
     size_t n;
     unsigned scheme, coder, bits;
     uint32_t bucket; /* DQ_BUCKET_WHOLE or the bucket */
-    int nearest, maxnorm, ef, checksum;
+    int nearest, ef, checksum;
+    dq_norm norm; /* l2|max: asked of the encoder; pow2|clip|alpha: the scheme's own, asked of none */
     uint64_t seed, step;
     uint32_t stream;
+    uint32_t alpha;       /* trunc, trunc-nu: the float32 bit pattern of dq_params.alpha */
+    unsigned nlev;        /* trunc-nu: the levels, 2^(bits-1)-1 of them */
+    float levels[127];
 } gcase;
 
 enum {
@@ -129,7 +135,9 @@ enum {
     K_STREAM = 1 << 9,
     K_EF = 1 << 10,
     K_ALL = (1 << 11) - 1, /* keys added later get a default and are not required: */
-    K_CHECKSUM = 1 << 11
+    K_CHECKSUM = 1 << 11,
+    K_ALPHA = 1 << 12, /* trunc, trunc-nu (and only they) */
+    K_LEVELS = 1 << 13 /* trunc-nu (and only it) */
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *v) {
@@ -141,6 +149,57 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *v) {
     if (errno || *end || x > max) return 0;
     *v = (uint64_t)x;
     return 1;
+}
+
+/* "0x" and exactly 8 hex digits: a float32 bit pattern (alpha=, levels=). */
+static int parse_hex32(const char *s, size_t len, uint32_t *v) {
+    size_t i;
+    uint32_t x = 0;
+    if (len != 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return 0;
+    for (i = 2; i < 10; i++) {
+        char ch = s[i];
+        unsigned d = ch >= '0' && ch <= '9' ? (unsigned)(ch - '0')
+                     : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                     : ch >= 'A' && ch <= 'F' ? (unsigned)(ch - 'A' + 10)
+                                              : 16u;
+        if (d > 15u) return 0;
+        x = x << 4 | d;
+    }
+    *v = x;
+    return 1;
+}
+/* levels=0xHHHHHHHH,0xHHHHHHHH,...: 1 to 127 bit patterns, in order */
+static int parse_levels(const char *s, gcase *c) {
+    c->nlev = 0;
+    for (;;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        uint32_t u;
+        if (c->nlev == 127u || !parse_hex32(s, len, &u)) return 0;
+        c->levels[c->nlev++] = f32(u);
+        if (!e) return 1;
+        s = e + 1;
+    }
+}
+static const struct {
+    const char *name;
+    unsigned scheme;
+} k_schemes[] = {{"qsgd", DQ_SCHEME_QSGD},         {"nuqsgd", DQ_SCHEME_NUQSGD}, {"natural", DQ_SCHEME_NATURAL},
+                 {"terngrad", DQ_SCHEME_TERNGRAD}, {"trunc", DQ_SCHEME_TRUNC},   {"trunc-nu", DQ_SCHEME_TRUNC_NU}};
+static const struct {
+    const char *name;
+    dq_norm norm;
+} k_norms[] = {{"l2", DQ_NORM_L2},     {"max", DQ_NORM_MAX},     {"pow2", DQ_NORM_POW2},
+               {"clip", DQ_NORM_CLIP}, {"alpha", DQ_NORM_ALPHA}};
+/* The norm the manifest gives a scheme: the one asked (qsgd, nuqsgd: l2 or max), else its own. */
+static int norm_fits(unsigned scheme, dq_norm norm) {
+    switch (scheme) {
+    case DQ_SCHEME_NATURAL: return norm == DQ_NORM_POW2;
+    case DQ_SCHEME_TERNGRAD: return norm == DQ_NORM_CLIP;
+    case DQ_SCHEME_TRUNC:
+    case DQ_SCHEME_TRUNC_NU: return norm == DQ_NORM_ALPHA;
+    default: return norm == DQ_NORM_L2 || norm == DQ_NORM_MAX;
+    }
 }
 
 /* One manifest line into c; 0 with a message in err on any problem. */
@@ -177,9 +236,12 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
             ok = parse_u64(val, (uint64_t)SIZE_MAX / 4u, &v) && v >= 1u;
             c->n = (size_t)v;
         } else if (!strcmp(tok, "scheme")) {
+            size_t j;
             key = K_SCHEME;
-            ok = !strcmp(val, "qsgd");
-            c->scheme = DQ_SCHEME_QSGD;
+            for (j = 0; j < sizeof k_schemes / sizeof k_schemes[0]; j++)
+                if (!strcmp(val, k_schemes[j].name)) break;
+            ok = j < sizeof k_schemes / sizeof k_schemes[0];
+            c->scheme = ok ? k_schemes[j].scheme : 0u;
         } else if (!strcmp(tok, "coder")) {
             key = K_CODER;
             ok = !strcmp(val, "fixed") || !strcmp(val, "elias") || !strcmp(val, "rans");
@@ -201,9 +263,12 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
             ok = !strcmp(val, "stochastic") || !strcmp(val, "nearest");
             c->nearest = !strcmp(val, "nearest");
         } else if (!strcmp(tok, "norm")) {
+            size_t j;
             key = K_NORM;
-            ok = !strcmp(val, "l2") || !strcmp(val, "max");
-            c->maxnorm = !strcmp(val, "max");
+            for (j = 0; j < sizeof k_norms / sizeof k_norms[0]; j++)
+                if (!strcmp(val, k_norms[j].name)) break;
+            ok = j < sizeof k_norms / sizeof k_norms[0];
+            c->norm = ok ? k_norms[j].norm : DQ_NORM_DEFAULT;
         } else if (!strcmp(tok, "seed")) {
             key = K_SEED;
             ok = parse_u64(val, UINT64_MAX, &c->seed);
@@ -222,6 +287,12 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
             key = K_CHECKSUM;
             ok = parse_u64(val, 1u, &v);
             c->checksum = (int)v;
+        } else if (!strcmp(tok, "alpha")) {
+            key = K_ALPHA;
+            ok = parse_hex32(val, strlen(val), &c->alpha);
+        } else if (!strcmp(tok, "levels")) {
+            key = K_LEVELS;
+            ok = parse_levels(val, c);
         } else { /* a key from a newer make_golden.c: this test must learn what it means */
             snprintf(err, errlen, "%s: unknown key '%s' (teach tests/test_golden.c)", c->name, tok);
             return 0;
@@ -234,6 +305,19 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
     }
     if ((seen & K_ALL) != K_ALL) {
         snprintf(err, errlen, "%s: missing keys (mask 0x%X of 0x%X)", c->name, seen, (unsigned)K_ALL);
+        return 0;
+    }
+    if (!norm_fits(c->scheme, c->norm)) {
+        snprintf(err, errlen, "%s: norm does not fit the scheme", c->name);
+        return 0;
+    }
+    if (!(seen & K_ALPHA) != !(c->scheme == DQ_SCHEME_TRUNC || c->scheme == DQ_SCHEME_TRUNC_NU)) {
+        snprintf(err, errlen, "%s: alpha= goes with scheme trunc and trunc-nu, and only there", c->name);
+        return 0;
+    }
+    if (!(seen & K_LEVELS) != (c->scheme != DQ_SCHEME_TRUNC_NU) ||
+        (c->scheme == DQ_SCHEME_TRUNC_NU && (c->bits < 2u || c->bits > 8u || c->nlev != (1u << (c->bits - 1u)) - 1u))) {
+        snprintf(err, errlen, "%s: levels= goes with scheme trunc-nu, 2^(bits-1)-1 of them", c->name);
         return 0;
     }
     return 1;
@@ -268,7 +352,8 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     dq_header h;
     dq_status st;
     dq_params p;
-    dq_norm wnorm = c->bits == 1u && c->nearest ? DQ_NORM_MEAN : c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+    /* 1-bit nearest QSGD writes the mean norm (scaled sign), whatever was asked */
+    dq_norm wnorm = c->scheme == DQ_SCHEME_QSGD && c->bits == 1u && c->nearest ? DQ_NORM_MEAN : c->norm;
     uint32_t B;
 
     path_of(path, sizeof path, dir, c->name, ".dqsg");
@@ -303,6 +388,18 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     CHECK(h.seed == c->seed && h.step == c->step && h.stream == c->stream);
     CHECKF(h.msg_size == len, "msg_size %lu, file %lu bytes", (unsigned long)h.msg_size, (unsigned long)len);
     if (h.count != n || h.msg_size != len) goto done;
+    B = c->bucket == DQ_BUCKET_WHOLE ? (uint32_t)0 : c->bucket;
+    nb = B ? (n - 1u) / B + 1u : 1u;
+    CHECK(len >= off + 4u * (nb + c->nlev)); /* the scales and levels are in the file */
+    if (len < off + 4u * (nb + c->nlev)) goto done;
+    if (c->scheme == DQ_SCHEME_TRUNC || c->scheme == DQ_SCHEME_TRUNC_NU) { /* every scale is alpha */
+        for (i = 0; i < nb; i++)
+            if (ld32(msg + off + 4u * i) != c->alpha) break;
+        CHECKF(i == nb, "scale %lu is not alpha 0x%08lX", (unsigned long)i, (unsigned long)c->alpha);
+    }
+    for (i = 0; i < c->nlev; i++) /* trunc-nu: the levels follow the scales */
+        if (ld32(msg + off + 4u * (nb + i)) != u32(c->levels[i])) break;
+    CHECKF(i == c->nlev, "level %lu differs from the manifest", (unsigned long)i);
 
     /* (b) decode, decode-add */
     out = (float *)xmalloc(4u * (n + 1u));
@@ -329,11 +426,13 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
 
     /* (c) re-encode with the version this library writes */
     memset(&p, 0, sizeof p);
-    p.scheme = DQ_SCHEME_QSGD;
+    p.scheme = (dq_scheme)c->scheme;
     p.bits = c->bits;
     p.bucket = c->bucket;
     p.rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
-    p.norm = c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+    p.norm = c->norm == DQ_NORM_L2 || c->norm == DQ_NORM_MAX ? c->norm : DQ_NORM_DEFAULT; /* others: chosen */
+    p.alpha = f32(c->alpha); /* 0 unless trunc, trunc-nu */
+    p.levels = c->nlev ? c->levels : NULL;
     p.seed = c->seed;
     p.step = c->step;
     p.stream = c->stream;
@@ -392,8 +491,6 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     }
 
     /* (d) the message norm */
-    B = c->bucket == DQ_BUCKET_WHOLE ? (uint32_t)0 : c->bucket;
-    nb = B ? (n - 1u) / B + 1u : 1u;
     {
         double got = -1.0, sum = 0.0, exact = 0.0;
         st = dq_message_norm2(msg, len, &got);
@@ -447,7 +544,7 @@ static void run_version(const char *root, unsigned ver) {
     man = read_all(path, &len);
     CHECKF(man != NULL, "cannot read %s: every format version this library decodes needs golden files", path);
     while (man && pos < len) {
-        char line[2048];
+        char line[4096]; /* a trunc-nu line at 8 bits lists 127 levels */
         size_t e = pos, l;
         while (e < len && man[e] != '\n') e++;
         l = e - pos;

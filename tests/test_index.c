@@ -1,4 +1,4 @@
-/* Sparse index streams (tmp_parts/FORMAT_index.md): known-answer streams, round trips of every
+/* Sparse index streams (doc/FORMAT.md 18): known-answer streams, round trips of every
  * coder and AUTO over densities from one index to all of them, n up to 2^32, exact sizes and
  * the bound, AUTO against the explicit coders, the VARINT kernel against its scalar twin, every
  * truncation (exactly-sized buffers, for ASan), single-byte corruptions (any status, and a

@@ -594,11 +594,13 @@ static void test_sizes(void) {
     unsigned b, bk;
     gen_port(x, big + 263u, 4242u);
     for (b = 1; b <= 16; b++) {
-        /* n = 0: dq_encode refuses it; the bound is the header and the payload checksum */
+        /* n = 0: dq_encode refuses it; the bound is the header, the payload checksum and the
+         * room for a TRUNC_NU level table (127 levels at most) */
         dq_params p = mkp(b, DQ_ROUND_NEAREST, DQ_NORM_L2, 512u, 1u, 2u, 3u);
+        size_t table = b == 1u ? 0u : 4u * ((1u << ((b < 8u ? b : 8u) - 1u)) - 1u);
         CHECK(dq_encode(&p, &one, 0, NULL, buf, cap, &len) == DQ_ERR_EMPTY);
         CHECK(dq_encode_block(&p, &one, 0, NULL, buf, cap, &len) == DQ_ERR_EMPTY);
-        CHECK(dq_encode_bound(0, b) == DQ_HEADER_SIZE + 4u && DQ_ENCODE_BOUND(0, b) == DQ_HEADER_SIZE + 4u);
+        CHECK(dq_encode_bound(0, b) == DQ_HEADER_SIZE + 4u + table && DQ_ENCODE_BOUND(0, b) == DQ_HEADER_SIZE + 4u + table);
         for (n = 1; n <= nmax; n++) {
             CHECK(dq_encode_bound(n, b) >= dq_encode_bound(n - 1u, b));
             if (b > 1) CHECK(dq_encode_bound(n, b) >= dq_encode_bound(n, b - 1u));

@@ -84,7 +84,11 @@ static void fuzz_message(const uint8_t *data, size_t size) {
     } else if (dq_decode_add(data, size, 0.5f, acc, h.count) == DQ_OK) {
         abort(); /* decode failed but decode-add accepted the same bytes */
     }
-    {
+    if (!dq__is_levels(h.scheme)) { /* sparse and sketch messages: no ranges, no re-coding */
+        size_t sz;
+        if (dq_decode_range(data, size, 0, h.count, acc) == DQ_OK) abort();
+        if (dq_coded_size(data, size, DQ_CODER_FIXED, &sz) == DQ_OK) abort();
+    } else {
         const float *whole = vst == DQ_OK && dq_decode(data, size, out, h.count) == DQ_OK ? out : NULL;
         fuzz_ranges(data, size, &h, whole, acc);
         fuzz_recode(data, size, &h, DQ_CODER_FIXED, 1, whole, acc); /* coded -> fixed (fixed: a copy) */
@@ -100,14 +104,23 @@ static void fuzz_message(const uint8_t *data, size_t size) {
     free(acc);
 }
 
-/* The block API trusts its parameters; take them from the first 4 bytes. */
+/* The block API trusts its parameters; take them from the first 4 bytes. Byte 3's top bits
+ * pick the scheme: QSGD, NUQSGD, TRUNC (alpha 1) or TRUNC_NU (levels l / s, alpha 1). */
 static void fuzz_block(const uint8_t *data, size_t size) {
+    static const dq_scheme schemes[4] = {DQ_SCHEME_QSGD, DQ_SCHEME_NUQSGD, DQ_SCHEME_TRUNC, DQ_SCHEME_TRUNC_NU};
+    float lv[127];
     dq_params p;
     size_t n;
     float *out;
+    unsigned l, s;
     if (size < 4) return;
     memset(&p, 0, sizeof p);
     p.bits = data[0] % 18u; /* 0 (default) .. 17 (invalid) */
+    p.scheme = schemes[data[3] >> 6];
+    p.alpha = 1.0f;
+    s = p.bits >= 2u && p.bits <= 8u ? (1u << (p.bits - 1u)) - 1u : 7u; /* 7: the default 4 bits */
+    for (l = 0; l < s; l++) lv[l] = (float)(l + 1u) / (float)s;
+    p.levels = lv;
     p.bucket = data[1] == 0 ? DQ_BUCKET_WHOLE : (uint32_t)data[1] * 4u; /* some not multiples of 8 */
     n = (size_t)data[2] * 7u + (data[3] & 7u);
     p.coder = (data[3] >> 3) & 7u; /* 0 fixed, 1 Elias, 2 rANS, 3 AUTO, 4..7 invalid: blocks are fixed only */

@@ -1,4 +1,4 @@
-/* fuzz_index.c - the sparse index streams (tmp_parts/FORMAT_index.md) on untrusted bytes.
+/* fuzz_index.c - the sparse index streams (doc/FORMAT.md 18) on untrusted bytes.
  * 1. The input as a stream: the header reader and the decoder must never crash or read or
  *    write out of bounds (ASan); the VARINT kernel and its scalar twin return the same status
  *    and indices; a stream that decodes holds strictly increasing indices below n, is no

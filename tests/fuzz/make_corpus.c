@@ -5,7 +5,9 @@
  * several buckets), round-trip inputs (8 parameter bytes, then float32 values), and kernel
  * choices for fuzz_simd.c (its parameter bytes; the values come from its generator, or follow
  * as float32 in raw mode); coded messages (Elias, rANS) for the decoders, and parameter bytes
- * plus values for fuzz_coders.c. New seeds are added after the others, under new names. */
+ * plus values for fuzz_coders.c; messages of the level schemes NUQSGD, NATURAL, TERNGRAD,
+ * TRUNC and TRUNC_NU (every coder, valid and damaged, resealed) for the decoders, and their
+ * parameter bytes for fuzz_roundtrip.c. New seeds are added after the others, under new names. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,26 @@ static int put_name(const char *dir, const char *file, const void *p, size_t n) 
     f = fopen(name, "wb");
     if (!f || fwrite(p, 1, n, f) != n) return 1;
     return fclose(f) != 0;
+}
+static uint32_t crc32c(const uint8_t *p, size_t n) { /* doc/FORMAT.md 3.3, bitwise */
+    uint32_t c = 0xFFFFFFFFu;
+    int k;
+    while (n--) {
+        c ^= *p++;
+        for (k = 0; k < 8; k++) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+static void st32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+/* The header CRC, and the payload checksum when flag bit 1 is set, made right for m[0..len). */
+static void reseal(uint8_t *m, size_t len) {
+    st32(m + 44, crc32c(m, 44));
+    if (m[10] & 2u) st32(m + len - 4, crc32c(m + 48, len - 52));
 }
 static int put(const char *dir, int k, const void *p, size_t n) {
     char file[32];
@@ -205,6 +227,144 @@ int main(void) {
             else
                 memcpy(in + 8, x + 3 * s, 4 * 40);
             r |= put_name("coders", fc[s].name, in, sizeof in);
+        }
+    }
+    { /* level schemes (dq_scheme 2, 3, 4, 9, 10) for fuzz_decode: each scheme at a few widths,
+       * counts and buckets, with every coder and the checksum; then damaged copies, resealed
+       * (header CRC and payload checksum made right) so that the damage reaches the checks
+       * behind them: levels out of order, above 1, NaN, a last level below 1, a width or norm
+       * the scheme refuses, an unassigned scheme, TRUNC_NU read as TRUNC, a negative scale,
+       * padding bits, a message cut in its level table, and one bit flipped under the checksum
+       * (not resealed). */
+        static const struct {
+            const char *name;
+            unsigned scheme, bits, coder, ck, nearest, maxnorm;
+            uint32_t bucket;
+            size_t n;
+            float alpha;
+        } ls[] = {
+            {"nuqsgd-b2-n1", 2, 2, 0, 0, 0, 0, 512, 1, 0},
+            {"nuqsgd-b4-n300-max", 2, 4, 0, 0, 1, 1, 64, 300, 0},
+            {"nuqsgd-b8-n1000-ck", 2, 8, 0, 1, 0, 0, DQ_BUCKET_WHOLE, 1000, 0},
+            {"nuqsgd-elias-b5-n300", 2, 5, 1, 0, 0, 0, 40, 300, 0},
+            {"nuqsgd-rans-b3-n1000-ck", 2, 3, 2, 1, 0, 1, 512, 1000, 0},
+            {"natural-b8-n300", 3, 8, 0, 0, 0, 0, 512, 300, 0},
+            {"natural-b3-n7-ck", 3, 3, 0, 1, 1, 0, 8, 7, 0},
+            {"natural-elias-b6-n1000-ck", 3, 6, 1, 1, 0, 0, 256, 1000, 0},
+            {"natural-rans-b4-n300", 3, 4, 2, 0, 1, 0, DQ_BUCKET_WHOLE, 300, 0},
+            {"terngrad-n300", 4, 2, 0, 0, 0, 0, 40, 300, 0},
+            {"terngrad-n1000-nearest-ck", 4, 2, 0, 1, 1, 0, 512, 1000, 0},
+            {"terngrad-elias-n300", 4, 2, 1, 0, 0, 0, 8, 300, 0},
+            {"terngrad-rans-n1000-ck", 4, 2, 2, 1, 0, 0, 512, 1000, 0},
+            {"trunc-b2-n300", 9, 2, 0, 0, 0, 0, 8, 300, 1.5f},
+            {"trunc-b16-n300-ck", 9, 16, 0, 1, 1, 0, 512, 300, 0.25f},
+            {"trunc-b9-n1-whole", 9, 9, 0, 0, 0, 0, DQ_BUCKET_WHOLE, 1, 3.0f},
+            {"trunc-elias-b12-n1000", 9, 12, 1, 0, 0, 0, 512, 1000, 6.0f},
+            {"trunc-rans-b5-n300-ck", 9, 5, 2, 1, 1, 0, 64, 300, 2.0f},
+            {"trunc-nu-b2-n300", 10, 2, 0, 0, 0, 0, 40, 300, 1.0f},
+            {"trunc-nu-b4-n1000-ck", 10, 4, 0, 1, 1, 0, 512, 1000, 2.5f},
+            {"trunc-nu-b8-n300-whole", 10, 8, 0, 0, 0, 0, DQ_BUCKET_WHOLE, 300, 4.0f},
+            {"trunc-nu-b7-n1", 10, 7, 0, 0, 0, 0, 8, 1, 0.5f},
+            {"trunc-nu-elias-b5-n300-ck", 10, 5, 1, 1, 0, 0, 64, 300, 3.0f},
+            {"trunc-nu-rans-b3-n1000", 10, 3, 2, 0, 1, 0, 512, 1000, 2.0f},
+        };
+        static float y[1000], lv[127];
+        static uint8_t lm[8192], d[8192];
+        char file[64];
+        size_t j, len2, nb;
+        for (i = 0; i < 1000; i++) y[i] = (float)(sin(0.37 * (double)i) * (1.0 + (double)(i % 7)));
+        for (i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+            dq_params p;
+            unsigned sl = ls[i].bits >= 2u && ls[i].bits <= 8u ? (1u << (ls[i].bits - 1u)) - 1u : 0u;
+            size_t off = ls[i].coder ? 56u : 48u;
+            memset(&p, 0, sizeof p);
+            p.scheme = (dq_scheme)ls[i].scheme;
+            p.bits = ls[i].bits;
+            p.bucket = ls[i].bucket;
+            p.rounding = ls[i].nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+            p.norm = ls[i].maxnorm ? DQ_NORM_MAX : DQ_NORM_DEFAULT;
+            p.checksum = ls[i].ck;
+            p.coder = ls[i].coder;
+            p.seed = 21u + i;
+            p.alpha = ls[i].alpha;
+            for (j = 0; j < sl; j++) lv[j] = (float)((j + 1u) * (j + 2u)) / (float)(sl * (sl + 1u)); /* last 1 */
+            p.levels = ls[i].scheme == 10u ? lv : NULL;
+            if (dq_encode_bound_coded(ls[i].n, p.bits) > sizeof lm) return 1;
+            snprintf(file, sizeof file, "scheme-%s", ls[i].name);
+            r |= dq_encode(&p, y, ls[i].n, NULL, lm, sizeof lm, &len) != DQ_OK || put_name("decode", file, lm, len);
+            nb = ls[i].bucket == DQ_BUCKET_WHOLE ? 1u : (ls[i].n + ls[i].bucket - 1u) / ls[i].bucket;
+            /* damaged copies of some: each a fresh copy, resealed */
+#define DAMAGED(tag, edit)                                                                 \
+    do {                                                                                   \
+        memcpy(d, lm, len);                                                                \
+        len2 = len;                                                                        \
+        edit;                                                                              \
+        reseal(d, len2);                                                                   \
+        snprintf(file, sizeof file, "bad-%s-%s", ls[i].name, tag);                         \
+        r |= put_name("decode", file, d, len2);                                            \
+    } while (0)
+            if (ls[i].scheme == 10u && sl >= 3u) {
+                uint8_t *t = d + off + 4u * nb;
+                DAMAGED("levels-swapped", { uint8_t u[4]; memcpy(u, t, 4); memcpy(t, t + 4, 4); memcpy(t + 4, u, 4); });
+                DAMAGED("level-above-1", st32(t + 4u * (sl - 1u), 0x3F800001u));
+                DAMAGED("last-level-below-1", st32(t + 4u * (sl - 1u), 0x3F7FFFFFu));
+                DAMAGED("level-nan", st32(t + 4u, 0x7FC00000u));
+                DAMAGED("level-zero", st32(t, 0u));
+                DAMAGED("as-trunc", d[6] = 9u);
+                DAMAGED("cut-in-levels", len2 = off + 4u * nb + 4u * (sl / 2u));
+            }
+            if (ls[i].scheme == 2u && ls[i].bits == 8u) DAMAGED("bits9", d[7] = 9u);
+            if (ls[i].scheme == 4u && ls[i].coder == 0u) DAMAGED("bits3", d[7] = 3u);
+            if (ls[i].scheme == 3u && ls[i].coder == 0u) DAMAGED("norm-l2", d[9] = 0u);
+            if (ls[i].scheme == 2u && ls[i].coder == 0u) DAMAGED("norm-pow2", d[9] = 3u);
+            if (ls[i].scheme == 9u && ls[i].coder == 0u) {
+                DAMAGED("scheme5", d[6] = 5u);
+                DAMAGED("scale-negative", st32(d + off, 0xBFC00000u));
+                DAMAGED("as-trunc-nu", d[6] = 10u);
+            }
+            if (ls[i].coder == 0u && ls[i].n % 256u && (ls[i].n * ls[i].bits) % 8u)
+                DAMAGED("padding", d[len2 - 1u - 4u * ls[i].ck] |= 0x80u);
+            if (ls[i].ck) { /* one payload bit flipped, checksum left stale: the resealed pass decodes it */
+                memcpy(d, lm, len);
+                d[len - 5u] ^= 0x10u;
+                snprintf(file, sizeof file, "bad-%s-flip", ls[i].name);
+                r |= put_name("decode", file, d, len);
+            }
+#undef DAMAGED
+        }
+    }
+    { /* fuzz_roundtrip.c: the level schemes (byte 6 scheme | coder << 3 | checksum << 5 | error
+       * feedback << 6 | norm asked << 7; byte 7 alpha or the damage), then 40 float32 values */
+        static const struct {
+            const char *name;
+            uint8_t b[8];
+        } rt[] = {
+            {"scheme-nuqsgd-b4", {2, 8, 0, 1, 2, 3, 0x01, 0}},
+            {"scheme-nuqsgd-b8-nearest-max-elias-ef", {6, 1, 3, 4, 5, 6, 0x49, 0}},
+            {"scheme-natural-default-rans", {0x40, 16, 0, 7, 8, 9, 0x12, 0}},
+            {"scheme-natural-b3-nearest-whole-ck", {1, 1, 1, 1, 1, 1, 0x22, 0}},
+            {"scheme-terngrad-bucket8-ef", {0, 0, 0, 2, 2, 2, 0x43, 0}},
+            {"scheme-terngrad-nearest-auto-ck", {0, 5, 1, 3, 3, 3, 0x3B, 0}},
+            {"scheme-trunc-b2-alpha1", {0, 8, 0, 4, 4, 4, 0x04, 32}},
+            {"scheme-trunc-b16-nearest-ef-alpha-min", {14, 64, 1, 5, 5, 5, 0x44, 0xFE}},
+            {"scheme-trunc-b9-elias-ck-alpha1.5", {7, 1, 0, 6, 6, 6, 0x2C, 160}},
+            {"scheme-trunc-nu-b5", {3, 40, 0, 7, 7, 7, 0x05, 33}},
+            {"scheme-trunc-nu-b8-nearest-rans-ck-ef-alpha-max", {6, 24, 1, 8, 8, 8, 0x75, 0xFF}},
+            {"scheme-trunc-nu-b2-auto", {0, 2, 0, 9, 9, 9, 0x1D, 31}},
+            {"invalid-trunc-alpha-nan", {3, 8, 0, 0, 0, 0, 0x06, 2}},
+            {"invalid-trunc-alpha-below-min", {3, 8, 0, 0, 0, 0, 0x06, 4}},
+            {"invalid-trunc-nu-levels-equal", {2, 8, 0, 0, 0, 0, 0x07, 1}},
+            {"invalid-trunc-nu-levels-null", {2, 8, 0, 0, 0, 0, 0x07, 3}},
+            {"invalid-natural-norm-max", {4, 8, 2, 0, 0, 0, 0x82, 0}},
+            {"invalid-nuqsgd-bits9", {136, 8, 0, 0, 0, 0, 0x01, 0}},
+            {"invalid-trunc-nu-rans-b12", {139, 8, 0, 0, 0, 0, 0x15, 0}},
+        };
+        uint8_t in[8 + 4 * 40];
+        size_t s;
+        for (s = 0; s < sizeof rt / sizeof rt[0]; s++) {
+            memcpy(in, rt[s].b, 8);
+            memcpy(in + 8, x + 5 * s, 4 * 40);
+            r |= put_name("roundtrip", rt[s].name, in, sizeof in);
         }
     }
     return r;

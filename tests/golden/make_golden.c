@@ -19,11 +19,14 @@
  * version and a new directory v<N>; the old directory stays and keeps decoding.
  *
  * Inputs are built from integer arithmetic only (an integer hash gives sign, exponent and
- * mantissa bits of each float; small integers are scaled by exact powers of two), so the
- * generator reproduces them on any platform without libm. Every message is also decoded by
- * an independent decoder written from doc/FORMAT.md (spec_decode below; the Elias and rANS
- * payloads of coded messages by spec_coded_codes) and must agree with dq_decode; error-feedback
- * residuals are checked against the rule of section 6.6. A coded message must also equal the
+ * mantissa bits of each float; small integers are scaled by exact powers of two; TRUNC_NU
+ * level tables are integer ratios, make_levels), so the generator reproduces them on any
+ * platform without libm. Every message is also decoded by an independent decoder written from
+ * doc/FORMAT.md (spec_decode below; the Elias and rANS payloads of coded messages by
+ * spec_coded_codes; the magnitudes of every level scheme, uniform, exponential and TRUNC_NU's
+ * table, by spec_magnitude) and must agree with dq_decode; error-feedback residuals are
+ * checked against the rule of section 6.6; TRUNC and TRUNC_NU messages must carry alpha as
+ * every scale and the caller's levels after the scales. A coded message must also equal the
  * fixed message of the same params re-coded (dq_recode both ways), and its AUTO case must be
  * what the coder AUTO chose, forced. */
 #if defined(__unix__) || defined(__APPLE__)
@@ -118,6 +121,21 @@ static void make_input(int kind, uint32_t iseed, int eshift, float *x, size_t n)
     }
 }
 
+/* TRUNC_NU level tables from integers: s levels 0 < l_1 < ... < l_s = 1 (one float division
+ * each, so every platform gets the same bits). LV_CUM: cumulative sums of weights 1..16 from
+ * the hash, over their total; LV_SQUARE: l^2 / s^2 (dense near 0). The quotients of distinct
+ * integers below 2^24 over one divisor at most 2^24 are distinct floats, and the last is 1. */
+enum { LV_CUM = 1, LV_SQUARE = 2 };
+static void make_levels(int rule, uint32_t iseed, unsigned s, float *lv) {
+    uint32_t cum[127], total = 0;
+    unsigned l;
+    for (l = 1; l <= s; l++) {
+        total += rule == LV_SQUARE ? 2u * l - 1u : 1u + (uint32_t)(hash2(iseed ^ 0x1E7E15u, l) % 16u);
+        cum[l - 1] = total; /* LV_SQUARE: the sum of the first l odd numbers, l^2 */
+    }
+    for (l = 0; l < s; l++) lv[l] = (float)cum[l] / (float)total;
+}
+
 /* ---------------------------------------------------------------- the cases */
 typedef struct gcase {
     char name[48];
@@ -132,6 +150,11 @@ typedef struct gcase {
     int checksum;     /* payload checksum (flag bit 1); manifest key only when set */
     unsigned coder;   /* DQ_CODER_FIXED, _ELIAS, _RANS, or _AUTO (the manifest names the coder written) */
     unsigned written; /* the coder the message uses (set in main) */
+    /* level schemes (library 0.4.0); the manifest prints scheme, alpha and levels */
+    unsigned scheme;    /* DQ_SCHEME_*; 0 (the cases before them) = DQ_SCHEME_QSGD */
+    uint32_t alpha;     /* TRUNC, TRUNC_NU: bit pattern of dq_params.alpha */
+    int lvrule;         /* TRUNC_NU: how levels[] is built (LV_*) */
+    const char *note;   /* comment lines the manifest gets before this case, or NULL */
 } gcase;
 
 #define MAX_CASES 256
@@ -161,6 +184,19 @@ static void add(const char *name, size_t n, unsigned bits, uint32_t bucket, int 
     c->eshift = eshift;
     c->iseed = iseed;
 }
+
+/* A case of a level scheme other than QSGD: seed, step and stream from one number k. */
+static void scase(unsigned scheme, const char *name, size_t n, unsigned bits, uint32_t bucket, int nearest,
+                  int maxnorm, uint32_t k, int ef, int kind, uint32_t iseed) {
+    add(name, n, bits, bucket, nearest, maxnorm, k, k + 1u, k + 2u, ef, kind, 0, iseed);
+    g_cases[g_ncases - 1u].scheme = scheme;
+}
+static const char k_note_schemes[] =
+    "# Level schemes (library 0.4.0; FORMAT.md 14): scheme nuqsgd|natural|terngrad|trunc|trunc-nu\n"
+    "# (wire 2, 3, 4, 9, 10); norm is then the norm asked (nuqsgd: l2|max) or the scheme's own,\n"
+    "# pow2 (natural), clip (terngrad), alpha (trunc, trunc-nu), asked of no encoder. trunc and\n"
+    "# trunc-nu add alpha=0xHHHHHHHH, the bit pattern of the float32 dq_params.alpha; trunc-nu\n"
+    "# adds levels=0xHHHHHHHH,... its 2^(bits-1)-1 levels as float32 bit patterns, in order.\n";
 
 #define W DQ_BUCKET_WHOLE
 #define ST 0
@@ -276,6 +312,85 @@ static void add_cases(void) {
     g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
     add("coder_auto_dense_b3_n3000", 3000, 3, 512, ST, L2, 734, 735, 736, 0, IN_MIXED, 0, 711);
     g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    /* the level schemes (library 0.4.0; manifest scheme=nuqsgd|natural|terngrad|trunc|trunc-nu,
+     * norm = the scheme's own for the last four, alpha= and levels= as hex bit patterns): each
+     * at several widths, buckets of 8, 40, 512 and the whole vector, both roundings, tails,
+     * special inputs (zero buckets, subnormals, scales near both limits), error feedback, the
+     * payload checksum, and the Elias, rANS and AUTO coders */
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b2_stoch_l2_bucket8", 300, 2, 8, ST, L2, 801, 0, IN_MIXED, 801);
+    g_cases[g_ncases - 1u].note = k_note_schemes;
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b4_nearest_max_bucket40", 520, 4, 40, NR, MX, 802, 0, IN_MIXED, 802);
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b8_stoch_max_whole", 1000, 8, W, ST, MX, 803, 0, IN_MIXED, 803);
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b3_stoch_ef_bucket512", 3000, 3, 512, ST, L2, 804, 1, IN_MIXED, 804);
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b6_nearest_special", 320, 6, 40, NR, L2, 805, 0, IN_SPECIAL, 805);
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b5_elias_sparse", 1000, 5, 512, ST, L2, 806, 0, IN_SPARSE, 806);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b7_rans_checksum", 700, 7, 64, ST, MX, 807, 0, IN_MIXED, 807);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    g_cases[g_ncases - 1u].checksum = 1;
+    scase(DQ_SCHEME_NUQSGD, "nuqsgd_b4_auto_dense", 3000, 4, 512, ST, L2, 808, 0, IN_MIXED, 808);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    scase(DQ_SCHEME_NATURAL, "natural_b8_stoch_bucket512", 700, 8, 512, ST, L2, 811, 0, IN_MIXED, 811);
+    scase(DQ_SCHEME_NATURAL, "natural_b2_nearest_bucket8", 263, 2, 8, NR, L2, 812, 0, IN_MIXED, 812);
+    scase(DQ_SCHEME_NATURAL, "natural_b3_stoch_special", 320, 3, 40, ST, L2, 813, 0, IN_SPECIAL, 813);
+    scase(DQ_SCHEME_NATURAL, "natural_b5_rans_ef_whole", 600, 5, W, NR, L2, 814, 1, IN_MIXED, 814);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    scase(DQ_SCHEME_NATURAL, "natural_b8_elias_sparse_checksum", 1000, 8, 256, ST, L2, 815, 0, IN_SPARSE, 815);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    g_cases[g_ncases - 1u].checksum = 1;
+    scase(DQ_SCHEME_NATURAL, "natural_b6_auto_sparse", 3000, 6, 512, ST, L2, 816, 0, IN_SPARSE, 816);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    scase(DQ_SCHEME_TERNGRAD, "terngrad_stoch_bucket40", 400, 2, 40, ST, L2, 821, 0, IN_MIXED, 821);
+    scase(DQ_SCHEME_TERNGRAD, "terngrad_nearest_whole_ef_checksum", 300, 2, W, NR, L2, 822, 1, IN_MIXED, 822);
+    g_cases[g_ncases - 1u].checksum = 1;
+    scase(DQ_SCHEME_TERNGRAD, "terngrad_stoch_special_bucket8", 320, 2, 8, ST, L2, 823, 0, IN_SPECIAL, 823);
+    scase(DQ_SCHEME_TERNGRAD, "terngrad_rans_n3000", 3000, 2, 512, ST, L2, 824, 0, IN_MIXED, 824);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    scase(DQ_SCHEME_TRUNC, "trunc_b2_stoch_bucket8", 300, 2, 8, ST, L2, 831, 0, IN_MIXED, 831);
+    g_cases[g_ncases - 1u].alpha = 0x3FC00000u; /* 1.5 */
+    scase(DQ_SCHEME_TRUNC, "trunc_b9_nearest_whole", 1000, 9, W, NR, L2, 832, 0, IN_MIXED, 832);
+    g_cases[g_ncases - 1u].alpha = 0x3F9E0652u; /* about 1.2345, not a short decimal */
+    scase(DQ_SCHEME_TRUNC, "trunc_b16_stoch_ef_bucket512", 600, 16, 512, ST, L2, 833, 1, IN_MIXED, 833);
+    g_cases[g_ncases - 1u].alpha = 0x40200000u; /* 2.5 */
+    scase(DQ_SCHEME_TRUNC, "trunc_b4_stoch_special_alpha_min", 320, 4, 40, ST, L2, 834, 0, IN_SPECIAL, 834);
+    g_cases[g_ncases - 1u].alpha = 0x0D800000u; /* 2^-100, the smallest alpha */
+    scase(DQ_SCHEME_TRUNC, "trunc_b12_nearest_special_alpha_max", 320, 12, 8, NR, L2, 835, 0, IN_SPECIAL, 835);
+    g_cases[g_ncases - 1u].alpha = 0x7E800000u; /* 2^126, the largest alpha */
+    scase(DQ_SCHEME_TRUNC, "trunc_b5_elias_sparse_checksum", 1000, 5, 512, ST, L2, 836, 0, IN_SPARSE, 836);
+    g_cases[g_ncases - 1u].alpha = 0x3F000000u; /* 0.5 */
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    g_cases[g_ncases - 1u].checksum = 1;
+    scase(DQ_SCHEME_TRUNC, "trunc_b8_auto_sparse", 3000, 8, 512, ST, L2, 837, 0, IN_SPARSE, 837);
+    g_cases[g_ncases - 1u].alpha = 0x42000000u; /* 32: small levels, which Elias codes in few bits */
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b2_stoch_bucket8", 300, 2, 8, ST, L2, 841, 0, IN_MIXED, 841);
+    g_cases[g_ncases - 1u].alpha = 0x3F800000u; /* 1.0; the one level is 1 */
+    g_cases[g_ncases - 1u].lvrule = LV_CUM;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b4_nearest_bucket40", 520, 4, 40, NR, L2, 842, 0, IN_MIXED, 842);
+    g_cases[g_ncases - 1u].alpha = 0x40000000u; /* 2.0 */
+    g_cases[g_ncases - 1u].lvrule = LV_CUM;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b8_stoch_whole", 1000, 8, W, ST, L2, 843, 0, IN_MIXED, 843);
+    g_cases[g_ncases - 1u].alpha = 0x40490FDBu; /* pi in float */
+    g_cases[g_ncases - 1u].lvrule = LV_SQUARE;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b5_stoch_ef_bucket512", 3000, 5, 512, ST, L2, 844, 1, IN_MIXED, 844);
+    g_cases[g_ncases - 1u].alpha = 0x3FE00000u; /* 1.75 */
+    g_cases[g_ncases - 1u].lvrule = LV_CUM;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b3_elias_sparse", 1000, 3, 512, ST, L2, 845, 0, IN_SPARSE, 845);
+    g_cases[g_ncases - 1u].alpha = 0x3F400000u; /* 0.75 */
+    g_cases[g_ncases - 1u].lvrule = LV_SQUARE;
+    g_cases[g_ncases - 1u].coder = DQ_CODER_ELIAS;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b6_rans_checksum", 700, 6, 64, NR, L2, 846, 0, IN_MIXED, 846);
+    g_cases[g_ncases - 1u].alpha = 0x41000000u; /* 8.0, above every input */
+    g_cases[g_ncases - 1u].lvrule = LV_CUM;
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    g_cases[g_ncases - 1u].checksum = 1;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b4_auto_dense", 3000, 4, 512, ST, L2, 847, 0, IN_MIXED, 847);
+    g_cases[g_ncases - 1u].alpha = 0x3E800000u; /* 0.25: most inputs saturate, few distinct codes */
+    g_cases[g_ncases - 1u].lvrule = LV_SQUARE;
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b7_n1", 1, 7, W, ST, L2, 848, 0, IN_MIXED, 848);
+    g_cases[g_ncases - 1u].alpha = 0x3E800000u; /* 0.25 */
+    g_cases[g_ncases - 1u].lvrule = LV_CUM;
     /* new cases go here, at the end */
 }
 
@@ -419,26 +534,60 @@ static int spec_coded_codes(unsigned coder, unsigned b, const uint8_t *pay, uint
     return 1;
 }
 
+/* The magnitude of level `level` (1..s) times the bucket's scale, for the level schemes
+ * (scheme byte): uniform l * (scale / s) for QSGD (1), TernGrad (4) and TRUNC (9); exponential
+ * 2^(l-s) * scale for NUQSGD (2) and NATURAL (3), the power of two built by halving 1.0 (exact
+ * down to 2^-126, s <= 127); levels[l-1] * scale for TRUNC_NU (10), whose every scale is alpha.
+ * Each product and quotient is one float operation. */
+static float spec_magnitude(unsigned scheme, unsigned b, uint32_t s, uint32_t level, float scale, const float *lv) {
+    float p = 1.0f;
+    uint32_t k;
+    if (b == 1) return scale; /* QSGD only: code 0 is +scale, 1 is -scale */
+    if (level == 0) return 0.0f;
+    if (scheme == 2 || scheme == 3) {
+        for (k = level; k < s; k++) p *= 0.5f;
+        return p * scale;
+    }
+    if (scheme == 10) return lv[level - 1] * scale;
+    return (float)level * (scale / (float)s);
+}
+
 static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect) {
-    unsigned b = m[7], ck = (m[10] >> 1) & 1u, coder = m[8];
-    uint64_t n = ld64(m + 16), B = ld32(m + 12), nb, F, T, i, tail_bytes, q, L = 0, off = 48;
+    unsigned b = m[7], ck = (m[10] >> 1) & 1u, coder = m[8], scheme = m[6], bmin = 1, bmax = 16;
+    uint64_t n = ld64(m + 16), B = ld32(m + 12), nb, F, T, i, tail_bytes, q, L = 0, off = 48, ntab = 0;
     const uint8_t *scales, *payload;
     uint32_t s, *codes = NULL;
-    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || b < 1 || b > 16 || coder > 2) return 1;
+    float lv[127];
+    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || coder > 2) return 1;
+    switch (scheme) { /* the widths each level scheme takes */
+    case 1: break;
+    case 2: case 3: case 10: bmin = 2; bmax = 8; break;
+    case 4: bmin = bmax = 2; break;
+    case 9: bmin = 2; break;
+    default: return 1;
+    }
+    if (b < bmin || b > bmax) return 1;
     if (B == 0) B = n;
     nb = (n + B - 1) / B;
-    if (coder) { /* coded: u64 payload length, then the scales and the coded payload */
+    s = b >= 2 ? (1u << (b - 1)) - 1u : 1u;
+    if (scheme == 10) ntab = s; /* TRUNC_NU: s float32 levels follow the scales */
+    if (coder) { /* coded: u64 payload length, then the scales (and levels) and the coded payload */
         if (len < 56) return 1;
         L = ld64(m + 48);
         off = 56;
-        if (len != 56 + 4 * nb + L + 4 * ck) return 1;
-    } else if (len != 48 + 4 * nb + (n * b + 7) / 8 + 4 * ck) {
+        if (len != 56 + 4 * nb + 4 * ntab + L + 4 * ck) return 1;
+    } else if (len != 48 + 4 * nb + 4 * ntab + (n * b + 7) / 8 + 4 * ck) {
         return 1;
     }
     if (ck && ld32(m + len - 4) != spec_crc32c(m + 48, len - 52)) return 1; /* FORMAT.md 3.4 */
     scales = m + off;
-    payload = scales + 4 * nb;
-    s = b >= 2 ? (1u << (b - 1)) - 1u : 1u;
+    for (q = 0; q < ntab; q++) { /* 0 < l_1 < ... < l_s = 1: positive floats order as their bits */
+        uint32_t u = ld32(scales + 4 * nb + 4 * q);
+        if (u == 0 || u > 0x3F800000u || (q && u <= ld32(scales + 4 * nb + 4 * q - 4))) return 1;
+        lv[q] = from_bits(u);
+    }
+    if (ntab && to_bits(lv[ntab - 1]) != 0x3F800000u) return 1;
+    payload = scales + 4 * nb + 4 * ntab;
     if (coder) {
         codes = (uint32_t *)malloc(4 * n);
         if (!codes || spec_coded_codes(coder, b, payload, L, n, codes)) {
@@ -453,17 +602,14 @@ static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect
             if (payload[32 * b * F + q / 8] >> (q % 8) & 1u) return 1;
     }
     for (i = 0; i < n; i++) {
-        uint32_t code = codes ? codes[i] : spec_code(payload, n, b, i), u = ld32(scales + 4 * (i / B)), level, sign;
-        float scale, step, v;
+        uint32_t code = codes ? codes[i] : spec_code(payload, n, b, i), u = ld32(scales + 4 * (i / B)), sign;
+        float v;
         if (u > 0x7E800000u) {
             free(codes);
             return 1;
         }
-        scale = from_bits(u);
-        level = b >= 2 ? code & s : 1u;
         sign = code >> (b - 1);
-        step = b >= 2 ? scale / (float)s : scale;
-        v = (float)level * step;
+        v = spec_magnitude(scheme, b, s, b >= 2 ? code & s : 1u, from_bits(u), lv);
         out[i] = sign ? -v : v;
     }
     free(codes);
@@ -578,27 +724,81 @@ static dq_status check_coded(const gcase *c, const dq_params *pc, const float *x
     return st;
 }
 
+/* TRUNC and TRUNC_NU: every scale is alpha, and TRUNC_NU's table after the scales is the
+ * caller's levels, bit for bit; other schemes: nothing follows the scales. */
+static int check_scheme_body(const gcase *c, const uint8_t *msg, const float *levels, unsigned nlev) {
+    size_t B = c->bucket == DQ_BUCKET_WHOLE ? c->n : c->bucket, nb = (c->n + B - 1) / B, k;
+    const uint8_t *scales = msg + (c->written ? 56 : 48);
+    if (msg[6] != (c->scheme ? c->scheme : 1u)) return 1;
+    if (c->scheme == DQ_SCHEME_TRUNC || c->scheme == DQ_SCHEME_TRUNC_NU)
+        for (k = 0; k < nb; k++)
+            if (ld32(scales + 4 * k) != c->alpha) return 1;
+    for (k = 0; k < nlev; k++)
+        if (ld32(scales + 4 * nb + 4 * k) != to_bits(levels[k])) return 1;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- main */
-static char g_manifest[64 * 1024];
+static char g_manifest[256 * 1024];
 static size_t g_mlen;
-static void mprintf_line(const gcase *c) {
+static void mcat(const char *str) {
+    size_t k = strlen(str);
+    if (k >= sizeof g_manifest - g_mlen) exit(2);
+    memcpy(g_manifest + g_mlen, str, k + 1u);
+    g_mlen += k;
+}
+static void mcat_k(const char *t, int k) { /* t from snprintf(t, 256, ...) returning k */
+    if (k < 0 || k >= 256) exit(2);
+    mcat(t);
+}
+static const char *scheme_name(unsigned scheme) {
+    switch (scheme) {
+    case DQ_SCHEME_NUQSGD: return "nuqsgd";
+    case DQ_SCHEME_NATURAL: return "natural";
+    case DQ_SCHEME_TERNGRAD: return "terngrad";
+    case DQ_SCHEME_TRUNC: return "trunc";
+    case DQ_SCHEME_TRUNC_NU: return "trunc-nu";
+    default: return "qsgd";
+    }
+}
+/* The manifest's norm: asked of the encoder (qsgd, nuqsgd), else the scheme's own. */
+static const char *norm_name(const gcase *c) {
+    switch (c->scheme) {
+    case DQ_SCHEME_NATURAL: return "pow2";
+    case DQ_SCHEME_TERNGRAD: return "clip";
+    case DQ_SCHEME_TRUNC:
+    case DQ_SCHEME_TRUNC_NU: return "alpha";
+    default: return c->maxnorm ? "max" : "l2";
+    }
+}
+static void mprintf_line(const gcase *c, const float *levels, unsigned nlev) {
     static const char *const coder_names[3] = {"fixed", "elias", "rans"};
-    int k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen, "%s n=%lu scheme=qsgd coder=%s bits=%u bucket=",
-                     c->name, (unsigned long)c->n, coder_names[c->written], c->bits);
-    if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
-    g_mlen += (size_t)k;
-    if (c->bucket == DQ_BUCKET_WHOLE)
-        k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen, "whole");
-    else
-        k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen, "%lu", (unsigned long)c->bucket);
-    if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
-    g_mlen += (size_t)k;
-    k = snprintf(g_manifest + g_mlen, sizeof g_manifest - g_mlen,
-                 " rounding=%s norm=%s seed=%llu step=%llu stream=%lu ef=%d%s\n", c->nearest ? "nearest" : "stochastic",
-                 c->maxnorm ? "max" : "l2", (unsigned long long)c->seed, (unsigned long long)c->step,
-                 (unsigned long)c->stream, c->ef, c->checksum ? " checksum=1" : "");
-    if (k < 0 || (size_t)k >= sizeof g_manifest - g_mlen) exit(2);
-    g_mlen += (size_t)k;
+    char t[256];
+    int k;
+    unsigned l;
+    if (c->note) mcat(c->note);
+    k = snprintf(t, sizeof t, "%s n=%lu scheme=%s coder=%s bits=%u bucket=", c->name, (unsigned long)c->n,
+                 scheme_name(c->scheme), coder_names[c->written], c->bits);
+    mcat_k(t, k);
+    if (c->bucket == DQ_BUCKET_WHOLE) {
+        mcat("whole");
+    } else {
+        k = snprintf(t, sizeof t, "%lu", (unsigned long)c->bucket);
+        mcat_k(t, k);
+    }
+    k = snprintf(t, sizeof t, " rounding=%s norm=%s seed=%llu step=%llu stream=%lu ef=%d%s",
+                 c->nearest ? "nearest" : "stochastic", norm_name(c), (unsigned long long)c->seed,
+                 (unsigned long long)c->step, (unsigned long)c->stream, c->ef, c->checksum ? " checksum=1" : "");
+    mcat_k(t, k);
+    if (c->scheme == DQ_SCHEME_TRUNC || c->scheme == DQ_SCHEME_TRUNC_NU) {
+        k = snprintf(t, sizeof t, " alpha=0x%08lX", (unsigned long)c->alpha);
+        mcat_k(t, k);
+    }
+    for (l = 0; l < nlev; l++) {
+        k = snprintf(t, sizeof t, "%s0x%08lX", l ? "," : " levels=", (unsigned long)to_bits(levels[l]));
+        mcat_k(t, k);
+    }
+    mcat("\n");
 }
 
 #define MANIFEST_HEAD \
@@ -645,6 +845,8 @@ int main(int argc, char **argv) {
         uint8_t *msg = (uint8_t *)malloc(cap);
         dq_params p;
         dq_status st;
+        float levels[127];
+        unsigned nlev;
         if (!x || !res || !res0 || !out || !ref || !msg) return 2;
         for (j = 0; j < ci; j++)
             if (!strcmp(g_cases[j].name, c->name)) {
@@ -655,11 +857,19 @@ int main(int argc, char **argv) {
         if (c->ef) make_input(c->kind == IN_SPECIAL ? IN_SPECIAL : IN_MIXED, c->iseed + 0x5EEDu, c->eshift - 3, res0, n);
         memcpy(res, res0, 4 * n);
         memset(&p, 0, sizeof p);
-        p.scheme = DQ_SCHEME_QSGD;
+        p.scheme = c->scheme ? (dq_scheme)c->scheme : DQ_SCHEME_QSGD;
         p.bits = c->bits;
         p.bucket = c->bucket;
         p.rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
-        p.norm = c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+        if (p.scheme == DQ_SCHEME_QSGD || p.scheme == DQ_SCHEME_NUQSGD) /* the others choose their norm */
+            p.norm = c->maxnorm ? DQ_NORM_MAX : DQ_NORM_L2;
+        nlev = 0;
+        if (p.scheme == DQ_SCHEME_TRUNC || p.scheme == DQ_SCHEME_TRUNC_NU) p.alpha = from_bits(c->alpha);
+        if (p.scheme == DQ_SCHEME_TRUNC_NU) {
+            nlev = (1u << (c->bits - 1)) - 1u;
+            make_levels(c->lvrule, c->iseed, nlev, levels);
+            p.levels = levels;
+        }
         p.seed = c->seed;
         p.step = c->step;
         p.stream = c->stream;
@@ -683,6 +893,10 @@ int main(int argc, char **argv) {
                     c->name);
             return 1;
         }
+        if (check_scheme_body(c, msg, levels, nlev) != 0) {
+            fprintf(stderr, "make_golden: %s: the message does not carry alpha or the levels asked\n", c->name);
+            return 1;
+        }
         if (c->ef)
             for (i = 0; i < n; i++) {
                 float want = (x[i] + res0[i]) - out[i]; /* FORMAT.md 6.6, in float */
@@ -698,7 +912,7 @@ int main(int argc, char **argv) {
             put_floats(dir, c->name, ".res", res0, n);
             put_floats(dir, c->name, ".resout", res, n);
         }
-        mprintf_line(c);
+        mprintf_line(c, levels, nlev);
         free(x);
         free(res);
         free(res0);
