@@ -165,51 +165,6 @@ static void *alloc_aligned(size_t bytes, void **base) {
     return (void *)p;
 }
 
-/* ---- baselines: what a plain loop over the same bytes costs on this machine
- * Encoder baseline: sum of squares of x, a plain read pass. We chose EIGHT independent float
- * accumulators (element i goes to accumulator i % 8), not one and not four: with
- * -ffp-contract=off and no -ffast-math a single accumulator is one serial chain of dependent
- * adds (one add per ~4-cycle FP-add latency, ~3 GB/s here), an artificially slow baseline.
- * Eight chains hide the latency; GCC -O2 turns them into one 8-lane vector accumulator (two
- * with SSE2), each lane still summed in index order, so the pass runs at ~27 GB/s from cache
- * and is memory-bound (~11 GB/s) at n = 2^24, as a fair "read it once" reference should be.
- * The result goes to a volatile sink so the loop cannot be dropped. */
-static float base_sumsq(const float *x, size_t n) {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f, s4 = 0.0f, s5 = 0.0f, s6 = 0.0f, s7 = 0.0f;
-    size_t i = 0;
-    for (; i + 8u <= n; i += 8u) {
-        s0 += x[i] * x[i];
-        s1 += x[i + 1u] * x[i + 1u];
-        s2 += x[i + 2u] * x[i + 2u];
-        s3 += x[i + 3u] * x[i + 3u];
-        s4 += x[i + 4u] * x[i + 4u];
-        s5 += x[i + 5u] * x[i + 5u];
-        s6 += x[i + 6u] * x[i + 6u];
-        s7 += x[i + 7u] * x[i + 7u];
-    }
-    for (; i < n; i++) s0 += x[i] * x[i];
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-}
-
-/* Decoder baseline: acc[i] += x[i], read x, read-modify-write acc. Unrolled by eight only so
- * that GCC -O2 (whose "very cheap" vectorizer leaves the rolled loop scalar) emits one vector
- * add per eight elements; the scalar loop is core-bound (~7 GB/s from cache, ~4.9 GB/s at
- * n = 2^24, against ~6 GB/s memory-bound for this version). Same operations, same order. */
-static void base_add(float *restrict acc, const float *restrict x, size_t n) {
-    size_t i = 0;
-    for (; i + 8u <= n; i += 8u) {
-        acc[i] += x[i];
-        acc[i + 1u] += x[i + 1u];
-        acc[i + 2u] += x[i + 2u];
-        acc[i + 3u] += x[i + 3u];
-        acc[i + 4u] += x[i + 4u];
-        acc[i + 5u] += x[i + 5u];
-        acc[i + 6u] += x[i + 6u];
-        acc[i + 7u] += x[i + 7u];
-    }
-    for (; i < n; i++) acc[i] += x[i];
-}
-
 static int is_encoder(bench_kind k) { return k == K_ENCODE || k == K_ENCODE_EF; }
 
 static void row_params(const bench_row *r, dq_params *p) {
@@ -220,7 +175,7 @@ static void row_params(const bench_row *r, dq_params *p) {
     p->alpha = BENCH_ALPHA;
     p->levels = r->scheme == DQ_SCHEME_TRUNC_NU ? BENCH_LEVELS : NULL;
     p->rounding = r->rounding;
-    p->norm = DQ_NORM_L2;
+    p->norm = p->scheme == DQ_SCHEME_QSGD || p->scheme == DQ_SCHEME_NUQSGD ? DQ_NORM_L2 : DQ_NORM_DEFAULT;
     p->seed = 42u;
     p->step = 1u;
     p->stream = 0u;

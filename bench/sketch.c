@@ -109,23 +109,6 @@ static void run(job *j) {
     if (st != DQ_OK) fail(names[j->what], st);
 }
 
-/* bench.c's encoder baseline: sum of squares with eight accumulators */
-static float base_sumsq(const float *x, size_t n) {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f, s4 = 0.0f, s5 = 0.0f, s6 = 0.0f, s7 = 0.0f;
-    size_t i = 0;
-    for (; i + 8u <= n; i += 8u) {
-        s0 += x[i] * x[i];
-        s1 += x[i + 1u] * x[i + 1u];
-        s2 += x[i + 2u] * x[i + 2u];
-        s3 += x[i + 3u] * x[i + 3u];
-        s4 += x[i + 4u] * x[i + 4u];
-        s5 += x[i + 5u] * x[i + 5u];
-        s6 += x[i + 6u] * x[i + 6u];
-        s7 += x[i + 7u] * x[i + 7u];
-    }
-    for (; i < n; i++) s0 += x[i] * x[i];
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-}
 static volatile float sink_f;
 
 /* seconds per call of j and of the baseline: `reps` alternating rounds, the minimum of each; a

@@ -85,37 +85,6 @@ static void *alloc64(size_t bytes, void **base) {
     return (void *)p;
 }
 
-/* the baselines of bench/bench.c */
-static float base_sumsq(const float *x, size_t n) {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f, s4 = 0.0f, s5 = 0.0f, s6 = 0.0f, s7 = 0.0f;
-    size_t i = 0;
-    for (; i + 8u <= n; i += 8u) {
-        s0 += x[i] * x[i];
-        s1 += x[i + 1u] * x[i + 1u];
-        s2 += x[i + 2u] * x[i + 2u];
-        s3 += x[i + 3u] * x[i + 3u];
-        s4 += x[i + 4u] * x[i + 4u];
-        s5 += x[i + 5u] * x[i + 5u];
-        s6 += x[i + 6u] * x[i + 6u];
-        s7 += x[i + 7u] * x[i + 7u];
-    }
-    for (; i < n; i++) s0 += x[i] * x[i];
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-}
-static void base_add(float *restrict acc, const float *restrict x, size_t n) {
-    size_t i = 0;
-    for (; i + 8u <= n; i += 8u) {
-        acc[i] += x[i];
-        acc[i + 1u] += x[i + 1u];
-        acc[i + 2u] += x[i + 2u];
-        acc[i + 3u] += x[i + 3u];
-        acc[i + 4u] += x[i + 4u];
-        acc[i + 5u] += x[i + 5u];
-        acc[i + 6u] += x[i + 6u];
-        acc[i + 7u] += x[i + 7u];
-    }
-    for (; i < n; i++) acc[i] += x[i];
-}
 
 static dq_params params(const ctx *c, const row *r) {
     dq_params p;
