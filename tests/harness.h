@@ -70,7 +70,10 @@ static inline uint8_t *bdup(const void *src, size_t n) {
 }
 static inline float *fdup(const float *x, size_t n) {
     float *f = (float *)xmalloc(n * sizeof(float));
-    if (n) memcpy(f, x, n * sizeof(float));
+    if (n)
+        memcpy(f, x, n * sizeof(float));
+    else
+        memset(f, 0, 1); /* the 1-byte block of an empty copy is defined too (gcc -O3 checks) */
     return f;
 }
 /* DQ_TEST_VERBOSE=1 makes statistical tests print their statistics. */
