@@ -6344,33 +6344,7 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 #define DQ__HAS_F16C_KERNELS 0
 #endif
 
-#if DQ__HAS_F16C_KERNELS
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#pragma GCC diagnostic ignored "-Wpedantic"
-#pragma GCC diagnostic ignored "-Wdouble-promotion"
-#pragma GCC diagnostic ignored "-Wcast-align"
-#pragma GCC diagnostic ignored "-Wcast-qual"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wundef"
-#pragma GCC diagnostic ignored "-Wfloat-equal"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#ifndef __cplusplus
-#pragma GCC diagnostic ignored "-Wc++-compat"
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#endif
-#if defined(__clang__)
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-#endif
-#endif
-#include <simde/x86/f16c.h>
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif
+/* <simde/x86/f16c.h> is included by dqsgd_simd.h when the target has F16C. */
 
 /* ================================================================ SSE2 (also NEON) */
 #if DQ__HAS_SSE2_KERNELS

@@ -92,6 +92,9 @@
 #include <simde/x86/sse2.h>
 #endif
 #endif
+#if defined(__F16C__) && DQ_SIMD != DQ_SIMD_NEON && DQ_SIMD != DQ_SIMD_SCALAR
+#include <simde/x86/f16c.h> /* the fp16 conversions of dqsgd.h's typed codec */
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
