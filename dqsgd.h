@@ -7214,6 +7214,289 @@ DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weig
 
 #endif /* DQSGD_HALF_H_INCLUDED */
 
+/* ================================================================ aggregation (DESIGN.md 8)
+ * The pieces a data-parallel trainer needs past one node; none of them talks to a network.
+ *
+ * allgather + decode-add : every worker receives every message (variable sizes: exchange the
+ *   sizes, then dq_offsets gives the displacements) and sums them with dq_decode_add in rank
+ *   order. Traffic per worker grows with the worker count M.
+ * scatter-reduce-allgather : the vector is cut into M chunks on bucket boundaries (dq_chunk);
+ *   worker j receives every worker's message for chunk j, and dq_requantize sums them and
+ *   encodes the sum again with worker j's own error-feedback buffer for that chunk; then the M
+ *   reduced chunks are allgathered. Traffic per worker stays about 2 messages of the vector.
+ * shared-scale integer allreduce : workers agree on one power-of-two unit per bucket (the
+ *   largest of their exponents, an elementwise max), quantize to integer levels on it and sum
+ *   the levels with a plain integer allreduce in an accumulator dq_shared_width() makes wide
+ *   enough for M workers. Because each level times its unit is an exact float, the integer sum
+ *   times the unit equals the float sum of the decoded vectors exactly, in any order.
+ *
+ * Shared-scale quantizer, bits b in 2..16, L = 2^(b-1) - 1, bucket B (dq_params.bucket):
+ *   exponent  e = the smallest integer in [DQ_SHARED_EXP_MIN, DQ_SHARED_EXP_MAX] with
+ *             max|v| <= L * 2^e over the bucket (v = x + residual); e = DQ_SHARED_EXP_MIN for
+ *             an all-zero bucket; DQ_ERR_OVERFLOW if even DQ_SHARED_EXP_MAX is too small.
+ *   level     t = |v| * 2^-e (exact), f = t - floor(t); stochastic rounding adds 1 to floor(t)
+ *             when u < f * 2^24, u the element's 24-bit draw of the dither generator keyed by
+ *             (seed, step, stream, element index); nearest adds 1 when f > 1/2. The level gets
+ *             the sign of v. The unit 2^e is at least the worker's own, so |level| <= L.
+ *   decode    out = weight * (sum * 2^e): sum * 2^e is exact while |sum| <= 2^24. */
+#ifndef DQSGD_AGG_H_INCLUDED
+#define DQSGD_AGG_H_INCLUDED
+
+#define DQ_SHARED_EXP_MIN (-127) /* the unit 2^-127 is subnormal; level * unit stays exact */
+#define DQ_SHARED_EXP_MAX 103    /* 2^24 levels of 2^103 stay below FLT_MAX */
+#define DQ_SHARED_MAX_SUM ((int32_t)1 << 24)
+
+/*! dq_offsets() : offsets[0] = 0 and offsets[i + 1] = offsets[i] + sizes[i] for i < m, so
+ *  offsets[m] is the total: the displacements of an allgatherv. DQ_ERR_OVERFLOW, offsets
+ *  partly written, when the total exceeds limit (INT_MAX for MPI's int counts). */
+DQ_API dq_status dq_offsets(const size_t *sizes, size_t m, size_t limit, size_t *offsets);
+/*! dq_chunk() : [*begin, *end), part j < parts of n elements cut into contiguous chunks on
+ *  p's bucket boundaries, as even as whole buckets allow (counts differ by at most one
+ *  bucket). With more parts than buckets some chunks are empty (*begin == *end). */
+DQ_API dq_status dq_chunk(const dq_params *p, size_t n, size_t parts, size_t j, size_t *begin, size_t *end);
+/*! dq_requantize() : the reducing step of scatter-reduce-allgather. acc[0..n) becomes the sum,
+ *  in order i = 0..m-1, of weight * decode(msgs[i]) (lens[i] bytes, n elements each; m may be
+ *  0), then is encoded by dq_encode(p, acc, n, residual, ...). residual: NULL, or the
+ *  reducer's own error-feedback buffer for this chunk (n floats), as in dq_encode. Error
+ *  feedback needs a contraction, E|Q(v) - v|^2 < |v|^2: max-norm scaling at 3 or more bits, or
+ *  nearest rounding; QSGD's L2 scaling at 2 bits (variance factor ~ sqrt(bucket)) diverges.
+ *  @return the first failing call's status; residual is updated only on DQ_OK. */
+DQ_API dq_status dq_requantize(const dq_params *p, const void *const *msgs, const size_t *lens, size_t m, float weight,
+                               float *acc, size_t n, float *residual, void *dst, size_t dst_cap, size_t *dst_len);
+
+/*! dq_shared_width() : bits of the signed level accumulator (8, 16 or 32: int8_t, int16_t or
+ *  int32_t elements) in which M = workers sums of levels cannot overflow, whatever the order
+ *  of the additions. 0 when bits is outside 2..16, workers is 0, or M * L > 2^24 (the sums
+ *  would no longer convert to float exactly). */
+DQ_API unsigned dq_shared_width(unsigned bits, uint64_t workers);
+/*! dq_shared_buckets() : the number of exponents for n elements under p (0 if invalid). */
+DQ_API size_t dq_shared_buckets(const dq_params *p, size_t n);
+/*! dq_shared_exponents() : this worker's exponent per bucket of v = x + residual (residual may
+ *  be NULL). Combine the workers' arrays with an elementwise max (MPI_MAX on MPI_INT8_T), then
+ *  every worker encodes with the combined array. p: bits, bucket; scheme 0 or QSGD; norm 0 or
+ *  DQ_NORM_MAX (the unit follows the bucket's max). */
+DQ_API dq_status dq_shared_exponents(const dq_params *p, const float *x, size_t n, const float *residual,
+                                     int8_t *exps);
+/*! dq_shared_encode() : levels[0..n) (width bits each) of v = x + residual on the units 2^exps.
+ *  With residual, it becomes v - level * 2^e (exact product), updated only on DQ_OK.
+ *  @return DQ_ERR_PARAM, nothing written, when an exponent is smaller than this worker's own
+ *          for its bucket or outside the range; DQ_ERR_NONFINITE for NaN or Inf in v. */
+DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, float *residual, const int8_t *exps,
+                                  unsigned width, void *levels);
+/*! dq_shared_decode() : out[i] = weight * (sums[i] * 2^e) for the summed levels (width bits).
+ *  @return DQ_ERR_CORRUPT for an exponent outside the range or |sum| > 2^24 (no valid sum of
+ *          dq_shared_width's workers reaches it); out is then partly written. */
+DQ_API dq_status dq_shared_decode(const dq_params *p, const void *sums, unsigned width, size_t n, const int8_t *exps,
+                                  float weight, float *out);
+
+/* ---------------------------------------------------------------- implementation */
+DQ_API dq_status dq_offsets(const size_t *sizes, size_t m, size_t limit, size_t *offsets) {
+    size_t i;
+    if (!offsets || (m && !sizes)) return DQ_ERR_NULL;
+    offsets[0] = 0;
+    for (i = 0; i < m; i++) {
+        if (sizes[i] > limit - offsets[i]) return DQ_ERR_OVERFLOW;
+        offsets[i + 1] = offsets[i] + sizes[i];
+    }
+    return DQ_OK;
+}
+
+/* The bucket length of p for n elements (n for whole-vector buckets); 0 if invalid. */
+static inline size_t dq__agg_bucket(const dq_params *p, size_t n) {
+    uint32_t bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
+    if (bk == DQ_BUCKET_WHOLE) return n ? n : 1u;
+    return bk % 8u ? 0u : (size_t)bk;
+}
+
+DQ_API dq_status dq_chunk(const dq_params *p, size_t n, size_t parts, size_t j, size_t *begin, size_t *end) {
+    size_t B, nb, q, r, b0, b1;
+    if (!p || !begin || !end) return DQ_ERR_NULL;
+    if (!n) return DQ_ERR_EMPTY;
+    if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
+    B = dq__agg_bucket(p, n);
+    if (!B || !parts || j >= parts) return DQ_ERR_PARAM;
+    nb = n / B + (n % B != 0);
+    q = nb / parts;
+    r = nb % parts;
+    b0 = j * q + (j < r ? j : r); /* the first r chunks get one bucket more */
+    b1 = b0 + q + (size_t)(j < r);
+    *begin = b0 * B < n ? b0 * B : n;
+    *end = b1 * B < n ? b1 * B : n;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_requantize(const dq_params *p, const void *const *msgs, const size_t *lens, size_t m, float weight,
+                               float *acc, size_t n, float *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+    size_t i;
+    if (!p || !acc || !dst || !dst_len || (m && (!msgs || !lens))) return DQ_ERR_NULL;
+    if (!n) return DQ_ERR_EMPTY;
+    for (i = 0; i < n; i++) acc[i] = 0.0f;
+    for (i = 0; i < m; i++) {
+        dq_status st;
+        if (!msgs[i]) return DQ_ERR_NULL;
+        st = dq_decode_add(msgs[i], lens[i], weight, acc, n);
+        if (st != DQ_OK) return st;
+    }
+    return dq_encode(p, acc, n, residual, dst, dst_cap, dst_len);
+}
+
+DQ_API unsigned dq_shared_width(unsigned bits, uint64_t workers) {
+    uint64_t top;
+    if (bits < 2u || bits > 16u || !workers || workers > (uint64_t)DQ_SHARED_MAX_SUM) return 0u;
+    top = workers * ((1u << (bits - 1u)) - 1u); /* the largest |partial sum| of M levels */
+    if (top > (uint64_t)DQ_SHARED_MAX_SUM) return 0u;
+    return top <= 127u ? 8u : top <= 32767u ? 16u : 32u;
+}
+
+/* The common checks; *B the bucket length, *L the largest level. */
+static inline dq_status dq__shared_check(const dq_params *p, size_t n, size_t *B, uint32_t *L) {
+    if (!p) return DQ_ERR_NULL;
+    if (!n) return DQ_ERR_EMPTY;
+    if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
+    if (p->bits < 2u || p->bits > 16u) return DQ_ERR_BITS;
+    if ((p->scheme != 0 && p->scheme != DQ_SCHEME_QSGD) || (p->norm != DQ_NORM_DEFAULT && p->norm != DQ_NORM_MAX) ||
+        p->rounding > DQ_ROUND_NEAREST || p->checksum || p->coder)
+        return DQ_ERR_PARAM;
+    *B = dq__agg_bucket(p, n);
+    *L = (1u << (p->bits - 1u)) - 1u;
+    return *B ? DQ_OK : DQ_ERR_PARAM;
+}
+
+/* 2^e as a float, e in [DQ_SHARED_EXP_MIN, 127]: a normal power of two, or 2^-127 (subnormal). */
+static inline float dq__pow2f(int e) {
+    return e >= -126 ? dq__bitsf((uint32_t)(e + 127) << 23) : dq__bitsf(0x00400000u);
+}
+
+/* The bucket's v = x (+ r) largest magnitude bit pattern; >= 0x7F800000 when it holds NaN/Inf. */
+static inline uint32_t dq__shared_maxbits(const float *x, const float *r, size_t len) {
+    uint32_t mx = 0;
+    size_t i;
+    for (i = 0; i < len; i++) {
+        uint32_t u = dq__fbits(r ? x[i] + r[i] : x[i]) & 0x7FFFFFFFu;
+        if (u > mx) mx = u;
+    }
+    return mx;
+}
+
+/* The smallest e in range with m <= L * 2^e (each L * 2^e is an exact float). */
+static inline dq_status dq__shared_exp_of(uint32_t mbits, uint32_t L, int8_t *e_out) {
+    float m = dq__bitsf(mbits), Lf = (float)L;
+    int e;
+    if (mbits >= 0x7F800000u) return DQ_ERR_NONFINITE;
+    if (!mbits) {
+        *e_out = (int8_t)DQ_SHARED_EXP_MIN;
+        return DQ_OK;
+    }
+    e = (int)(mbits >> 23) - 127 - (int)dq__ilog2(L); /* within one or two of the answer */
+    if (e < DQ_SHARED_EXP_MIN) e = DQ_SHARED_EXP_MIN;
+    if (e > DQ_SHARED_EXP_MAX) e = DQ_SHARED_EXP_MAX;
+    while (e < DQ_SHARED_EXP_MAX && m > Lf * dq__pow2f(e)) e++;
+    while (e > DQ_SHARED_EXP_MIN && m <= Lf * dq__pow2f(e - 1)) e--;
+    if (m > Lf * dq__pow2f(e)) return DQ_ERR_OVERFLOW;
+    *e_out = (int8_t)e;
+    return DQ_OK;
+}
+
+DQ_API size_t dq_shared_buckets(const dq_params *p, size_t n) {
+    size_t B;
+    uint32_t L;
+    if (dq__shared_check(p, n, &B, &L) != DQ_OK) return 0;
+    return n / B + (n % B != 0);
+}
+
+DQ_API dq_status dq_shared_exponents(const dq_params *p, const float *x, size_t n, const float *residual,
+                                     int8_t *exps) {
+    size_t B, b0;
+    uint32_t L;
+    dq_status st = dq__shared_check(p, n, &B, &L);
+    if (st != DQ_OK) return st;
+    if (!x || !exps) return DQ_ERR_NULL;
+    for (b0 = 0; b0 < n; b0 += B) {
+        size_t len = n - b0 < B ? n - b0 : B;
+        st = dq__shared_exp_of(dq__shared_maxbits(x + b0, residual ? residual + b0 : NULL, len), L, &exps[b0 / B]);
+        if (st != DQ_OK) return st;
+    }
+    return DQ_OK;
+}
+
+static inline int dq__shared_width_ok(unsigned w) { return w == 8u || w == 16u || w == 32u; }
+
+DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, float *residual, const int8_t *exps,
+                                  unsigned width, void *levels) {
+    size_t B, b0, i;
+    uint32_t L;
+    int stochastic;
+    dq__key key;
+    dq_status st = dq__shared_check(p, n, &B, &L);
+    if (st != DQ_OK) return st;
+    if (!x || !exps || !levels) return DQ_ERR_NULL;
+    if (!dq__shared_width_ok(width) || L > (1u << (width - 1u)) - 1u) return DQ_ERR_PARAM;
+    /* First pass: every bucket fits its unit, so nothing is written on a mismatch. */
+    for (b0 = 0; b0 < n; b0 += B) {
+        size_t len = n - b0 < B ? n - b0 : B;
+        int8_t own;
+        int e = exps[b0 / B];
+        st = dq__shared_exp_of(dq__shared_maxbits(x + b0, residual ? residual + b0 : NULL, len), L, &own);
+        if (st != DQ_OK) return st;
+        if (e < own || e > DQ_SHARED_EXP_MAX) return DQ_ERR_PARAM;
+    }
+    stochastic = p->rounding != DQ_ROUND_NEAREST;
+    key = dq__key_make(p->seed, p->step, p->stream);
+    for (b0 = 0; b0 < n; b0 += B) {
+        size_t len = n - b0 < B ? n - b0 : B;
+        int e = exps[b0 / B];
+        float unit = dq__pow2f(e), inv = e > -127 ? dq__pow2f(-e) : dq__bitsf(0x7F000000u); /* 2^127 */
+        for (i = b0; i < b0 + len; i++) {
+            float v = residual ? x[i] + residual[i] : x[i];
+            uint32_t s = dq__fbits(v) >> 31;
+            float t = dq__bitsf(dq__fbits(v) & 0x7FFFFFFFu) * inv; /* <= L: exact */
+            uint32_t lo = (uint32_t)t, lvl;
+            float f = t - (float)lo;
+            if (stochastic) {
+                uint32_t u = dq__draw24(key.k0, dq__key_hi(key, (uint32_t)((uint64_t)i >> 32)), (uint32_t)i);
+                lvl = lo + (uint32_t)((float)u < f * 16777216.0f);
+            } else {
+                lvl = lo + (uint32_t)(f > 0.5f);
+            }
+            {
+                int32_t l = s ? -(int32_t)lvl : (int32_t)lvl;
+                if (width == 8u) ((int8_t *)levels)[i] = (int8_t)l;
+                else if (width == 16u) ((int16_t *)levels)[i] = (int16_t)l;
+                else ((int32_t *)levels)[i] = l;
+                if (residual) residual[i] = v - (float)l * unit;
+            }
+        }
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_shared_decode(const dq_params *p, const void *sums, unsigned width, size_t n, const int8_t *exps,
+                                  float weight, float *out) {
+    size_t B, b0, i;
+    uint32_t L;
+    dq_status st = dq__shared_check(p, n, &B, &L);
+    if (st != DQ_OK) return st;
+    if (!sums || !exps || !out) return DQ_ERR_NULL;
+    if (!dq__shared_width_ok(width)) return DQ_ERR_PARAM;
+    for (b0 = 0; b0 < n; b0 += B) {
+        size_t end = n - b0 < B ? n : b0 + B;
+        int e = exps[b0 / B];
+        float unit;
+        if (e > DQ_SHARED_EXP_MAX || e < DQ_SHARED_EXP_MIN) return DQ_ERR_CORRUPT;
+        unit = dq__pow2f(e);
+        for (i = b0; i < end; i++) {
+            int32_t s = width == 8u    ? ((const int8_t *)sums)[i]
+                        : width == 16u ? ((const int16_t *)sums)[i]
+                                       : ((const int32_t *)sums)[i];
+            if (s > DQ_SHARED_MAX_SUM || s < -DQ_SHARED_MAX_SUM) return DQ_ERR_CORRUPT;
+            out[i] = weight * ((float)s * unit);
+        }
+    }
+    return DQ_OK;
+}
+
+#endif /* DQSGD_AGG_H_INCLUDED */
+
 #ifdef __cplusplus
 }
 #endif
