@@ -7421,6 +7421,20 @@ DQ_API dq_status dq_shared_exponents(const dq_params *p, const float *x, size_t 
 
 static inline int dq__shared_width_ok(unsigned w) { return w == 8u || w == 16u || w == 32u; }
 
+/* The signed level of v on the unit 1/inv (|v| * inv <= L, exact). */
+static inline int32_t dq__shared_level(float v, float inv, dq__key key, size_t i, int stochastic) {
+    float t = dq__bitsf(dq__fbits(v) & 0x7FFFFFFFu) * inv;
+    uint32_t lo = (uint32_t)t, lvl;
+    float f = t - (float)lo;
+    if (stochastic) {
+        uint32_t u = dq__draw24(key.k0, dq__key_hi(key, (uint32_t)((uint64_t)i >> 32)), (uint32_t)i);
+        lvl = lo + (uint32_t)((float)u < f * 16777216.0f);
+    } else {
+        lvl = lo + (uint32_t)(f > 0.5f);
+    }
+    return dq__fbits(v) >> 31 ? -(int32_t)lvl : (int32_t)lvl;
+}
+
 DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, float *residual, const int8_t *exps,
                                   unsigned width, void *levels) {
     size_t B, b0, i;
@@ -7443,28 +7457,16 @@ DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, 
     stochastic = p->rounding != DQ_ROUND_NEAREST;
     key = dq__key_make(p->seed, p->step, p->stream);
     for (b0 = 0; b0 < n; b0 += B) {
-        size_t len = n - b0 < B ? n - b0 : B;
+        size_t end = n - b0 < B ? n : b0 + B;
         int e = exps[b0 / B];
         float unit = dq__pow2f(e), inv = e > -127 ? dq__pow2f(-e) : dq__bitsf(0x7F000000u); /* 2^127 */
-        for (i = b0; i < b0 + len; i++) {
+        for (i = b0; i < end; i++) {
             float v = residual ? x[i] + residual[i] : x[i];
-            uint32_t s = dq__fbits(v) >> 31;
-            float t = dq__bitsf(dq__fbits(v) & 0x7FFFFFFFu) * inv; /* <= L: exact */
-            uint32_t lo = (uint32_t)t, lvl;
-            float f = t - (float)lo;
-            if (stochastic) {
-                uint32_t u = dq__draw24(key.k0, dq__key_hi(key, (uint32_t)((uint64_t)i >> 32)), (uint32_t)i);
-                lvl = lo + (uint32_t)((float)u < f * 16777216.0f);
-            } else {
-                lvl = lo + (uint32_t)(f > 0.5f);
-            }
-            {
-                int32_t l = s ? -(int32_t)lvl : (int32_t)lvl;
-                if (width == 8u) ((int8_t *)levels)[i] = (int8_t)l;
-                else if (width == 16u) ((int16_t *)levels)[i] = (int16_t)l;
-                else ((int32_t *)levels)[i] = l;
-                if (residual) residual[i] = v - (float)l * unit;
-            }
+            int32_t l = dq__shared_level(v, inv, key, i, stochastic);
+            if (width == 8u) ((int8_t *)levels)[i] = (int8_t)l;
+            else if (width == 16u) ((int16_t *)levels)[i] = (int16_t)l;
+            else ((int32_t *)levels)[i] = l;
+            if (residual) residual[i] = v - (float)l * unit;
         }
     }
     return DQ_OK;
