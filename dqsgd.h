@@ -784,6 +784,28 @@ static inline void dq__quant_tab__scalar(const dq__qctx *q, const float *x, size
     }
 }
 
+/* ---- shared-scale levels (the aggregation section's quantizer): elements i0 .. i0+cnt-1 of
+ * v = x (+ r) as signed integer levels on the unit 1/inv, into lv. The element indices must not
+ * cross a multiple of 2^32 (k1h is the middle key of their high half). r, when non-NULL,
+ * becomes v - level * unit. |v| * inv <= L is the caller's promise. */
+static inline void dq__shared_q__scalar(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
+                                        uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
+    size_t j;
+    for (j = 0; j < cnt; j++) {
+        float v = r ? x[j] + r[j] : x[j];
+        float t = dq__bitsf(dq__fbits(v) & 0x7FFFFFFFu) * inv; /* exact */
+        uint32_t lo = (uint32_t)t, up;
+        float f = t - (float)lo;
+        if (stoch)
+            up = (uint32_t)((float)dq__draw24(k0, k1h, (uint32_t)(i0 + j)) < f * 16777216.0f);
+        else
+            up = (uint32_t)(f > 0.5f);
+        lo += up;
+        lv[j] = dq__fbits(v) >> 31 ? -(int32_t)lo : (int32_t)lo;
+        if (r) r[j] = v - (float)lv[j] * unit;
+    }
+}
+
 /* ---- packing (doc/FORMAT.md "Payload")
  * A block of 256 codes is 8 lanes; lane L holds codes 8r+L, r = 0..31, at bits r*b of a
  * 32b-bit lane stream kept as b 32-bit words; word j of lane L is stored at word j*8+L, little
@@ -990,6 +1012,9 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
 #endif
 #ifndef dq__k_decode_block_tab
 #define dq__k_decode_block_tab dq__decode_block_tab__scalar
+#endif
+#ifndef dq__k_shared_q /* shared-scale levels (aggregation) */
+#define dq__k_shared_q dq__shared_q__scalar
 #endif
 
 #ifdef __cplusplus
@@ -7245,6 +7270,7 @@ DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weig
 #define DQ_SHARED_EXP_MIN (-127) /* the unit 2^-127 is subnormal; level * unit stays exact */
 #define DQ_SHARED_EXP_MAX 103    /* 2^24 levels of 2^103 stay below FLT_MAX */
 #define DQ_SHARED_MAX_SUM ((int32_t)1 << 24)
+#define DQ__SHARED_PIECE 256u /* elements per kernel call in dq_shared_encode */
 
 /*! dq_offsets() : offsets[0] = 0 and offsets[i + 1] = offsets[i] + sizes[i] for i < m, so
  *  offsets[m] is the total: the displacements of an allgatherv. DQ_ERR_OVERFLOW, offsets
@@ -7421,20 +7447,6 @@ DQ_API dq_status dq_shared_exponents(const dq_params *p, const float *x, size_t 
 
 static inline int dq__shared_width_ok(unsigned w) { return w == 8u || w == 16u || w == 32u; }
 
-/* The signed level of v on the unit 1/inv (|v| * inv <= L, exact). */
-static inline int32_t dq__shared_level(float v, float inv, dq__key key, size_t i, int stochastic) {
-    float t = dq__bitsf(dq__fbits(v) & 0x7FFFFFFFu) * inv;
-    uint32_t lo = (uint32_t)t, lvl;
-    float f = t - (float)lo;
-    if (stochastic) {
-        uint32_t u = dq__draw24(key.k0, dq__key_hi(key, (uint32_t)((uint64_t)i >> 32)), (uint32_t)i);
-        lvl = lo + (uint32_t)((float)u < f * 16777216.0f);
-    } else {
-        lvl = lo + (uint32_t)(f > 0.5f);
-    }
-    return dq__fbits(v) >> 31 ? -(int32_t)lvl : (int32_t)lvl;
-}
-
 DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, float *residual, const int8_t *exps,
                                   unsigned width, void *levels) {
     size_t B, b0, i;
@@ -7460,13 +7472,20 @@ DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, 
         size_t end = n - b0 < B ? n : b0 + B;
         int e = exps[b0 / B];
         float unit = dq__pow2f(e), inv = e > -127 ? dq__pow2f(-e) : dq__bitsf(0x7F000000u); /* 2^127 */
-        for (i = b0; i < end; i++) {
-            float v = residual ? x[i] + residual[i] : x[i];
-            int32_t l = dq__shared_level(v, inv, key, i, stochastic);
-            if (width == 8u) ((int8_t *)levels)[i] = (int8_t)l;
-            else if (width == 16u) ((int16_t *)levels)[i] = (int16_t)l;
-            else ((int32_t *)levels)[i] = l;
-            if (residual) residual[i] = v - (float)l * unit;
+        for (i = b0; i < end;) {
+            /* pieces of DQ__SHARED_PIECE that never cross a multiple of 2^32 (one middle key) */
+            size_t cnt = end - i < DQ__SHARED_PIECE ? end - i : DQ__SHARED_PIECE;
+            uint64_t hi = (uint64_t)i >> 32;
+            int32_t tmp[DQ__SHARED_PIECE], *lv = width == 32u ? (int32_t *)levels + i : tmp;
+            size_t j;
+            if (((uint64_t)(i + cnt - 1) >> 32) != hi) cnt = (size_t)(((hi + 1u) << 32) - (uint64_t)i);
+            dq__k_shared_q(x + i, residual ? residual + i : NULL, cnt, i, inv, unit, key.k0,
+                           dq__key_hi(key, (uint32_t)hi), stochastic, lv);
+            if (width == 8u)
+                for (j = 0; j < cnt; j++) ((int8_t *)levels)[i + j] = (int8_t)tmp[j];
+            else if (width == 16u)
+                for (j = 0; j < cnt; j++) ((int16_t *)levels)[i + j] = (int16_t)tmp[j];
+            i += cnt;
         }
     }
     return DQ_OK;

@@ -110,6 +110,16 @@ static const dectab_k DECTAB_K[] = {
     {"avx2", dq__decode_block_tab__avx2},
 #endif
     {NULL, NULL}};
+typedef void (*shq_fn)(const float *, float *, size_t, size_t, float, float, uint32_t, uint32_t, int, int32_t *);
+typedef struct { const char *name; shq_fn fn; } shq_k;
+static const shq_k SHQ_K[] = { /* shared-scale levels (aggregation) */
+#if KS_SSE2
+    {"sse2", dq__shared_q__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__shared_q__avx2},
+#endif
+    {NULL, NULL}};
 
 /* Kernel constants as dq__encode_body derives them from a bucket scale. */
 static inline void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h,

@@ -5,6 +5,7 @@
  * derived from the rounding rules elsewhere. All seeds are fixed. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "simd_kernels.h"
 
 static void gen_gauss(float *x, size_t n, double sd, unsigned long long seed) {
     dq_t_rng r;
@@ -388,6 +389,50 @@ static void t_shared_errors(void) {
     CHECK(dq_shared_decode(&p, big, 32, N, e, 1.0f, out) == DQ_OK && isfinite(out[5]) && out[5] == 0x1p127f);
 }
 
+/* Every shared-scale kernel of this build equals the scalar twin bit for bit: levels and
+ * residuals, stochastic and nearest, with and without a residual, every count 0..67 (the
+ * tails), edge values (grid points, half points, -0, subnormals, the top level). */
+static void t_shared_kernels(void) {
+    enum { N = 67 };
+    static const float inv_of[3] = {8.0f, 0x1p127f, 0x1p-20f};
+    float x[N], r0[N], ra[N], rb[N];
+    int32_t la[N], lb[N];
+    unsigned kk, trial, cnt, mode;
+    dq_t_rng g;
+    g.s = 99;
+    for (kk = 0; SHQ_K[kk].fn; kk++)
+        for (trial = 0; trial < 300; trial++) {
+            float inv = inv_of[trial % 3], unit = 1.0f / inv;
+            double L = 127.0;
+            size_t i0 = trial % 5 == 4 ? 0xFFFFFF00u : (size_t)dq_t_next(&g) % 100000u, i;
+            uint32_t k0 = (uint32_t)dq_t_next(&g), k1h = (uint32_t)dq_t_next(&g);
+            for (i = 0; i < N; i++) {
+                double u = dq_t_unif(&g) * 2.0 - 1.0;
+                switch (dq_t_next(&g) % 6u) {
+                case 0: x[i] = (float)(floor(u * L) * (double)unit); break;         /* a grid point */
+                case 1: x[i] = (float)((floor(u * L) + 0.5) * (double)unit); break; /* a half point */
+                case 2: x[i] = dq_t_next(&g) & 1u ? -0.0f : 0.0f; break;
+                case 3: x[i] = (float)(u * 1e-40); break; /* subnormal */
+                case 4: x[i] = (float)(u < 0 ? -L : L) * unit; break;
+                default: x[i] = (float)(u * (L - 1.0)) * unit;
+                }
+                r0[i] = (float)(0.4 * dq_t_unif(&g)) * unit * (dq_t_next(&g) & 1u ? 1.0f : -1.0f);
+            }
+            for (mode = 0; mode < 4; mode++)
+                for (cnt = 0; cnt <= N; cnt += 1u + (trial % 7u)) {
+                    int stoch = (int)(mode & 1u), with_r = (int)(mode >> 1);
+                    memcpy(ra, r0, sizeof ra);
+                    memcpy(rb, r0, sizeof rb);
+                    memset(la, 0x11, sizeof la);
+                    memset(lb, 0x11, sizeof lb);
+                    dq__shared_q__scalar(x, with_r ? ra : NULL, cnt, i0, inv, unit, k0, k1h, stoch, la);
+                    SHQ_K[kk].fn(x, with_r ? rb : NULL, cnt, i0, inv, unit, k0, k1h, stoch, lb);
+                    CHECKF(!memcmp(la, lb, sizeof la) && !memcmp(ra, rb, sizeof ra), "%s trial %u mode %u cnt %u",
+                           SHQ_K[kk].name, trial, mode, cnt);
+                }
+        }
+}
+
 int main(void) {
     RUN(t_offsets);
     RUN(t_chunk);
@@ -399,5 +444,6 @@ int main(void) {
     RUN(t_shared_unbiased);
     RUN(t_shared_residual);
     RUN(t_shared_errors);
+    RUN(t_shared_kernels);
     return dq_t_finish();
 }
