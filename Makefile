@@ -37,7 +37,7 @@ TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
 # Arguments of a test binary wherever it is run: TEST_ARGS_<test name>. A run is passed to
 # tests/run_all.sh as one quoted entry '$(BUILD)/<test>_<isa> <args>'.
 TEST_ARGS_test_golden = tests/golden
-FUZZ_NAMES = decode roundtrip simd ckpt coders index sparse sketch
+FUZZ_NAMES = decode roundtrip simd ckpt coders index sparse sketch shared
 REPLAY_BINS = $(addprefix $(BUILD)/replay_,$(FUZZ_NAMES))
 
 ifeq ($(V),1)
@@ -263,6 +263,56 @@ $(BUILD)/fashion-mnist/%: $(FMNIST_SRC)/%.gz
 	@mkdir -p $(@D)
 	@echo "  GZ  $@"
 	$(Q)gzip -dc $< > $@.tmp && mv $@.tmp $@
+
+# PyTorch DDP communication hook (python/): BUILD/libdqsgd.so is dqsgd.h with its public functions
+# exported (python/dqsgd_capi.c), loaded through ctypes by python/dqsgd.py. Needs Debian's
+# python3-torch and python3-numpy (HOOK_PY); `ddp` also needs dataset-fashion-mnist.
+HOOK_PY ?= /usr/bin/python3
+.PHONY: hook-test ddp
+$(BUILD)/libdqsgd.so: python/dqsgd_capi.c $(HEADERS) | $(BUILD)
+	@echo "  CC  $@"
+	$(Q)$(CC) $(ALLFLAGS) -march=native -fPIC -shared $< -o $@ -lm
+hook-test: $(BUILD)/libdqsgd.so ## tests of the DDP hook and the ctypes binding (tests/hook, 2 processes, < 60 s)
+	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so timeout 300 $(HOOK_PY) tests/hook/test_hook.py
+ddp: $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
+	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
+
+# MPI (optional; DESIGN.md 8): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
+# tests tests/mpi/, built with MPICC (OpenMPI's mpicc: Debian openmpi-bin, libopenmpi-dev) and run
+# on this machine with MPIRUN. More ranks than cores need --oversubscribe; as root OpenMPI also
+# wants --allow-run-as-root (MPIRUN_FLAGS). `mpi-test`: tests/mpi/test_mpi.c with 2, 3 and 4
+# ranks, then tests/mpi/trainer_identical.sh (allgather = trainer --workers 4, bit for bit;
+# sra and shared train). `mpi-train`: the three patterns at M = 2, 4 and b = 4, 8 (a table).
+MPICC        ?= mpicc
+MPIRUN       ?= mpirun
+MPIRUN_FLAGS ?= --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+MPI_NP       ?= 2 3 4
+MPI_DEPS      = openmpi-bin:/usr/bin/mpirun.openmpi \
+                libopenmpi-dev:/usr/lib/$(shell $(CC) -dumpmachine)/openmpi/include/mpi.h \
+                dataset-fashion-mnist:$(FMNIST_SRC)/train-images-idx3-ubyte.gz
+MPI_HDRS      = dqsgd_mpi.h $(HEADERS)
+.PHONY: mpi-deps mpi-build mpi-test mpi-train
+$(BUILD)/trainer: examples/fmnist.h
+$(BUILD)/mpi_trainer: examples/mpi/mpi_trainer.c examples/fmnist.h $(MPI_HDRS) | $(BUILD)
+	@echo "  MPICC $@"
+	$(Q)$(MPICC) $(ALLFLAGS) -march=native $< -o $@ -lm
+$(BUILD)/test_mpi: tests/mpi/test_mpi.c $(MPI_HDRS) | $(BUILD)
+	@echo "  MPICC $@"
+	$(Q)$(MPICC) $(ALLFLAGS) -march=native $< -o $@ -lm
+mpi-deps:
+	@sh tools/deps.sh $(MPI_DEPS)
+mpi-build: $(BUILD)/test_mpi $(BUILD)/mpi_trainer $(BUILD)/trainer demo-data
+mpi-test: deps mpi-deps ## MPI patterns: tests/mpi with 2, 3, 4 ranks and the trainer identity (OpenMPI, 1-2 min)
+	@$(MAKE) --no-print-directory mpi-build
+	@fail=0; for np in $(MPI_NP); do \
+	  echo "mpi-test: $$np ranks"; \
+	  timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $$np $(BUILD)/test_mpi || { echo "mpi-test: $$np ranks FAILED"; fail=1; }; \
+	done; \
+	BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' timeout 600 sh tests/mpi/trainer_identical.sh || fail=1; \
+	exit $$fail
+mpi-train: deps mpi-deps ## MPI trainer: allgather, sra, shared at M = 2, 4 and b = 4, 8: accuracy and bytes per worker per step (STEPS=300)
+	@$(MAKE) --no-print-directory mpi-build
+	@BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' STEPS='$(STEPS)' sh examples/mpi/train_table.sh
 
 $(BUILD):
 	@mkdir -p $(BUILD)

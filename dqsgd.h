@@ -82,7 +82,8 @@ extern "C" {
     X(DQ_ERR_OVERFLOW, -14, "bucket scale exceeds 2^126 (decoded values could overflow float32)") \
     X(DQ_ERR_INFEASIBLE, -15, "bit budget below what the minimum width needs")                 \
     X(DQ_ERR_WORKSPACE, -16, "workspace too small")                                            \
-    X(DQ_ERR_RANGE, -17, "element range outside the vector or not aligned to dq_range_align()")
+    X(DQ_ERR_RANGE, -17, "element range outside the vector or not aligned to dq_range_align()") \
+    X(DQ_ERR_TRANSPORT, -18, "the transport under an aggregation call failed (e.g. an MPI error)")
 
 #define DQ__STATUS_ENUM(name, value, msg) name = value,
 typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } dq_status;

@@ -18,7 +18,8 @@
  *   shared    ring allreduce (max) of the bucket exponents, then ring allreduce (sum) of the
  *             levels in w = dq_shared_width(b, M) bits: 2 (M-1)/M (d/512 + d w/8), 4 (M-1)
  *             messages; exponents d, encode d, (M-1)/M d integer adds, decode d
- *   (the size exchanges of the variable-size patterns, 8 (M-1) bytes, are counted too.)
+ *   (the size exchanges of dqsgd_mpi.h are counted too: 16 bytes per message for allgather,
+ *   8 for sra.)
  * Time = latency x messages + bytes sent / bandwidth + compute, with compute from the
  * measured ns per element of each codec call and no overlap of compute and communication (a
  * pessimistic, simple model: real rings pipeline). Each measured rate is the minimum of R
@@ -161,7 +162,7 @@ static cost pattern_cost(int pat, double d, unsigned bits, double M, const rates
         c.compute_s = f * d * r->fadd;
         break;
     case P_ALLGATHER:
-        c.bytes = (M - 1.0) * (msg_size((size_t)d, bits) + 8.0);
+        c.bytes = (M - 1.0) * (msg_size((size_t)d, bits) + 16.0); /* size and room, 2 x u64 */
         c.msgs = M - 1.0;
         c.compute_s = d * r->enc + M * d * r->dadd;
         break;
