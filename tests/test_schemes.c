@@ -750,6 +750,26 @@ static void test_twomeans_api(void) {
     free(m2);
 }
 
+/* The example of doc/FORMAT.md 22.5, byte for byte. */
+static void test_twomeans_example(void) {
+    static const float x[10] = {1.5f, -0.5f, 0.0f, -0.0f, 2.5f, -1.0f, 0.25f, 3.0f, -2.0f, 0.75f};
+    static const uint8_t want[58] = {0x44, 0x51, 0x53, 0x47, 0x01, 0x30, 0x05, 0x01, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00,
+                                     0x00, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                     0, 0, 0, 0, 0, 0, 0x62, 0x79, 0xC9, 0x2A, 0xAB, 0xAA, 0xAA, 0x3F, 0x00, 0x00,
+                                     0x60, 0xBF, 0x2A, 0x01};
+    uint8_t msg[128];
+    float out[10];
+    size_t len = 0, i;
+    dq_params p;
+    memset(&p, 0, sizeof p);
+    p.scheme = DQ_SCHEME_TWOMEANS;
+    p.bucket = DQ_BUCKET_WHOLE;
+    CHECK(dq_encode(&p, x, 10, NULL, msg, sizeof msg, &len) == DQ_OK && len == 58u && memcmp(msg, want, 58) == 0);
+    CHECK(dq_decode(msg, len, out, 10) == DQ_OK);
+    for (i = 0; i < 10 && out[i] == (signbit(x[i]) ? -0.875f : dq__bitsf(0x3FAAAAABu)); i++) continue;
+    CHECK(i == 10);
+}
+
 /* (5) Malformed messages and inputs: each gives its status and leaves the output untouched. */
 static void test_twomeans_bad(void) {
     enum { N = 300 };
@@ -851,6 +871,7 @@ int main(void) {
     RUN(test_twomeans_values);
     RUN(test_twomeans_least_squares);
     RUN(test_twomeans_api);
+    RUN(test_twomeans_example);
     RUN(test_twomeans_bad);
     return dq_t_finish();
 }
