@@ -91,14 +91,17 @@ typedef enum dq_status { DQ_STATUS_LIST(DQ__STATUS_ENUM) DQ__STATUS_END = -99 } 
 
 /* ---------------------------------------------------------------- parameters
  * Zero in every field means the documented default. */
-/* Schemes (the header's scheme byte, doc/FORMAT.md 3.1). 1..4, 9, 10: b-bit codes (a sign and
- * a magnitude level) with a float scale per bucket; they share the coders, ranges and kernels. */
+/* Schemes (the header's scheme byte, doc/FORMAT.md 3.1). 1..5, 9, 10: b-bit codes (a sign and
+ * a magnitude level) with a float scale per bucket (two for scheme 5); they share the coders,
+ * ranges and kernels. */
 typedef enum dq_scheme {
     DQ_SCHEME_DEFAULT = 0,
     DQ_SCHEME_QSGD = 1,      /* uniform levels l/s (QSGD) */
     DQ_SCHEME_NUQSGD = 2,    /* exponential levels 2^(l-s) (NUQSGD, natural dithering); bits 2..8 */
     DQ_SCHEME_NATURAL = 3,   /* natural compression: exponential levels under a power-of-two scale */
     DQ_SCHEME_TERNGRAD = 4,  /* TernGrad: 2 bits, {-S, 0, S}, clipped at 2.5 x the bucket's RMS */
+    DQ_SCHEME_TWOMEANS = 5,  /* 1-bit SGD (Seide et al.): the sign, decoded as the mean of the bucket's
+                              * elements of that sign; 1 bit, deterministic; use with error feedback */
     DQ_SCHEME_TOPK = 6,      /* the k largest |x|: indices and float32 values */
     DQ_SCHEME_RANDK = 7,     /* k coordinates the receiver regenerates from (seed, step, stream) */
     DQ_SCHEME_THRESHOLD = 8, /* every |x| > threshold: indices and float32 values */
@@ -109,7 +112,8 @@ typedef enum dq_scheme {
 typedef enum dq_rounding {
     DQ_ROUND_DEFAULT = 0,    /* = stochastic */
     DQ_ROUND_STOCHASTIC = 1, /* unbiased up to the 2^-24 granularity of the dither */
-    DQ_ROUND_NEAREST = 2     /* deterministic, biased; ties go toward zero; 1 bit: sign of x */
+    DQ_ROUND_NEAREST = 2     /* deterministic, biased; ties go toward zero; 1 bit: sign of x
+                              * (DQ_SCHEME_TWOMEANS: always; 0 means nearest there) */
 } dq_rounding;
 typedef enum dq_norm {
     DQ_NORM_DEFAULT = 0, /* = L2 */
@@ -120,7 +124,8 @@ typedef enum dq_norm {
     /* chosen by the scheme, never asked; reported by dq_header_read: */
     DQ_NORM_POW2 = 4,  /* DQ_SCHEME_NATURAL: the smallest power of two >= ||bucket||_inf */
     DQ_NORM_CLIP = 5,  /* DQ_SCHEME_TERNGRAD: min(||bucket||_inf, 2.5 x RMS) */
-    DQ_NORM_ALPHA = 6  /* DQ_SCHEME_TRUNC*: the caller's truncation threshold alpha */
+    DQ_NORM_ALPHA = 6, /* DQ_SCHEME_TRUNC*: the caller's truncation threshold alpha */
+    DQ_NORM_TWOMEANS = 7 /* DQ_SCHEME_TWOMEANS: the means of the non-negative and negative elements */
 } dq_norm;
 
 #define DQ_BITS_DEFAULT 4u
@@ -130,7 +135,7 @@ typedef enum dq_norm {
 #define DQ_HEADER_SIZE 48u
 
 typedef struct dq_params {
-    unsigned bits;        /* 1..16 bits per element; 0 = 4 */
+    unsigned bits;        /* 1..16 bits per element; 0 = 4 (TernGrad 2, natural 8, two-means 1) */
     uint32_t bucket;      /* elements per scale: a multiple of 8, or DQ_BUCKET_WHOLE; 0 = 512 */
     dq_scheme scheme;     /* 0 = QSGD */
     dq_rounding rounding; /* 0 = stochastic */
@@ -176,11 +181,17 @@ typedef struct dq_header {
 /* Worst-case message size for n elements of `bits` bits under any params, as a constant
  * expression (no overflow check: fits 64-bit size_t for n <= DQ_MAX_ELEMS). Monotonic in n and
  * bits. The per-bucket scales are counted for the smallest bucket (8), and the payload
- * checksum and a TRUNC_NU level table are counted. Sparse and sketch messages have their own
- * sizes (dq_encoded_size(), dq_sketch_encoded_size()). */
-#define DQ_ENCODE_BOUND(n, bits)                                                                   \
+ * checksum and a TRUNC_NU level table are counted. A 1-bit DQ_SCHEME_TWOMEANS message has two
+ * scales per bucket (52 + 9 ceil(n/8) bytes at most); the bound is the larger of the two
+ * figures at every width, which keeps it monotonic in bits (it exceeds the level-scheme figure
+ * only for bits <= 4). Sparse and sketch messages have their own sizes (dq_encoded_size(),
+ * dq_sketch_encoded_size()). */
+#define DQ_ENCODE_BOUND(n, bits) \
+    (DQ__BOUND_LEVELS(n, bits) > DQ__BOUND_TWOMEANS(n) ? DQ__BOUND_LEVELS(n, bits) : DQ__BOUND_TWOMEANS(n))
+#define DQ__BOUND_LEVELS(n, bits)                                                                  \
     ((size_t)DQ_HEADER_SIZE + 4u * (((size_t)(n) + 7u) / 8u) + ((size_t)(n) * (size_t)(bits) + 7u) / 8u + \
      4u + DQ__LEVEL_TABLE_BYTES(bits))
+#define DQ__BOUND_TWOMEANS(n) ((size_t)DQ_HEADER_SIZE + 9u * (((size_t)(n) + 7u) / 8u) + 4u)
 /* A DQ_SCHEME_TRUNC_NU message carries its s = 2^(b-1)-1 levels (b <= 8); counted as 127 above
  * 8 bits too, which keeps the bound monotonic. */
 #define DQ__LEVEL_TABLE_BYTES(bits) \
@@ -698,6 +709,35 @@ static inline void dq__stats__scalar(const float *x, const float *e, size_t n, u
     dq__stats_tail(x, e, 0, n, sq, ab, &mx);
     dq__stats_finish(sq, ab, mx, what, st);
 }
+/* ---- two-means statistics (DQ_SCHEME_TWOMEANS, doc/FORMAT.md 22.2): element j of x (or
+ * x + e) adds its magnitude |x_j| (as a double) to lane j % 16 of pos[] when its sign bit is
+ * clear, of neg[] when it is set, and counts the set sign bits in *nneg. The lanes are carried
+ * in and out (a bucket may be cut into pieces, each starting at lane 0: the caller rotates),
+ * and combined like dq__stats' lanes (dq__lanes_sum). A NaN or Inf makes a sum non-finite. The
+ * SIMD twins add +0.0 to the other group's lane, which leaves a lane that holds a sum of
+ * magnitudes (>= +0) unchanged, so they agree bit for bit. */
+static inline unsigned dq__popcount32(uint32_t m) {
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    return (unsigned)((((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
+}
+static inline void dq__tm_acc__scalar(const float *x, const float *e, size_t n, double *pos, double *neg,
+                                      uint64_t *nneg) {
+    uint64_t m = *nneg;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint32_t u = dq__fbits(e ? x[i] + e[i] : x[i]);
+        double d = (double)dq__bitsf(u & 0x7FFFFFFFu);
+        if (u >> 31) {
+            neg[i % DQ__SLANES] += d;
+            m++;
+        } else {
+            pos[i % DQ__SLANES] += d;
+        }
+    }
+    *nneg = m;
+}
+
 /* Error feedback: e[i] = x[i] + e[i], the compensated value that gets quantized. */
 static inline void dq__compensate__scalar(const float *x, float *e, size_t n) {
     size_t i;
@@ -709,11 +749,13 @@ static inline void dq__compensate__scalar(const float *x, float *e, size_t n) {
  *         l += (t < r - l) with t = 24-bit uniform draw * 2^-24 (stochastic) or 0.5 (nearest);
  *         code = l | sign << (b-1), sign set only when x < 0 (sign bit) and l > 0.
  * b == 1: stochastic: p = 0.5 + x * inv, inv = 0.5 / scale; code = (t < p) ? 0 : 1 (1 = negative);
- *         nearest: code = sign bit of x (scaled sign).
- * Decoded value of a code: level * step with the code's sign, step = scale / s (b >= 2) or
- * scale with level 1 (b == 1). With `res`, res[i] = x[i] - decoded (x may alias res). */
+ *         nearest: code = sign bit of x (scaled sign, and two-means).
+ * Decoded value of a code: level * step with the code's sign, step = scale / s (b >= 2); with
+ * b == 1, step for code 0 and neg for code 1 (neg = -step, except for two-means, where step and
+ * neg are the bucket's two means). With `res`, res[i] = x[i] - decoded (x may alias res). */
 typedef struct dq__qctx {
     float inv, smax, step, thresh; /* thresh: 0.5 for nearest; < 0 means stochastic */
+    float neg;                     /* b == 1: the decoded value of code 1 */
     unsigned bits;
     uint32_t k0, k1h, lo; /* generator key and low half of the first element's index */
     const float *tab;     /* table schemes: magnitudes tab[0..s]; NULL for uniform levels */
@@ -746,7 +788,7 @@ static inline void dq__quant__scalar(const dq__qctx *q, const float *x, size_t c
             code = l | ((l != 0u ? sgn : 0u) << (q->bits - 1));
         }
         codes[i] = code;
-        if (res) res[i] = xi - dq__decode_value(code, q->bits, q->step);
+        if (res) res[i] = xi - (q->bits == 1 ? (code ? q->neg : q->step) : dq__decode_value(code, q->bits, q->step));
     }
 }
 
@@ -910,6 +952,29 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
     for (r = 0; r < DQ__ROWS; r++)
         dq__decode_codes(codes + r * DQ__LANES, DQ__LANES, b, rowstep[r], w, add, out + r * DQ__LANES);
 }
+/* Two-means (b = 1): code 0 decodes to pos, code 1 to neg, the bucket's two means; rowpos[r]
+ * and rowneg[r] are those of row r. */
+static inline void dq__decode_codes_tm(const uint32_t *codes, size_t cnt, float pos, float neg, float w, int add,
+                                       float *out) {
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        float v = codes[i] ? neg : pos;
+        if (add) {
+            float t = w * v;
+            out[i] = out[i] + t;
+        } else {
+            out[i] = v;
+        }
+    }
+}
+static inline void dq__decode_block_tm__scalar(const uint8_t *in, const float *rowpos, const float *rowneg, float w,
+                                               int add, float *out) {
+    uint32_t codes[DQ__BLOCK];
+    unsigned r;
+    dq__unpack_block__scalar(in, 1u, codes);
+    for (r = 0; r < DQ__ROWS; r++)
+        dq__decode_codes_tm(codes + r * DQ__LANES, DQ__LANES, rowpos[r], rowneg[r], w, add, out + r * DQ__LANES);
+}
 /* Table schemes: rowscale[r] is the bucket scale of row r. */
 static inline void dq__decode_codes_tab(const uint32_t *codes, size_t cnt, unsigned b, const float *tab, float scale,
                                         float w, int add, float *out) {
@@ -1017,6 +1082,12 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
 #ifndef dq__k_shared_q /* shared-scale levels (aggregation) */
 #define dq__k_shared_q dq__shared_q__scalar
 #endif
+#ifndef dq__k_tm_acc /* two-means statistics and decoding (DQ_SCHEME_TWOMEANS) */
+#define dq__k_tm_acc dq__tm_acc__scalar
+#endif
+#ifndef dq__k_decode_block_tm
+#define dq__k_decode_block_tm dq__decode_block_tm__scalar
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1060,7 +1131,10 @@ typedef struct dq__cfg {
     size_t bucket;                   /* effective elements per scale (>= 1) */
     size_t nbuckets;
     size_t ntab;   /* levels sent after the scales (DQ_SCHEME_TRUNC_NU), else 0 */
-    size_t prefix; /* bytes between the header (or coded header) and the payload: scales + levels */
+    size_t prefix; /* bytes between the header (or coded header) and the payload: scales + levels,
+                    * or scales + negative means (DQ_SCHEME_TWOMEANS) */
+    int tm;        /* DQ_SCHEME_TWOMEANS: scale k is the non-negative mean, scale nbuckets + k the
+                    * negative one */
     int table;     /* magnitudes come from tab[] (x the bucket scale), not level * step */
     float alpha;   /* DQ_SCHEME_TRUNC*: every bucket's scale */
     float tab[DQ__TAB_MAX]; /* table schemes: tab[l], l = 0..s, tab[0] = 0, tab[s] = 1 */
@@ -1072,10 +1146,11 @@ typedef struct dq__cfg {
 #define DQ__NORM_WIRE_POW2 3u
 #define DQ__NORM_WIRE_CLIP 4u
 #define DQ__NORM_WIRE_ALPHA 5u
+#define DQ__NORM_WIRE_TWOMEANS 6u
 
 static inline int dq__is_sparse(unsigned scheme) { return scheme >= DQ_SCHEME_TOPK && scheme <= DQ_SCHEME_THRESHOLD; }
 static inline int dq__is_levels(unsigned scheme) {
-    return (scheme >= DQ_SCHEME_QSGD && scheme <= DQ_SCHEME_TERNGRAD) || scheme == DQ_SCHEME_TRUNC ||
+    return (scheme >= DQ_SCHEME_QSGD && scheme <= DQ_SCHEME_TWOMEANS) || scheme == DQ_SCHEME_TRUNC ||
            scheme == DQ_SCHEME_TRUNC_NU;
 }
 /* Widths a level scheme takes (doc/FORMAT.md 5): table schemes need b <= 8 (s <= 127). */
@@ -1083,6 +1158,7 @@ static inline int dq__bits_ok(unsigned scheme, unsigned bits) {
     switch (scheme) {
     case DQ_SCHEME_QSGD: return bits >= 1u && bits <= 16u;
     case DQ_SCHEME_TERNGRAD: return bits == 2u;
+    case DQ_SCHEME_TWOMEANS: return bits == 1u;
     case DQ_SCHEME_TRUNC: return bits >= 2u && bits <= 16u;
     default: return bits >= 2u && bits <= 8u; /* NUQSGD, NATURAL, TRUNC_NU */
     }
@@ -1092,6 +1168,7 @@ static inline unsigned dq__scheme_norm(unsigned scheme, unsigned bits, dq_norm n
     switch (scheme) {
     case DQ_SCHEME_NATURAL: return DQ__NORM_WIRE_POW2;
     case DQ_SCHEME_TERNGRAD: return DQ__NORM_WIRE_CLIP;
+    case DQ_SCHEME_TWOMEANS: return DQ__NORM_WIRE_TWOMEANS;
     case DQ_SCHEME_TRUNC:
     case DQ_SCHEME_TRUNC_NU: return DQ__NORM_WIRE_ALPHA;
     default:
@@ -1106,6 +1183,7 @@ static inline int dq__norm_ok(unsigned scheme, unsigned wire) {
     case DQ_SCHEME_NUQSGD: return wire <= DQ__NORM_WIRE_MAX;
     case DQ_SCHEME_NATURAL: return wire == DQ__NORM_WIRE_POW2;
     case DQ_SCHEME_TERNGRAD: return wire == DQ__NORM_WIRE_CLIP;
+    case DQ_SCHEME_TWOMEANS: return wire == DQ__NORM_WIRE_TWOMEANS;
     default: return wire == DQ__NORM_WIRE_ALPHA; /* TRUNC, TRUNC_NU */
     }
 }
@@ -1130,12 +1208,17 @@ static inline int dq__alpha_ok(float a) {
  * the levels are in the message, read by dq__msg_open). */
 static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq__cfg *c) {
     unsigned scheme = p->scheme == DQ_SCHEME_DEFAULT ? (unsigned)DQ_SCHEME_QSGD : (unsigned)p->scheme;
-    unsigned bits = p->bits ? p->bits : (scheme == DQ_SCHEME_TERNGRAD ? 2u : (scheme == DQ_SCHEME_NATURAL ? 8u : DQ_BITS_DEFAULT));
+    unsigned bits = p->bits ? p->bits
+                            : (scheme == DQ_SCHEME_TERNGRAD   ? 2u
+                               : scheme == DQ_SCHEME_NATURAL  ? 8u
+                               : scheme == DQ_SCHEME_TWOMEANS ? 1u
+                                                              : DQ_BITS_DEFAULT);
     uint32_t bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
     unsigned s;
     if (!dq__is_levels(scheme)) return DQ_ERR_PARAM;
     if (!dq__bits_ok(scheme, bits)) return DQ_ERR_BITS;
     if ((unsigned)p->rounding > (unsigned)DQ_ROUND_NEAREST) return DQ_ERR_PARAM;
+    if (scheme == DQ_SCHEME_TWOMEANS && p->rounding == DQ_ROUND_STOCHASTIC) return DQ_ERR_PARAM; /* nearest only */
     if ((unsigned)p->norm > (unsigned)DQ_NORM_MAX) return DQ_ERR_PARAM; /* MEAN is chosen, not asked */
     if (p->norm != DQ_NORM_DEFAULT && scheme != DQ_SCHEME_QSGD && scheme != DQ_SCHEME_NUQSGD) return DQ_ERR_PARAM;
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
@@ -1152,7 +1235,7 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     }
     c->scheme = scheme;
     c->bits = bits;
-    c->stochastic = p->rounding != DQ_ROUND_NEAREST;
+    c->stochastic = p->rounding != DQ_ROUND_NEAREST && scheme != DQ_SCHEME_TWOMEANS;
     c->norm = dq__scheme_norm(scheme, bits, p->norm, (int)c->stochastic);
     c->checksum = p->checksum;
     c->coder = p->coder;
@@ -1168,7 +1251,8 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
             memcpy(c->tab + 1, p->levels, 4u * s);
         }
     }
-    c->prefix = 4u * (c->nbuckets + c->ntab);
+    c->tm = scheme == DQ_SCHEME_TWOMEANS;
+    c->prefix = 4u * (c->nbuckets * (c->tm ? 2u : 1u) + c->ntab);
     return DQ_OK;
 }
 static inline dq_status dq__cfg_make(const dq_params *p, size_t n, dq__cfg *c) { return dq__cfg_make2(p, n, 0, c); }
@@ -1183,10 +1267,12 @@ static inline size_t dq__size(const dq__cfg *c, size_t n, int framed, int *ok) {
 }
 
 DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
-    uint64_t s;
+    uint64_t s, t;
     if (bits < 1u || bits > 16u || (uint64_t)n > DQ_MAX_ELEMS) return 0;
     s = (uint64_t)DQ_HEADER_SIZE + 4u * (((uint64_t)n + 7u) / 8u) + ((uint64_t)n * bits + 7u) / 8u + 4u +
         DQ__LEVEL_TABLE_BYTES(bits);
+    t = (uint64_t)DQ_HEADER_SIZE + 9u * (((uint64_t)n + 7u) / 8u) + 4u; /* DQ_SCHEME_TWOMEANS, 1 bit */
+    if (t > s) s = t;
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
 
@@ -2082,6 +2168,7 @@ static inline float dq__step(unsigned bits, float scale) { return bits == 1 ? sc
  * are set. */
 static inline void dq__qctx_scale(dq__qctx *q, float scale) {
     q->step = dq__step(q->bits, scale);
+    q->neg = -q->step;
     q->scale = scale;
     if (q->tab)
         q->inv = scale == 0.0f ? 0.0f : 1.0f / scale;
@@ -2099,21 +2186,55 @@ static inline void dq__prefetch(const float *p, size_t cnt) {
 #endif
 }
 
-/* The scale of one bucket from its statistics; writes it to the message. */
-static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const float *e, size_t len, uint8_t *dst,
-                                         float *scale) {
+/* Two-means: the means of bucket k's two sign groups from its lanes (doc/FORMAT.md 22.2), into
+ * the message: the non-negative mean as scale k, the negative one (sign bit set, -0 for an
+ * empty group) as scale nbuckets + k. */
+static inline dq_status dq__tm_scales(const dq__cfg *c, const double *pos, const double *neg, uint64_t nneg,
+                                      size_t len, uint8_t *scales, size_t k) {
+    double sp = dq__lanes_sum(pos), sn = dq__lanes_sum(neg), vp, vn;
+    uint64_t npos = (uint64_t)len - nneg;
+    float mp, mn;
+    if (!(sp <= DBL_MAX) || !(sn <= DBL_MAX)) return DQ_ERR_NONFINITE;
+    vp = npos ? sp / (double)npos : 0.0;
+    vn = nneg ? sn / (double)nneg : 0.0;
+    if (vp > (double)dq__bitsf(DQ__MAX_SCALE_BITS) || vn > (double)dq__bitsf(DQ__MAX_SCALE_BITS))
+        return DQ_ERR_OVERFLOW;
+    mp = (float)vp;
+    mn = (float)vn;
+    if (mp < DQ__MIN_SCALE) mp = 0.0f;
+    if (mn < DQ__MIN_SCALE) mn = 0.0f;
+    dq__st32(scales + 4u * k, dq__fbits(mp));
+    dq__st32(scales + 4u * (c->nbuckets + k), dq__fbits(mn) | 0x80000000u);
+    return DQ_OK;
+}
+/* The scale(s) of bucket k from its statistics, written to the message (scales: the message's
+ * scales part, bucket 0 first). */
+static inline dq_status dq__scale_bucket(const dq__cfg *c, const float *x, const float *e, size_t len, uint8_t *scales,
+                                         size_t k) {
     dq__stats st;
     dq_status s;
+    float scale;
     unsigned what = c->norm == DQ__NORM_WIRE_L2 ? DQ__ST_SQ : (c->norm == DQ__NORM_WIRE_MEAN ? DQ__ST_ABS : DQ__ST_MAX);
+    if (c->tm) {
+        double pos[DQ__SLANES] = {0}, neg[DQ__SLANES] = {0};
+        uint64_t nneg = 0;
+        dq__k_tm_acc(x, e, len, pos, neg, &nneg);
+        return dq__tm_scales(c, pos, neg, nneg, len, scales, k);
+    }
     dq__k_stats(x, e, len, what, &st);
     if (c->norm == DQ__NORM_WIRE_CLIP) { /* needs the sum of squares too */
         dq__stats sq;
         dq__k_stats(x, e, len, DQ__ST_SQ, &sq);
         st.sumsq = sq.sumsq;
     }
-    if ((s = dq__bucket_scale(c, &st, len, scale)) != DQ_OK) return s;
-    dq__st32(dst, dq__fbits(*scale));
+    if ((s = dq__bucket_scale(c, &st, len, &scale)) != DQ_OK) return s;
+    dq__st32(scales + 4u * k, dq__fbits(scale));
     return DQ_OK;
+}
+/* The quantizer constants of bucket k from its scale(s) in the message. */
+static inline void dq__qctx_bucket(dq__qctx *q, const dq__cfg *c, const uint8_t *scales, size_t k) {
+    dq__qctx_scale(q, dq__bitsf(dq__ld32(scales + 4u * k)));
+    if (c->tm) q->neg = dq__bitsf(dq__ld32(scales + 4u * (c->nbuckets + k)));
 }
 
 /* Encode the scales and payload of elements [begin, end) into body, the part of the message
@@ -2130,22 +2251,19 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
     dq__qctx q;
     size_t pos, bucket_end = begin, bi = begin / c->bucket;
     const float *src = res ? res : x;
-    float scale;
     dq_status s;
     if (res) {
         size_t k = bi;
         for (pos = begin; pos < end; pos += c->bucket, k++) {
             size_t len = end - pos < c->bucket ? end - pos : c->bucket;
-            if ((s = dq__scale_bucket(c, x + (pos - begin), res + (pos - begin), len, scales + 4u * k, &scale)) !=
-                DQ_OK)
-                return s;
+            if ((s = dq__scale_bucket(c, x + (pos - begin), res + (pos - begin), len, scales, k)) != DQ_OK) return s;
         }
     }
     q.bits = c->bits;
     q.smax = dq__levels(c->bits);
     q.thresh = c->stochastic ? -1.0f : 0.5f;
     q.k0 = key.k0;
-    q.inv = q.step = q.scale = 0.0f;
+    q.inv = q.step = q.neg = q.scale = 0.0f;
     q.tab = c->table ? c->tab : NULL;
     if (c->ntab && begin == 0) /* the level table follows the scales */
         for (pos = 0; pos < c->ntab; pos++) dq__st32(scales + 4u * (c->nbuckets + pos), dq__fbits(c->tab[pos + 1u]));
@@ -2166,15 +2284,13 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
             off = pos - begin;
             if (pos == bucket_end) { /* enter the next bucket */
                 size_t len = end - pos < c->bucket ? end - pos : c->bucket;
-                if (res) {
+                if (res)
                     dq__k_compensate(x + off, res + off, len);
-                    scale = dq__bitsf(dq__ld32(scales + 4u * bi));
-                } else if ((s = dq__scale_bucket(c, x + off, NULL, len, scales + 4u * bi, &scale)) != DQ_OK) {
+                else if ((s = dq__scale_bucket(c, x + off, NULL, len, scales, bi)) != DQ_OK)
                     return s;
-                }
+                dq__qctx_bucket(&q, c, scales, bi);
                 bi++;
                 bucket_end = pos + len;
-                dq__qctx_scale(&q, scale);
             }
             q.lo = (uint32_t)pos;
             if (q.tab) { /* table schemes: quantize, then pack below */
@@ -2314,7 +2430,7 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     h->scheme = in[6];
     h->bits = in[7];
     h->coder = in[8];
-    h->norm = (dq_norm)(in[9] + 1u); /* wire 0..5 -> DQ_NORM_L2, _MAX, _MEAN, _POW2, _CLIP, _ALPHA */
+    h->norm = (dq_norm)(in[9] + 1u); /* wire 0..6 -> DQ_NORM_L2, _MAX, _MEAN, _POW2, _CLIP, _ALPHA, _TWOMEANS */
     h->flags = dq__ld16(in + 10);
     h->bucket = dq__ld32(in + 12);
     count = dq__ld64(in + 16);
@@ -2329,7 +2445,8 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     }
     if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
         !dq__norm_ok(h->scheme, in[9]) ||
-        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0)
+        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
+        (h->scheme == DQ_SCHEME_TWOMEANS && (h->flags & DQ_FLAG_STOCHASTIC)))
         return DQ_ERR_CORRUPT;
     if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     h->count = h->nnz = (size_t)count;
@@ -2357,56 +2474,85 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
 /* Decode the elements [begin, end) into out[0..end-begin), from the scales and either the
  * fixed payload in memory or, with cd, the blocks a coded payload produces in order (whole
  * messages only). Everything is validated before out is touched. */
+/* Scales of buckets [b0, b1) (doc/FORMAT.md 4): each at most 2^126 and not negative (one
+ * comparison of the bit pattern); two-means negative means (22.3): sign bit set, magnitude at
+ * most 2^126. */
+static inline int dq__scales_ok(const dq__cfg *c, const uint8_t *scales, size_t b0, size_t b1) {
+    size_t k;
+    for (k = b0; k < b1; k++) {
+        if (dq__ld32(scales + 4u * k) > DQ__MAX_SCALE_BITS) return 0; /* negative, above 2^126, Inf or NaN */
+        if (c->tm && (dq__ld32(scales + 4u * (c->nbuckets + k)) ^ 0x80000000u) > DQ__MAX_SCALE_BITS) return 0;
+    }
+    return 1;
+}
+/* Decoding, shared by dq__decode_body and the typed decoder. The values of bucket k: the step
+ * (uniform levels), the scale (table schemes) or the non-negative mean (two-means) in v[0],
+ * and the negative mean in v[1] (two-means; 0 otherwise). */
+static inline void dq__bucket_vals(const dq__cfg *c, const uint8_t *scales, size_t k, float *v) {
+    float sc = dq__bitsf(dq__ld32(scales + 4u * k));
+    v[0] = c->table ? sc : dq__step(c->bits, sc);
+    v[1] = c->tm ? dq__bitsf(dq__ld32(scales + 4u * (c->nbuckets + k))) : 0.0f;
+}
+/* Decode the full block at element pos: the 32 rows walk the buckets in order (*bi is the next
+ * bucket to enter, *bend the end of the current one, cur its values), no division per row;
+ * rows never straddle a bucket (buckets are multiples of 8). */
+static inline void dq__decode_block_at(const dq__cfg *c, const uint8_t *scales, const uint8_t *in, size_t pos,
+                                       size_t *bi, size_t *bend, float *cur, float w, int add, float *out) {
+    float rowstep[DQ__ROWS], rowneg[DQ__ROWS];
+    unsigned r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        if (pos + r * DQ__LANES >= *bend) {
+            dq__bucket_vals(c, scales, *bi, cur);
+            (*bi)++;
+            *bend = *bi * c->bucket;
+        }
+        rowstep[r] = cur[0];
+        rowneg[r] = cur[1];
+    }
+    if (c->table)
+        dq__k_decode_block_tab(in, c->bits, c->tab, rowstep, w, add, out);
+    else if (c->tm)
+        dq__k_decode_block_tm(in, rowstep, rowneg, w, add, out);
+    else
+        dq__k_decode_block(in, c->bits, rowstep, w, add, out);
+}
+/* Decode the unpacked tail codes of elements [pos, end) into out[0..end-pos), bucket by bucket. */
+static inline void dq__decode_tail(const dq__cfg *c, const uint8_t *scales, const uint32_t *codes, size_t pos,
+                                   size_t end, float w, int add, float *out) {
+    size_t i = pos;
+    while (i < end) {
+        size_t b_end = (i / c->bucket + 1u) * c->bucket, seg_end = b_end < end ? b_end : end;
+        float v[2];
+        dq__bucket_vals(c, scales, i / c->bucket, v);
+        if (c->table)
+            dq__decode_codes_tab(codes + (i - pos), seg_end - i, c->bits, c->tab, v[0], w, add, out + (i - pos));
+        else if (c->tm)
+            dq__decode_codes_tm(codes + (i - pos), seg_end - i, v[0], v[1], w, add, out + (i - pos));
+        else
+            dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, v[0], w, add, out + (i - pos));
+        i = seg_end;
+    }
+}
 static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
                                         size_t n, size_t begin, size_t end, float w, int add, float *out) {
-    float rowstep[DQ__ROWS], step = 0.0f;
+    float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
     uint8_t tmp[32u * 16u];
-    size_t bi, pos, bucket_end = begin, bi_end = (end - 1u) / c->bucket + 1u, blk = 32u * c->bits;
+    size_t bi = begin / c->bucket, pos, bucket_end = begin, blk = 32u * c->bits;
     dq_status st;
-    for (bi = begin / c->bucket; bi < bi_end; bi++) { /* validate every scale before touching out */
-        uint32_t u = dq__ld32(scales + 4u * bi);
-        if (u > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT; /* negative, above 2^126, Inf or NaN */
-    }
-    bi = begin / c->bucket;
+    if (!dq__scales_ok(c, scales, bi, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT; /* before touching out */
     if (cd) {
         if (!cd->trusted && (st = dq__cdec_validate(cd)) != DQ_OK) return st;
     } else if (end == n && n % DQ__BLOCK) { /* and the tail's padding bits */
         size_t full = n - n % DQ__BLOCK;
         if (!dq__unpack_tail(payload + (full / DQ__BLOCK) * blk, n - full, c->bits, codes)) return DQ_ERR_CORRUPT;
     }
-    for (pos = begin; pos + DQ__BLOCK <= end; pos += DQ__BLOCK) {
-        const uint8_t *in;
-        unsigned r;
-        for (r = 0; r < DQ__ROWS; r++) { /* rows walk the buckets in order: no division per row */
-            if (pos + r * DQ__LANES >= bucket_end) {
-                step = dq__bitsf(dq__ld32(scales + 4u * bi));
-                if (!c->table) step = dq__step(c->bits, step);
-                bi++;
-                bucket_end += c->bucket;
-            }
-            rowstep[r] = step;
-        }
-        in = cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk;
-        if (c->table)
-            dq__k_decode_block_tab(in, c->bits, c->tab, rowstep, w, add, out + (pos - begin));
-        else
-            dq__k_decode_block(in, c->bits, rowstep, w, add, out + (pos - begin));
-    }
+    for (pos = begin; pos + DQ__BLOCK <= end; pos += DQ__BLOCK)
+        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
+                            &bucket_end, cur, w, add, out + (pos - begin));
     if (pos < end) {
-        size_t i = pos;
         dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, end - pos, c->bits, codes);
-        while (i < end) {
-            size_t b_end = (i / c->bucket + 1u) * c->bucket;
-            size_t seg_end = b_end < end ? b_end : end;
-            float sc = dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket)));
-            if (c->table)
-                dq__decode_codes_tab(codes + (i - pos), seg_end - i, c->bits, c->tab, sc, w, add, out + (i - begin));
-            else
-                dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, dq__step(c->bits, sc), w, add,
-                                 out + (i - begin));
-            i = seg_end;
-        }
+        dq__decode_tail(c, scales, codes, pos, end, w, add, out + (pos - begin));
     }
     return cd && cd->trusted ? dq__cdec_end(cd) : DQ_OK;
 }
@@ -2869,9 +3015,8 @@ static inline dq_status dq__encode_coded(const dq_params *p, const float *x, siz
 /* Checks the scales and the tail padding of a fixed payload. */
 static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_t *scales, const uint8_t *payload) {
     uint32_t codes[DQ__BLOCK];
-    size_t i, full = n - n % DQ__BLOCK;
-    for (i = 0; i < c->nbuckets; i++)
-        if (dq__ld32(scales + 4u * i) > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT;
+    size_t full = n - n % DQ__BLOCK;
+    if (!dq__scales_ok(c, scales, 0, c->nbuckets)) return DQ_ERR_CORRUPT;
     if (full < n && !dq__unpack_tail(payload + (full / DQ__BLOCK) * 32u * c->bits, n - full, c->bits, codes))
         return DQ_ERR_CORRUPT;
     return DQ_OK;
@@ -6215,7 +6360,7 @@ DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype t
  *  that of dq_encode(p, float(x), n, float(residual), ...); the new residual is the float
  *  path's new residual rounded to rt. residual is written only when the call returns DQ_OK,
  *  and the status of a failing call is the float path's. x and residual must not overlap.
- *  Level schemes only (QSGD, NUQSGD, natural, TernGrad, TRUNC, TRUNC_NU), with every coder and
+ *  Level schemes only (QSGD, NUQSGD, natural, TernGrad, two-means, TRUNC, TRUNC_NU), with every coder and
  *  bucket (DQ_BUCKET_WHOLE included); sparse schemes are DQ_ERR_PARAM (see the notes below).
  *  Note: an fp16 residual holds |r| <= 65504; a larger float residual saturates to Inf, and the
  *  next encode fails with DQ_ERR_NONFINITE (keep bf16 or float residuals for large gradients).
@@ -6948,10 +7093,13 @@ DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype t
  * 6.1). Then dq__h_quant on each chunk, with those scales: compensation, quantization and the
  * residual, which is rounded back into the caller's dtype chunk by chunk. */
 
-/* Statistics of one bucket carried across chunks (dq__k_hstat_acc), for the norm's statistics. */
+/* Statistics of one bucket carried across chunks (dq__k_hstat_acc), for the norm's statistics;
+ * two-means (dq__k_tm_acc): the lanes of the non-negative (sq) and negative (ab) magnitudes, and
+ * the count of negative elements. */
 typedef struct dq__hstat {
     double sq[DQ__SLANES], ab[DQ__SLANES];
     uint32_t mx;
+    uint64_t nneg;
 } dq__hstat;
 /* The statistics dq__scale_bucket computes for the norm (all three for any other). */
 static inline unsigned dq__h_what(const dq__cfg *c) {
@@ -6961,7 +7109,7 @@ static inline unsigned dq__h_what(const dq__cfg *c) {
         return DQ__ST_MAX;
     return DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX; /* TernGrad's clip needs the maximum and the squares */
 }
-/* Adds elements off .. off+cnt-1 of the bucket (x, e hold them). */
+/* Adds elements off .. off+cnt-1 of the bucket (x, e hold them); what = 0: two-means. */
 static inline void dq__hstat_add(dq__hstat *a, unsigned what, const float *x, const float *e, size_t off, size_t cnt) {
     double rs[DQ__SLANES], ra[DQ__SLANES];
     unsigned k, r = (unsigned)(off % DQ__SLANES);
@@ -6969,7 +7117,10 @@ static inline void dq__hstat_add(dq__hstat *a, unsigned what, const float *x, co
         rs[k] = a->sq[(r + k) % DQ__SLANES];
         ra[k] = a->ab[(r + k) % DQ__SLANES];
     }
-    dq__k_hstat_acc(x, e, cnt, what, rs, ra, &a->mx);
+    if (what)
+        dq__k_hstat_acc(x, e, cnt, what, rs, ra, &a->mx);
+    else
+        dq__k_tm_acc(x, e, cnt, rs, ra, &a->nneg);
     for (k = 0; k < DQ__SLANES; k++) {
         a->sq[(r + k) % DQ__SLANES] = rs[k];
         a->ab[(r + k) % DQ__SLANES] = ra[k];
@@ -6981,7 +7132,7 @@ static inline dq_status dq__h_scales(const dq__cfg *c, size_t n, size_t ch, dq_d
                                      const void *r, uint8_t *scales, float *xb, float *rb) {
     dq__hstat acc;
     size_t b0, bi = 0, bstart = 0, bend = c->bucket < n ? c->bucket : n;
-    unsigned what = dq__h_what(c);
+    unsigned what = c->tm ? 0u : dq__h_what(c);
     float scale;
     dq_status s;
     memset(&acc, 0, sizeof acc);
@@ -6992,12 +7143,16 @@ static inline dq_status dq__h_scales(const dq__cfg *c, size_t n, size_t ch, dq_d
         while (pos < b1) {
             size_t seg = bend < b1 ? bend : b1;
             if (pos == bstart && seg == bend) { /* the whole bucket is in this chunk */
-                if ((s = dq__scale_bucket(c, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, bend - bstart,
-                                          scales + 4u * bi, &scale)) != DQ_OK)
+                if ((s = dq__scale_bucket(c, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, bend - bstart, scales,
+                                          bi)) != DQ_OK)
                     return s;
             } else {
                 dq__hstat_add(&acc, what, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, pos - bstart, seg - pos);
-                if (seg == bend) {
+                if (seg == bend && c->tm) {
+                    s = dq__tm_scales(c, acc.sq, acc.ab, acc.nneg, bend - bstart, scales, bi);
+                    memset(&acc, 0, sizeof acc);
+                    if (s != DQ_OK) return s;
+                } else if (seg == bend) {
                     dq__stats st;
                     st.sumsq = dq__lanes_sum(acc.sq);
                     st.sumabs = dq__lanes_sum(acc.ab);
@@ -7050,7 +7205,7 @@ static inline void dq__h_quant(const dq__cfg *c, const dq_params *p, size_t b0, 
             size_t seg_end, off = pos - b0;
             if (pos == bend) { /* enter bucket bi */
                 bend = (bi + 1u) * c->bucket;
-                dq__qctx_scale(&q, dq__bitsf(dq__ld32(scales + 4u * bi)));
+                dq__qctx_bucket(&q, c, scales, bi);
                 bi++;
             }
             q.lo = (uint32_t)pos;
@@ -7144,42 +7299,16 @@ DQ_API dq_status dq_encode_typed(const dq_params *p, dq_dtype xt, const void *x,
  * may start inside a bucket and reads a coded payload as a stream across calls */
 static inline void dq__h_decode_run(const dq__cfg *c, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
                                     size_t b0, size_t b1, float w, int add, float *out) {
-    float rowstep[DQ__ROWS], step = 0.0f;
+    float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
     uint8_t tmp[32u * 16u];
     size_t pos, bi = b0 / c->bucket, bend = b0, blk = 32u * c->bits;
-    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK) {
-        const uint8_t *in;
-        unsigned r;
-        for (r = 0; r < DQ__ROWS; r++) {
-            if (pos + r * DQ__LANES >= bend) { /* rows never straddle buckets (multiples of 8) */
-                step = dq__bitsf(dq__ld32(scales + 4u * bi));
-                if (!c->table) step = dq__step(c->bits, step);
-                bi++;
-                bend = bi * c->bucket;
-            }
-            rowstep[r] = step;
-        }
-        in = cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk;
-        if (c->table)
-            dq__k_decode_block_tab(in, c->bits, c->tab, rowstep, w, add, out + (pos - b0));
-        else
-            dq__k_decode_block(in, c->bits, rowstep, w, add, out + (pos - b0));
-    }
+    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
+        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
+                            &bend, cur, w, add, out + (pos - b0));
     if (pos < b1) { /* the tail of the vector */
-        size_t i = pos;
         dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
-        while (i < b1) {
-            size_t seg_end = (i / c->bucket + 1u) * c->bucket;
-            float sc = dq__bitsf(dq__ld32(scales + 4u * (i / c->bucket)));
-            if (seg_end > b1) seg_end = b1;
-            if (c->table)
-                dq__decode_codes_tab(codes + (i - pos), seg_end - i, c->bits, c->tab, sc, w, add, out + (i - b0));
-            else
-                dq__decode_codes(codes + (i - pos), seg_end - i, c->bits, dq__step(c->bits, sc), w, add,
-                                 out + (i - b0));
-            i = seg_end;
-        }
+        dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
     }
 }
 

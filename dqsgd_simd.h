@@ -211,6 +211,7 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
     const simde__m128i lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
     const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
+    const simde__m128 neg = simde_mm_set1_ps(q->neg);
     const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
     const int stoch = q->thresh < 0.0f;
     size_t i = 0;
@@ -228,8 +229,11 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
             simde__m128 pp = simde_mm_add_ps(half, simde_mm_mul_ps(xv, inv));
             code = stoch ? simde_mm_andnot_si128(simde_mm_castps_si128(simde_mm_cmplt_ps(t, pp)), one)
                          : simde_mm_srli_epi32(xb, 31);
-            if (res)
-                v = simde_mm_castsi128_ps(simde_mm_xor_si128(simde_mm_castps_si128(step), simde_mm_slli_epi32(code, 31)));
+            if (res) { /* code 1 decodes to neg, code 0 to step */
+                simde__m128i m = simde_mm_sub_epi32(zero, code);
+                v = simde_mm_castsi128_ps(simde_mm_or_si128(simde_mm_and_si128(m, simde_mm_castps_si128(neg)),
+                                                            simde_mm_andnot_si128(m, simde_mm_castps_si128(step))));
+            }
         } else {
             simde__m128 r = simde_mm_min_ps(simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(xb, absm)), inv), smax);
             simde__m128i l = simde_mm_cvttps_epi32(r), sg;
@@ -307,6 +311,73 @@ static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const f
             simde_mm_xor_si128(simde_mm_castps_si128(f0), simde_mm_slli_epi32(simde_mm_srl_epi32(v0, shs), 31)));
         f1 = simde_mm_castsi128_ps(
             simde_mm_xor_si128(simde_mm_castps_si128(f1), simde_mm_slli_epi32(simde_mm_srl_epi32(v1, shs), 31)));
+        if (add) {
+            f0 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r), simde_mm_mul_ps(wv, f0));
+            f1 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r + 4), simde_mm_mul_ps(wv, f1));
+        }
+        simde_mm_storeu_ps(out + 8 * r, f0);
+        simde_mm_storeu_ps(out + 8 * r + 4, f1);
+    }
+}
+
+/* ---- two-means (DQ_SCHEME_TWOMEANS): the statistics (twin: dq__tm_acc__scalar), 16 elements a
+ * step into 8 + 8 registers of 2 double lanes; each magnitude goes to its sign group's lane and
+ * +0.0 to the other group's (which changes no sum of magnitudes). */
+static inline void dq__tm_acc__sse2(const float *x, const float *e, size_t n, double *pos, double *neg,
+                                    uint64_t *nneg) {
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
+    simde__m128d qp[8], qn[8];
+    uint64_t m = 0;
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 8; k++) {
+        qp[k] = simde_mm_loadu_pd(pos + 2 * k);
+        qn[k] = simde_mm_loadu_pd(neg + 2 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        unsigned bits = 0;
+        for (k = 0; k < 4; k++) { /* 4 floats -> lanes 4k .. 4k+3 */
+            simde__m128 v = simde_mm_loadu_ps(x + i + 4 * k), f;
+            simde__m128i sg;
+            simde__m128d d0, d1, s0, s1;
+            if (e) v = simde_mm_add_ps(v, simde_mm_loadu_ps(e + i + 4 * k));
+            sg = simde_mm_srai_epi32(simde_mm_castps_si128(v), 31);
+            f = simde_mm_castsi128_ps(simde_mm_and_si128(simde_mm_castps_si128(v), absm));
+            d0 = simde_mm_cvtps_pd(f);
+            d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f, f));
+            s0 = simde_mm_castsi128_pd(simde_mm_unpacklo_epi32(sg, sg)); /* lanes 0, 1 as 64-bit masks */
+            s1 = simde_mm_castsi128_pd(simde_mm_unpackhi_epi32(sg, sg)); /* lanes 2, 3 */
+            qn[2 * k] = simde_mm_add_pd(qn[2 * k], simde_mm_and_pd(s0, d0));
+            qp[2 * k] = simde_mm_add_pd(qp[2 * k], simde_mm_andnot_pd(s0, d0));
+            qn[2 * k + 1] = simde_mm_add_pd(qn[2 * k + 1], simde_mm_and_pd(s1, d1));
+            qp[2 * k + 1] = simde_mm_add_pd(qp[2 * k + 1], simde_mm_andnot_pd(s1, d1));
+            bits |= (unsigned)simde_mm_movemask_ps(v) << (4 * k);
+        }
+        m += dq__popcount32(bits);
+    }
+    for (k = 0; k < 8; k++) {
+        simde_mm_storeu_pd(pos + 2 * k, qp[k]);
+        simde_mm_storeu_pd(neg + 2 * k, qn[k]);
+    }
+    *nneg += m;
+    dq__tm_acc__scalar(x + i, e ? e + i : NULL, n - i, pos, neg, nneg);
+}
+/* Two-means block decoder (twin: dq__decode_block_tm__scalar): at 1 bit a block is the 8 lane
+ * words, row r is bit r of each; a set bit selects the row's negative mean. */
+static inline void dq__decode_block_tm__sse2(const uint8_t *in, const float *rowpos, const float *rowneg, float w,
+                                             int add, float *out) {
+    const simde__m128i w0 = simde_mm_loadu_si128((const simde__m128i *)in);
+    const simde__m128i w1 = simde_mm_loadu_si128((const simde__m128i *)(in + 16));
+    const simde__m128 wv = simde_mm_set1_ps(w);
+    unsigned r;
+    for (r = 0; r < DQ__ROWS; r++) {
+        simde__m128i sh = simde_mm_cvtsi32_si128((int)(31u - r));
+        simde__m128i m0 = simde_mm_srai_epi32(simde_mm_sll_epi32(w0, sh), 31);
+        simde__m128i m1 = simde_mm_srai_epi32(simde_mm_sll_epi32(w1, sh), 31);
+        simde__m128i p = simde_mm_castps_si128(simde_mm_set1_ps(rowpos[r]));
+        simde__m128i ng = simde_mm_castps_si128(simde_mm_set1_ps(rowneg[r]));
+        simde__m128 f0 = simde_mm_castsi128_ps(simde_mm_or_si128(simde_mm_and_si128(m0, ng), simde_mm_andnot_si128(m0, p)));
+        simde__m128 f1 = simde_mm_castsi128_ps(simde_mm_or_si128(simde_mm_and_si128(m1, ng), simde_mm_andnot_si128(m1, p)));
         if (add) {
             f0 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r), simde_mm_mul_ps(wv, f0));
             f1 = simde_mm_add_ps(simde_mm_loadu_ps(out + 8 * r + 4), simde_mm_mul_ps(wv, f1));
@@ -642,7 +713,7 @@ static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {
 typedef struct dq__q256 {
     simde__m256i absm, zero, one, k0, k1, lane;
     simde__m128i shs;
-    simde__m256 inv, smax, step, half, ulp24;
+    simde__m256 inv, smax, step, neg, half, ulp24;
     int stoch;
     unsigned bits;
 } dq__q256;
@@ -657,6 +728,7 @@ static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q) {
     c->inv = simde_mm256_set1_ps(q->inv);
     c->smax = simde_mm256_set1_ps(q->smax);
     c->step = simde_mm256_set1_ps(q->step);
+    c->neg = simde_mm256_set1_ps(q->neg);
     c->half = simde_mm256_set1_ps(0.5f);
     c->ulp24 = simde_mm256_set1_ps(5.96046448e-08f);
     c->stoch = q->thresh < 0.0f;
@@ -676,9 +748,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
         simde__m256 pp = simde_mm256_add_ps(c->half, simde_mm256_mul_ps(xv, c->inv));
         code = c->stoch ? simde_mm256_andnot_si256(simde_mm256_castps_si256(simde_mm256_cmp_ps(t, pp, SIMDE_CMP_LT_OQ)), c->one)
                         : simde_mm256_srli_epi32(xb, 31);
-        if (res)
-            v = simde_mm256_castsi256_ps(
-                simde_mm256_xor_si256(simde_mm256_castps_si256(c->step), simde_mm256_slli_epi32(code, 31)));
+        if (res) /* code 1 decodes to neg, code 0 to step */
+            v = simde_mm256_blendv_ps(c->step, c->neg, simde_mm256_castsi256_ps(simde_mm256_slli_epi32(code, 31)));
     } else {
         simde__m256 r = simde_mm256_min_ps(
             simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
@@ -748,6 +819,65 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
                                simde_mm256_set1_ps(rowstep[r]));
         f = simde_mm256_castsi256_ps(simde_mm256_xor_si256(simde_mm256_castps_si256(f),
                                                            simde_mm256_slli_epi32(simde_mm256_srl_epi32(v, shs), 31)));
+        if (add) f = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, f));
+        simde_mm256_storeu_ps(out + 8 * r, f);
+    }
+}
+
+/* ---- two-means (see the SSE2 section): statistics in 4 + 4 registers of 4 double lanes, and
+ * the block decoder */
+static inline void dq__tm_acc__avx2(const float *x, const float *e, size_t n, double *pos, double *neg,
+                                    uint64_t *nneg) {
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    simde__m256d qp[4], qn[4];
+    uint64_t m = 0;
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 4; k++) {
+        qp[k] = simde_mm256_loadu_pd(pos + 4 * k);
+        qn[k] = simde_mm256_loadu_pd(neg + 4 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 v0 = simde_mm256_loadu_ps(x + i), v1 = simde_mm256_loadu_ps(x + i + 8), f0, f1;
+        simde__m256i s0, s1;
+        simde__m256d d[4], sg[4];
+        if (e) {
+            v0 = simde_mm256_add_ps(v0, simde_mm256_loadu_ps(e + i));
+            v1 = simde_mm256_add_ps(v1, simde_mm256_loadu_ps(e + i + 8));
+        }
+        s0 = simde_mm256_srai_epi32(simde_mm256_castps_si256(v0), 31);
+        s1 = simde_mm256_srai_epi32(simde_mm256_castps_si256(v1), 31);
+        f0 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm));
+        f1 = simde_mm256_castsi256_ps(simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm));
+        d[0] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f0)); /* lanes 0..3 */
+        d[1] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f0, 1)); /* lanes 4..7 */
+        d[2] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f1)); /* lanes 8..11 */
+        d[3] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f1, 1)); /* lanes 12..15 */
+        sg[0] = simde_mm256_castsi256_pd(simde_mm256_cvtepi32_epi64(simde_mm256_castsi256_si128(s0)));
+        sg[1] = simde_mm256_castsi256_pd(simde_mm256_cvtepi32_epi64(simde_mm256_extracti128_si256(s0, 1)));
+        sg[2] = simde_mm256_castsi256_pd(simde_mm256_cvtepi32_epi64(simde_mm256_castsi256_si128(s1)));
+        sg[3] = simde_mm256_castsi256_pd(simde_mm256_cvtepi32_epi64(simde_mm256_extracti128_si256(s1, 1)));
+        for (k = 0; k < 4; k++) {
+            qn[k] = simde_mm256_add_pd(qn[k], simde_mm256_and_pd(sg[k], d[k]));
+            qp[k] = simde_mm256_add_pd(qp[k], simde_mm256_andnot_pd(sg[k], d[k]));
+        }
+        m += dq__popcount32((uint32_t)simde_mm256_movemask_ps(v0) | (uint32_t)simde_mm256_movemask_ps(v1) << 8);
+    }
+    for (k = 0; k < 4; k++) {
+        simde_mm256_storeu_pd(pos + 4 * k, qp[k]);
+        simde_mm256_storeu_pd(neg + 4 * k, qn[k]);
+    }
+    *nneg += m;
+    dq__tm_acc__scalar(x + i, e ? e + i : NULL, n - i, pos, neg, nneg);
+}
+static inline void dq__decode_block_tm__avx2(const uint8_t *in, const float *rowpos, const float *rowneg, float w,
+                                             int add, float *out) {
+    const simde__m256i wd = simde_mm256_loadu_si256((const simde__m256i *)in);
+    const simde__m256 wv = simde_mm256_set1_ps(w);
+    unsigned r;
+    for (r = 0; r < DQ__ROWS; r++) { /* bit r of each lane word to the sign bit: blendv's selector */
+        simde__m256 sel = simde_mm256_castsi256_ps(simde_mm256_sll_epi32(wd, simde_mm_cvtsi32_si128((int)(31u - r))));
+        simde__m256 f = simde_mm256_blendv_ps(simde_mm256_set1_ps(rowpos[r]), simde_mm256_set1_ps(rowneg[r]), sel);
         if (add) f = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, f));
         simde_mm256_storeu_ps(out + 8 * r, f);
     }
@@ -1027,7 +1157,7 @@ static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
  * the plain and the fused (quantize + pack) kernels share one body. */
 typedef struct dq__q512 {
     simde__m512i absm, zero, one, k0, k1, lane, shs, magici;
-    simde__m512 inv, smax, step, half, ulp24, magic;
+    simde__m512 inv, smax, step, neg, half, ulp24, magic;
     int stoch;
     unsigned bits;
 } dq__q512;
@@ -1043,6 +1173,7 @@ static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q) {
     c->inv = simde_mm512_set1_ps(q->inv);
     c->smax = simde_mm512_set1_ps(q->smax);
     c->step = simde_mm512_set1_ps(q->step);
+    c->neg = simde_mm512_set1_ps(q->neg);
     c->half = simde_mm512_set1_ps(0.5f);
     c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
     c->magic = simde_mm512_set1_ps(8388608.0f);
@@ -1062,9 +1193,8 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
         simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
         simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
         code = c->stoch ? simde_mm512_mask_mov_epi32(c->one, plus, c->zero) : simde_mm512_srli_epi32(xb, 31);
-        if (res)
-            v = simde_mm512_castsi512_ps(
-                simde_mm512_xor_si512(simde_mm512_castps_si512(c->step), simde_mm512_slli_epi32(code, 31)));
+        if (res) /* code 1 decodes to neg, code 0 to step */
+            v = simde_mm512_mask_mov_ps(c->step, simde_mm512_cmpeq_epi32_mask(code, c->one), c->neg);
     } else {
         simde__m512 r = simde_mm512_min_ps(
             simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
@@ -1481,6 +1611,8 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
 #define dq__k_decode_block dq__decode_block__avx2
 #define dq__k_quant_tab dq__quant_tab__avx512
 #define dq__k_decode_block_tab dq__decode_block_tab__avx2
+#define dq__k_tm_acc dq__tm_acc__avx2 /* as dq__k_stats */
+#define dq__k_decode_block_tm dq__decode_block_tm__avx2
 #elif DQ_SIMD == DQ_SIMD_AVX2
 #define DQ__BACKEND "avx2"
 #define dq__k_stats dq__stats__avx2
@@ -1491,6 +1623,8 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
 #define dq__k_decode_block dq__decode_block__avx2
 #define dq__k_quant_tab dq__quant_tab__avx2
 #define dq__k_decode_block_tab dq__decode_block_tab__avx2
+#define dq__k_tm_acc dq__tm_acc__avx2
+#define dq__k_decode_block_tm dq__decode_block_tm__avx2
 #elif DQ_SIMD == DQ_SIMD_SSE2
 #define DQ__BACKEND "sse2"
 #define dq__k_stats dq__stats__sse2
@@ -1501,6 +1635,8 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
 #define dq__k_decode_block dq__decode_block__sse2
 #define dq__k_quant_tab dq__quant_tab__sse2
 #define dq__k_decode_block_tab dq__decode_block_tab__sse2
+#define dq__k_tm_acc dq__tm_acc__sse2
+#define dq__k_decode_block_tm dq__decode_block_tm__sse2
 #elif DQ_SIMD == DQ_SIMD_NEON
 #define DQ__BACKEND "neon"
 #define dq__k_stats dq__stats__sse2
@@ -1511,6 +1647,8 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
 #define dq__k_decode_block dq__decode_block__sse2
 #define dq__k_quant_tab dq__quant_tab__sse2
 #define dq__k_decode_block_tab dq__decode_block_tab__sse2
+#define dq__k_tm_acc dq__tm_acc__sse2
+#define dq__k_decode_block_tm dq__decode_block_tm__sse2
 #else
 #undef DQ__KERNELS_SELECTED /* no native vector ISA: dqsgd.h selects the scalar reference */
 #endif

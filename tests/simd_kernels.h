@@ -121,6 +121,28 @@ static const shq_k SHQ_K[] = { /* shared-scale levels (aggregation) */
 #endif
     {NULL, NULL}};
 
+/* Two-means (DQ_SCHEME_TWOMEANS): the statistics and the block decoder (AVX-512 uses AVX2's). */
+typedef void (*tmacc_fn)(const float *, const float *, size_t, double *, double *, uint64_t *);
+typedef void (*dectm_fn)(const uint8_t *, const float *, const float *, float, int, float *);
+typedef struct { const char *name; tmacc_fn fn; } tmacc_k;
+typedef struct { const char *name; dectm_fn fn; } dectm_k;
+static const tmacc_k TMACC_K[] = {
+#if KS_SSE2
+    {"sse2", dq__tm_acc__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__tm_acc__avx2},
+#endif
+    {NULL, NULL}};
+static const dectm_k DECTM_K[] = {
+#if KS_SSE2
+    {"sse2", dq__decode_block_tm__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__decode_block_tm__avx2},
+#endif
+    {NULL, NULL}};
+
 /* Kernel constants as dq__encode_body derives them from a bucket scale. */
 static inline void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h,
                              uint32_t lo) {

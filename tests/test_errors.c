@@ -287,7 +287,7 @@ static void test_bucket(void) {
 static void test_enums(void) {
     static const int bad_round[] = {3, 4, 100, -1, INT_MAX, INT_MIN};
     static const int bad_norm[] = {3 /* DQ_NORM_MEAN: chosen by the encoder, not accepted */, 4, 7, -1, INT_MIN};
-    static const int bad_scheme[] = {5, 12, 255, -1, INT_MAX};
+    static const int bad_scheme[] = {12, 13, 255, -1, INT_MAX}; /* 5 is DQ_SCHEME_TWOMEANS */
     dq_params p;
     size_t i;
     int v;

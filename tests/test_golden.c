@@ -32,7 +32,7 @@
 
 /* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
  * cases; a new format version needs its own entry and directory. */
-static const unsigned long k_min_cases[] = {0, 132};
+static const unsigned long k_min_cases[] = {0, 139};
 #define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
 
 /* ---------------------------------------------------------------- files (C99 stdio) */
@@ -185,12 +185,13 @@ static const struct {
     const char *name;
     unsigned scheme;
 } k_schemes[] = {{"qsgd", DQ_SCHEME_QSGD},         {"nuqsgd", DQ_SCHEME_NUQSGD}, {"natural", DQ_SCHEME_NATURAL},
-                 {"terngrad", DQ_SCHEME_TERNGRAD}, {"trunc", DQ_SCHEME_TRUNC},   {"trunc-nu", DQ_SCHEME_TRUNC_NU}};
+                 {"terngrad", DQ_SCHEME_TERNGRAD}, {"trunc", DQ_SCHEME_TRUNC},   {"trunc-nu", DQ_SCHEME_TRUNC_NU},
+                 {"twomeans", DQ_SCHEME_TWOMEANS}};
 static const struct {
     const char *name;
     dq_norm norm;
 } k_norms[] = {{"l2", DQ_NORM_L2},     {"max", DQ_NORM_MAX},     {"pow2", DQ_NORM_POW2},
-               {"clip", DQ_NORM_CLIP}, {"alpha", DQ_NORM_ALPHA}};
+               {"clip", DQ_NORM_CLIP}, {"alpha", DQ_NORM_ALPHA}, {"twomeans", DQ_NORM_TWOMEANS}};
 /* The norm the manifest gives a scheme: the one asked (qsgd, nuqsgd: l2 or max), else its own. */
 static int norm_fits(unsigned scheme, dq_norm norm) {
     switch (scheme) {
@@ -198,6 +199,7 @@ static int norm_fits(unsigned scheme, dq_norm norm) {
     case DQ_SCHEME_TERNGRAD: return norm == DQ_NORM_CLIP;
     case DQ_SCHEME_TRUNC:
     case DQ_SCHEME_TRUNC_NU: return norm == DQ_NORM_ALPHA;
+    case DQ_SCHEME_TWOMEANS: return norm == DQ_NORM_TWOMEANS;
     default: return norm == DQ_NORM_L2 || norm == DQ_NORM_MAX;
     }
 }

@@ -714,6 +714,164 @@ static void test_decode_block(void) {
         }
 }
 
+/* ---------------------------------------------------------------- two-means */
+/* Statistics: lanes and count carried in (random non-negative lanes, as a bucket cut into
+ * pieces carries them), every length 0..300 and a few long ones, x and x + e, signed zeros,
+ * subnormals, huge and tiny magnitudes; NaN/Inf only need a non-finite sum in the same group. */
+static void test_tm_acc(void) {
+    dq_t_rng r = {131};
+    static const size_t big[] = {1000, 4099, 65537};
+    float *buf = (float *)xmalloc(65537 * sizeof(float)), *ebuf = (float *)xmalloc(65537 * sizeof(float));
+    size_t n, i, k, t;
+    if (!TMACC_K[0].name) goto done;
+    for (t = 0; t < 300 + 3 * 4; t++) {
+        int mode = (int)(t % 4), nonfin;
+        double p0[16], n0[16], pr[16], nr[16];
+        uint64_t c0 = dq_t_next(&r) >> 40, cr;
+        void *xb, *eb = NULL;
+        const float *x, *e;
+        n = t < 300 ? t : big[(t - 300) / 4];
+        fill_stats(&r, buf, n, mode);
+        fill_stats(&r, ebuf, n, mode == 3 ? 0 : mode);
+        for (i = 0; i < n; i++)
+            if (rndu(&r, 9) == 0) buf[i] = (dq_t_next(&r) & 1u) ? -0.0f : 0.0f;
+        nonfin = mode == 3 && (has_nan(buf, n) || has_nan(ebuf, n));
+        for (i = 0; i < 16; i++) {
+            p0[i] = rndu(&r, 4) ? dq_t_unif(&r) * 100.0 : 0.0;
+            n0[i] = rndu(&r, 4) ? dq_t_unif(&r) * 1e-20 : 0.0;
+        }
+        x = (const float *)in_block(buf, n, t & 3u, 4, &xb);
+        e = (t & 4u) ? (const float *)in_block(ebuf, n, (t + 1u) & 3u, 4, &eb) : NULL;
+        memcpy(pr, p0, sizeof pr);
+        memcpy(nr, n0, sizeof nr);
+        cr = c0;
+        dq__tm_acc__scalar(x, e, n, pr, nr, &cr);
+        for (k = 0; TMACC_K[k].name; k++) {
+            double pg[16], ng[16];
+            uint64_t cg = c0;
+            int same = 1;
+            memcpy(pg, p0, sizeof pg);
+            memcpy(ng, n0, sizeof ng);
+            TMACC_K[k].fn(x, e, n, pg, ng, &cg);
+            for (i = 0; i < 16; i++)
+                same &= same_dbl(pg[i], pr[i], nonfin) && same_dbl(ng[i], nr[i], nonfin) &&
+                        (!nonfin || (isfinite(pg[i]) == isfinite(pr[i]) && isfinite(ng[i]) == isfinite(nr[i])));
+            CHECKF(same && cg == cr, "tm_acc__%s n=%lu mode %d e=%d: lanes or count (%llu vs %llu) differ",
+                   TMACC_K[k].name, (unsigned long)n, mode, e != NULL, (unsigned long long)cg, (unsigned long long)cr);
+        }
+        /* the scalar twin against its definition: magnitudes by sign bit, lane j % 16 */
+        if (!nonfin) {
+            double pd[16], nd[16];
+            uint64_t cd = c0;
+            memcpy(pd, p0, sizeof pd);
+            memcpy(nd, n0, sizeof nd);
+            for (i = 0; i < n; i++) {
+                float v = e ? x[i] + e[i] : x[i];
+                if (signbit(v)) {
+                    nd[i % 16] += fabs((double)v);
+                    cd++;
+                } else {
+                    pd[i % 16] += (double)v;
+                }
+            }
+            CHECK(memcmp(pd, pr, sizeof pd) == 0 && memcmp(nd, nr, sizeof nd) == 0 && cd == cr);
+        }
+        free(xb);
+        free(eb);
+    }
+done:
+    free(buf);
+    free(ebuf);
+}
+
+/* The block decoder: any 32 bytes, any row values (signed zeros, subnormals, huge), add or not. */
+static void test_decode_block_tm(void) {
+    dq_t_rng r = {137};
+    static const float weights[] = {0.3f, 1.0f, -2.5f, 0.0f, -0.0f, 1e-20f};
+    uint8_t raw[32];
+    uint32_t codes[DQ__BLOCK];
+    float rp[DQ__ROWS], rn[DQ__ROWS], acc0[DQ__BLOCK], ref[DQ__BLOCK];
+    int trial;
+    size_t i, k;
+    for (trial = 0; trial < 200; trial++) {
+        int add = trial & 1;
+        float w = weights[(trial >> 1) % 6];
+        void *ibase;
+        const uint8_t *in;
+        for (i = 0; i < 32; i++) raw[i] = trial < 4 ? (uint8_t)(trial == 0 ? 0 : trial == 1 ? 0xFF : 0x5A) : (uint8_t)rnd32(&r);
+        for (i = 0; i < DQ__ROWS; i++) {
+            rp[i] = pick_step(&r);
+            rn[i] = -pick_step(&r);
+        }
+        for (i = 0; i < DQ__BLOCK; i++) acc0[i] = rndu(&r, 3) == 0 ? special(&r, 1.0f, 7.0f, 4) : gauss_f(&r, 1.0f);
+        in = (const uint8_t *)in_block(raw, 32, (size_t)trial & 3u, 1, &ibase);
+        memcpy(ref, acc0, sizeof ref);
+        dq__decode_block_tm__scalar(in, rp, rn, w, add, ref);
+        dq__unpack_block__scalar(in, 1u, codes);
+        for (i = 0; i < DQ__BLOCK; i++) { /* code 1 (bit r of lane word i % 8): the row's negative mean */
+            unsigned bit = (unsigned)(raw[4u * (i % 8u) + (i / 8u) / 8u] >> ((i / 8u) % 8u)) & 1u;
+            float v = bit ? rn[i / 8u] : rp[i / 8u], want = add ? acc0[i] + w * v : v;
+            if (codes[i] != bit || memcmp(&want, ref + i, 4) != 0) {
+                CHECKF(0, "decode_block_tm__scalar trial %d i=%lu", trial, (unsigned long)i);
+                break;
+            }
+        }
+        for (k = 0; DECTM_K[k].name; k++) {
+            gbuf go;
+            float *out = (float *)out_block(&go, DQ__BLOCK, (size_t)(trial + 2) & 3u, 4);
+            size_t d;
+            memcpy(out, acc0, sizeof acc0);
+            DECTM_K[k].fn(in, rp, rn, w, add, out);
+            d = diff32(out, ref, DQ__BLOCK);
+            CHECKF(d == DQ__BLOCK, "decode_block_tm__%s add=%d trial %d at %lu", DECTM_K[k].name, add, trial,
+                   (unsigned long)d);
+            CHECKF(guard_ok(&go), "decode_block_tm__%s wrote outside out[0..256)", DECTM_K[k].name);
+            free(go.base);
+        }
+        free(ibase);
+    }
+}
+
+/* The 1-bit quantizers with two-means constants: code 1 decodes to q.neg (any negative value,
+ * not -step), so the residuals of every kernel match the scalar twin's. */
+static void test_quant_tm(void) {
+    dq_t_rng r = {139};
+    float x[DQ__BLOCK + 37], rref[DQ__BLOCK + 37], rgot[DQ__BLOCK + 37];
+    uint32_t cref[DQ__BLOCK + 37], cgot[DQ__BLOCK + 37];
+    uint8_t pref[32], pgot[32];
+    int trial;
+    size_t i, k, n;
+    for (trial = 0; trial < 60; trial++) {
+        dq__qctx q;
+        qctx_make(&q, 1, pick_step(&r), 0, rnd32(&r), rnd32(&r), rnd32(&r));
+        q.neg = -pick_step(&r);
+        n = trial < 30 ? DQ__BLOCK : (size_t)trial + DQ__BLOCK - 23u;
+        for (i = 0; i < n; i++) x[i] = rndu(&r, 7) == 0 ? ((dq_t_next(&r) & 1u) ? -0.0f : 0.0f) : gauss_f(&r, 2.0f);
+        memcpy(rref, x, sizeof x);
+        dq__quant__scalar(&q, rref, n, cref, rref);
+        for (i = 0; i < n; i++) { /* the definition: sign bit, x - (code ? neg : step) */
+            float v = signbit(x[i]) ? q.neg : q.step, d = x[i] - v;
+            if (cref[i] != (signbit(x[i]) ? 1u : 0u) || dq__fbits(rref[i]) != dq__fbits(d)) break;
+        }
+        CHECKF(i == n, "quant__scalar two-means trial %d at %lu", trial, (unsigned long)i);
+        for (k = 0; QUANT_K[k].name; k++) {
+            memcpy(rgot, x, sizeof x);
+            QUANT_K[k].fn(&q, rgot, n, cgot, rgot);
+            CHECKF(memcmp(cgot, cref, n * 4u) == 0 && diff32(rgot, rref, n) == n, "quant__%s two-means trial %d",
+                   QUANT_K[k].name, trial);
+        }
+        if (n != DQ__BLOCK) continue;
+        memcpy(rref, x, sizeof x);
+        dq__quant_pack__scalar(&q, rref, rref, pref);
+        for (k = 0; QPACK_K[k].name; k++) {
+            memcpy(rgot, x, sizeof x);
+            QPACK_K[k].fn(&q, rgot, rgot, pgot);
+            CHECKF(memcmp(pgot, pref, 32) == 0 && diff32(rgot, rref, n) == n, "quant_pack__%s two-means trial %d",
+                   QPACK_K[k].name, trial);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- backend */
 static void test_backend(void) {
     const char *isa = DQ_TEST_ISA, *be = dq_simd_backend();
@@ -790,5 +948,8 @@ int main(void) {
     RUN(test_pack);
     RUN(test_pack_tail);
     RUN(test_decode_block);
+    RUN(test_tm_acc);
+    RUN(test_decode_block_tm);
+    RUN(test_quant_tm);
     return dq_t_finish();
 }

@@ -24,7 +24,8 @@
  *  byte 0: bits: QSGD 1 + b mod 16; other schemes a width they take (b < 128; NATURAL and
  *          TERNGRAD with bit 6 set: 0, the default), or 1 + b mod 16 as given (b >= 128);
  *  byte 1: bucket: odd = whole, else 8 (1 + b mod 64);
- *  byte 2: bit 0 nearest, bit 1 max norm (QSGD, NUQSGD);
+ *  byte 2: bit 0 nearest, bit 1 max norm (QSGD, NUQSGD), bit 2 two-means (scheme 5, instead of
+ *          byte 6's scheme; byte 0 < 128: bits 1, or 0 with bit 6 set);
  *  bytes 3-5: seed, step, stream;
  *  byte 6: bits 0-2 scheme: 0 QSGD, 1 NUQSGD, 2 NATURAL, 3 TERNGRAD, 4 TRUNC, 5 TRUNC_NU,
  *          6 TRUNC with a bad alpha, 7 TRUNC_NU with a bad level table; bits 3-4 coder (fixed,
@@ -58,12 +59,13 @@ static uint32_t ld32(const uint8_t *p) {
 /* The widths a scheme takes; 0 is its default. */
 static unsigned eff_bits(unsigned scheme, unsigned bits) {
     if (bits) return bits;
-    return scheme == DQ_SCHEME_TERNGRAD ? 2u : scheme == DQ_SCHEME_NATURAL ? 8u : 4u;
+    return scheme == DQ_SCHEME_TERNGRAD ? 2u : scheme == DQ_SCHEME_NATURAL ? 8u : scheme == DQ_SCHEME_TWOMEANS ? 1u : 4u;
 }
 static int bits_ok(unsigned scheme, unsigned b) {
     switch (scheme) {
     case DQ_SCHEME_QSGD: return b >= 1u && b <= 16u;
     case DQ_SCHEME_TERNGRAD: return b == 2u;
+    case DQ_SCHEME_TWOMEANS: return b == 1u;
     case DQ_SCHEME_TRUNC: return b >= 2u && b <= 16u;
     default: return b >= 2u && b <= 8u;
     }
@@ -139,14 +141,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dq_header h;
     dq_status st, expect = DQ_OK;
     unsigned scheme, b, s;
-    int finite = 1, ef, nearest, bad_alpha, bad_levels;
+    int finite = 1, ef, nearest, bad_alpha, bad_levels, tm;
     if (size < 8) return 0;
-    scheme = schemes[data[6] & 7u];
-    bad_alpha = (data[6] & 7u) == 6u;
-    bad_levels = (data[6] & 7u) == 7u;
+    tm = (data[2] & 4u) != 0;
+    scheme = tm ? (unsigned)DQ_SCHEME_TWOMEANS : schemes[data[6] & 7u];
+    bad_alpha = !tm && (data[6] & 7u) == 6u;
+    bad_levels = !tm && (data[6] & 7u) == 7u;
     memset(&p, 0, sizeof p);
     p.scheme = (dq_scheme)scheme;
-    if (scheme == DQ_SCHEME_QSGD || data[0] >= 128u || bad_alpha || bad_levels)
+    if (tm && data[0] < 128u)
+        p.bits = (data[0] & 0x40u) ? 0u : 1u;
+    else if (scheme == DQ_SCHEME_QSGD || data[0] >= 128u || bad_alpha || bad_levels)
         p.bits = 1u + data[0] % 16u;
     else if ((scheme == DQ_SCHEME_NATURAL || scheme == DQ_SCHEME_TERNGRAD) && (data[0] & 0x40u))
         p.bits = 0; /* the scheme's default */
@@ -198,9 +203,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     n = size / 4u;
     if (n == 0) return 0;
+    if (tm) ntab = (p.bucket == DQ_BUCKET_WHOLE ? 1u : (n - 1u) / p.bucket + 1u); /* the negative means */
     /* the expected parameter status, in the library's order */
     if (!bits_ok(scheme, b))
         expect = DQ_ERR_BITS;
+    else if (tm && !nearest) /* two-means rounds to nearest only */
+        expect = DQ_ERR_PARAM;
     else if (p.norm != DQ_NORM_DEFAULT && scheme != DQ_SCHEME_QSGD && scheme != DQ_SCHEME_NUQSGD)
         expect = DQ_ERR_PARAM;
     else if ((p.coder == DQ_CODER_ELIAS && b < 2u) || (p.coder == DQ_CODER_RANS && b > 8u))
@@ -264,7 +272,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sc = m + off;
         if (scheme == DQ_SCHEME_TRUNC || scheme == DQ_SCHEME_TRUNC_NU)
             for (i = 0; i < nb; i++) CHECK(f32(ld32(sc + 4u * i)) == p.alpha);
-        for (i = 0; i < ntab; i++) { /* the levels, and the widest gap between them */
+        for (i = 0; i < ntab && !tm; i++) { /* the levels, and the widest gap between them */
             double g = (double)lv[i] - (i ? (double)lv[i - 1] : 0.0);
             CHECK(f32(ld32(sc + 4u * (nb + i))) == lv[i]);
             if (g > gap) gap = g;
@@ -274,6 +282,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             double clip = a < scale ? a : scale, signed_clip = c[i] < 0.0f ? -clip : clip;
             float e = c[i] - y[i]; /* FORMAT.md 6.6, in float */
             if (ef) CHECK(memcmp(&r[i], &e, sizeof e) == 0);
+            if (tm) { /* the group's mean: scale i / bk, or the negative mean nb + i / bk (sign bit set) */
+                uint32_t u = ld32(sc + 4u * (signbit(c[i]) ? nb + i / bk : i / bk));
+                CHECK(memcmp(&y[i], &u, 4) == 0 && (u >> 31) == (signbit(c[i]) ? 1u : 0u));
+                continue;
+            }
             if (scale == 0.0) { /* flushed bucket: everything decodes to 0 */
                 CHECK(y[i] == 0.0f);
                 continue;

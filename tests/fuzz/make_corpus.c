@@ -229,7 +229,7 @@ int main(void) {
             r |= put_name("coders", fc[s].name, in, sizeof in);
         }
     }
-    { /* level schemes (dq_scheme 2, 3, 4, 9, 10) for fuzz_decode: each scheme at a few widths,
+    { /* level schemes (dq_scheme 2, 3, 4, 5, 9, 10) for fuzz_decode: each scheme at a few widths,
        * counts and buckets, with every coder and the checksum; then damaged copies, resealed
        * (header CRC and payload checksum made right) so that the damage reaches the checks
        * behind them: levels out of order, above 1, NaN, a last level below 1, a width or norm
@@ -267,6 +267,9 @@ int main(void) {
             {"trunc-nu-b7-n1", 10, 7, 0, 0, 0, 0, 8, 1, 0.5f},
             {"trunc-nu-elias-b5-n300-ck", 10, 5, 1, 1, 0, 0, 64, 300, 3.0f},
             {"trunc-nu-rans-b3-n1000", 10, 3, 2, 0, 1, 0, 512, 1000, 2.0f},
+            {"twomeans-n300", 5, 1, 0, 0, 1, 0, 64, 300, 0},
+            {"twomeans-n1000-whole-ck", 5, 1, 0, 1, 1, 0, DQ_BUCKET_WHOLE, 1000, 0},
+            {"twomeans-rans-n1000-ck", 5, 1, 2, 1, 1, 0, 512, 1000, 0},
         };
         static float y[1000], lv[127];
         static uint8_t lm[8192], d[8192];
@@ -317,6 +320,17 @@ int main(void) {
             if (ls[i].scheme == 4u && ls[i].coder == 0u) DAMAGED("bits3", d[7] = 3u);
             if (ls[i].scheme == 3u && ls[i].coder == 0u) DAMAGED("norm-l2", d[9] = 0u);
             if (ls[i].scheme == 2u && ls[i].coder == 0u) DAMAGED("norm-pow2", d[9] = 3u);
+            if (ls[i].scheme == 5u) { /* two-means: the second scale array, flags, norm, width */
+                DAMAGED("neg-mean-positive", st32(d + off + 4u * nb, 0x3F800000u));
+                DAMAGED("neg-mean-plus-zero", st32(d + off + 4u * nb, 0u));
+                DAMAGED("neg-mean-nan", st32(d + off + 4u * (2u * nb - 1u), 0xFFC00000u));
+                DAMAGED("pos-mean-negative", st32(d + off, 0xBF800000u));
+                DAMAGED("stochastic-flag", d[10] |= 1u);
+                DAMAGED("as-qsgd", d[6] = 1u);
+                DAMAGED("norm-mean", d[9] = 2u);
+                DAMAGED("bits2", d[7] = 2u);
+                DAMAGED("cut-in-neg-means", len2 = off + 4u * nb + 2u);
+            }
             if (ls[i].scheme == 9u && ls[i].coder == 0u) {
                 DAMAGED("scheme5", d[6] = 5u);
                 DAMAGED("scale-negative", st32(d + off, 0xBFC00000u));
@@ -358,6 +372,13 @@ int main(void) {
             {"invalid-natural-norm-max", {4, 8, 2, 0, 0, 0, 0x82, 0}},
             {"invalid-nuqsgd-bits9", {136, 8, 0, 0, 0, 0, 0x01, 0}},
             {"invalid-trunc-nu-rans-b12", {139, 8, 0, 0, 0, 0, 0x15, 0}},
+            {"scheme-twomeans-bucket8", {0, 8, 5, 1, 2, 3, 0x00, 0}},
+            {"scheme-twomeans-default-whole-rans-ck-ef", {0x40, 1, 5, 4, 5, 6, 0x70, 0}},
+            {"scheme-twomeans-auto-ef", {0, 16, 5, 7, 8, 9, 0x58, 0}},
+            {"invalid-twomeans-stochastic", {0, 8, 4, 0, 0, 0, 0x00, 0}},
+            {"invalid-twomeans-bits2", {129, 8, 5, 0, 0, 0, 0x00, 0}},
+            {"invalid-twomeans-elias", {0, 8, 5, 0, 0, 0, 0x08, 0}},
+            {"invalid-twomeans-norm-max", {0, 8, 7, 0, 0, 0, 0x80, 0}},
         };
         uint8_t in[8 + 4 * 40];
         size_t s;

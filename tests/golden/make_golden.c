@@ -197,6 +197,9 @@ static const char k_note_schemes[] =
     "# pow2 (natural), clip (terngrad), alpha (trunc, trunc-nu), asked of no encoder. trunc and\n"
     "# trunc-nu add alpha=0xHHHHHHHH, the bit pattern of the float32 dq_params.alpha; trunc-nu\n"
     "# adds levels=0xHHHHHHHH,... its 2^(bits-1)-1 levels as float32 bit patterns, in order.\n";
+static const char k_note_twomeans[] =
+    "# Two-means 1-bit SGD (FORMAT.md 22): scheme twomeans (wire 5), bits 1, rounding nearest,\n"
+    "# norm twomeans (wire 6, the scheme's own); two float32 means per bucket.\n";
 
 #define W DQ_BUCKET_WHOLE
 #define ST 0
@@ -391,6 +394,20 @@ static void add_cases(void) {
     scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b7_n1", 1, 7, W, ST, L2, 848, 0, IN_MIXED, 848);
     g_cases[g_ncases - 1u].alpha = 0x3E800000u; /* 0.25 */
     g_cases[g_ncases - 1u].lvrule = LV_CUM;
+    /* two-means 1-bit SGD (library 0.4.0, FORMAT.md 22; manifest scheme=twomeans norm=twomeans,
+     * always nearest): buckets of 8, 64, 512 and the whole vector, tails, special inputs (zero
+     * buckets, signed zeros, subnormals, flushed means), error feedback, the checksum, rANS, AUTO */
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_bucket64", 1000, 1, 64, NR, L2, 851, 0, IN_MIXED, 851);
+    g_cases[g_ncases - 1u].note = k_note_twomeans;
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_whole_ef_checksum", 600, 1, W, NR, L2, 852, 1, IN_MIXED, 852);
+    g_cases[g_ncases - 1u].checksum = 1;
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_special_bucket8", 320, 1, 8, NR, L2, 853, 0, IN_SPECIAL, 853);
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_special_ef_bucket40", 320, 1, 40, NR, L2, 854, 1, IN_SPECIAL, 854);
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_rans_n3000", 3000, 1, 512, NR, L2, 855, 0, IN_MIXED, 855);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_RANS;
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_auto_sparse", 3000, 1, 256, NR, L2, 856, 0, IN_SPARSE, 856);
+    g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
+    scase(DQ_SCHEME_TWOMEANS, "twomeans_n7", 7, 1, W, NR, L2, 857, 0, IN_MIXED, 857);
     /* new cases go here, at the end */
 }
 
@@ -564,6 +581,7 @@ static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect
     case 2: case 3: case 10: bmin = 2; bmax = 8; break;
     case 4: bmin = bmax = 2; break;
     case 9: bmin = 2; break;
+    case 5: bmax = 1; break; /* two-means: two scales per bucket (FORMAT.md 22) */
     default: return 1;
     }
     if (b < bmin || b > bmax) return 1;
@@ -571,6 +589,7 @@ static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect
     nb = (n + B - 1) / B;
     s = b >= 2 ? (1u << (b - 1)) - 1u : 1u;
     if (scheme == 10) ntab = s; /* TRUNC_NU: s float32 levels follow the scales */
+    if (scheme == 5) ntab = nb; /* two-means: nb negative means follow the scales */
     if (coder) { /* coded: u64 payload length, then the scales (and levels) and the coded payload */
         if (len < 56) return 1;
         L = ld64(m + 48);
@@ -581,12 +600,12 @@ static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect
     }
     if (ck && ld32(m + len - 4) != spec_crc32c(m + 48, len - 52)) return 1; /* FORMAT.md 3.4 */
     scales = m + off;
-    for (q = 0; q < ntab; q++) { /* 0 < l_1 < ... < l_s = 1: positive floats order as their bits */
+    for (q = 0; q < ntab && scheme == 10; q++) { /* 0 < l_1 < ... < l_s = 1: positive floats order as their bits */
         uint32_t u = ld32(scales + 4 * nb + 4 * q);
         if (u == 0 || u > 0x3F800000u || (q && u <= ld32(scales + 4 * nb + 4 * q - 4))) return 1;
         lv[q] = from_bits(u);
     }
-    if (ntab && to_bits(lv[ntab - 1]) != 0x3F800000u) return 1;
+    if (scheme == 10 && to_bits(lv[ntab - 1]) != 0x3F800000u) return 1;
     payload = scales + 4 * nb + 4 * ntab;
     if (coder) {
         codes = (uint32_t *)malloc(4 * n);
@@ -607,6 +626,15 @@ static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect
         if (u > 0x7E800000u) {
             free(codes);
             return 1;
+        }
+        if (scheme == 5) { /* code 0: the non-negative mean; 1: the negative mean, sign bit set */
+            uint32_t un = ld32(scales + 4 * (nb + i / B));
+            if ((un ^ 0x80000000u) > 0x7E800000u) {
+                free(codes);
+                return 1;
+            }
+            out[i] = from_bits(code ? un : u);
+            continue;
         }
         sign = code >> (b - 1);
         v = spec_magnitude(scheme, b, s, b >= 2 ? code & s : 1u, from_bits(u), lv);
@@ -758,6 +786,7 @@ static const char *scheme_name(unsigned scheme) {
     case DQ_SCHEME_TERNGRAD: return "terngrad";
     case DQ_SCHEME_TRUNC: return "trunc";
     case DQ_SCHEME_TRUNC_NU: return "trunc-nu";
+    case DQ_SCHEME_TWOMEANS: return "twomeans";
     default: return "qsgd";
     }
 }
@@ -768,6 +797,7 @@ static const char *norm_name(const gcase *c) {
     case DQ_SCHEME_TERNGRAD: return "clip";
     case DQ_SCHEME_TRUNC:
     case DQ_SCHEME_TRUNC_NU: return "alpha";
+    case DQ_SCHEME_TWOMEANS: return "twomeans";
     default: return c->maxnorm ? "max" : "l2";
     }
 }
