@@ -46,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help deps dist-deps dist-build test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -56,11 +56,19 @@ help: ## list the targets
 deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgrind`)
 	@sh tools/deps.sh libsimde-dev:/usr/include/simde/x86/sse2.h
 
-test: deps test-build cxx-build arm-auto ## build and run every test once per ISA level the CPU runs, plus the C++ test
+# The distributed parts of `make test` (MPI ranks, the PyTorch hook) and their packages.
+dist-deps: ## install OpenMPI, Debian's python3-torch and python3-numpy, and the Fashion-MNIST files
+	@sh tools/deps.sh $(MPI_DEPS) $(HOOK_DEPS)
+dist-build: mpi-build $(BUILD)/libdqsgd.so
+DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
+            'timeout 600 sh tests/mpi/trainer_identical.sh' 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py'
+
+test: deps dist-deps test-build cxx-build arm-auto dist-build ## every test once per ISA level the CPU runs, the C++ test, MPI (2-4 ranks) and the DDP hook
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
-	@$(ARM_PREP) sh tests/run_all.sh $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
-	  $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') $(CXX_RUNS) "$$@"
+	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
+	  sh tests/run_all.sh $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
+	  $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') $(CXX_RUNS) $(DIST_RUNS) "$$@"
 
 test-build: $(TEST_BINS) $(REPLAY_BINS)
 
@@ -268,13 +276,16 @@ $(BUILD)/fashion-mnist/%: $(FMNIST_SRC)/%.gz
 # exported (python/dqsgd_capi.c), loaded through ctypes by python/dqsgd.py. Needs Debian's
 # python3-torch and python3-numpy (HOOK_PY); `ddp` also needs dataset-fashion-mnist.
 HOOK_PY ?= /usr/bin/python3
+HOOK_DEPS = python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py \
+            python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
+            dataset-fashion-mnist:$(FMNIST_SRC)/train-images-idx3-ubyte.gz
 .PHONY: hook-test ddp
 $(BUILD)/libdqsgd.so: python/dqsgd_capi.c $(HEADERS) | $(BUILD)
 	@echo "  CC  $@"
 	$(Q)$(CC) $(ALLFLAGS) -march=native -fPIC -shared $< -o $@ -lm
-hook-test: $(BUILD)/libdqsgd.so ## tests of the DDP hook and the ctypes binding (tests/hook, 2 processes, < 60 s)
+hook-test: deps dist-deps $(BUILD)/libdqsgd.so ## tests of the DDP hook and the ctypes binding (tests/hook, 2 processes, < 60 s)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so timeout 300 $(HOOK_PY) tests/hook/test_hook.py
-ddp: $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
+ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
 
 # MPI (optional; DESIGN.md 8): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
@@ -291,7 +302,7 @@ MPI_DEPS      = openmpi-bin:/usr/bin/mpirun.openmpi \
                 libopenmpi-dev:/usr/lib/$(shell $(CC) -dumpmachine)/openmpi/include/mpi.h \
                 dataset-fashion-mnist:$(FMNIST_SRC)/train-images-idx3-ubyte.gz
 MPI_HDRS      = dqsgd_mpi.h $(HEADERS)
-.PHONY: mpi-deps mpi-build mpi-test mpi-train
+.PHONY: mpi-build mpi-test mpi-train
 $(BUILD)/trainer: examples/fmnist.h
 $(BUILD)/mpi_trainer: examples/mpi/mpi_trainer.c examples/fmnist.h $(MPI_HDRS) | $(BUILD)
 	@echo "  MPICC $@"
@@ -299,10 +310,8 @@ $(BUILD)/mpi_trainer: examples/mpi/mpi_trainer.c examples/fmnist.h $(MPI_HDRS) |
 $(BUILD)/test_mpi: tests/mpi/test_mpi.c $(MPI_HDRS) | $(BUILD)
 	@echo "  MPICC $@"
 	$(Q)$(MPICC) $(ALLFLAGS) -march=native $< -o $@ -lm
-mpi-deps:
-	@sh tools/deps.sh $(MPI_DEPS)
 mpi-build: $(BUILD)/test_mpi $(BUILD)/mpi_trainer $(BUILD)/trainer demo-data
-mpi-test: deps mpi-deps ## MPI patterns: tests/mpi with 2, 3, 4 ranks and the trainer identity (OpenMPI, 1-2 min)
+mpi-test: deps dist-deps ## MPI patterns: tests/mpi with 2, 3, 4 ranks and the trainer identity (OpenMPI, 1-2 min)
 	@$(MAKE) --no-print-directory mpi-build
 	@fail=0; for np in $(MPI_NP); do \
 	  echo "mpi-test: $$np ranks"; \
@@ -310,22 +319,23 @@ mpi-test: deps mpi-deps ## MPI patterns: tests/mpi with 2, 3, 4 ranks and the tr
 	done; \
 	BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' timeout 600 sh tests/mpi/trainer_identical.sh || fail=1; \
 	exit $$fail
-mpi-train: deps mpi-deps ## MPI trainer: allgather, sra, shared at M = 2, 4 and b = 4, 8: accuracy and bytes per worker per step (STEPS=300)
+mpi-train: deps dist-deps ## MPI trainer: allgather, sra, shared at M = 2, 4 and b = 4, 8: accuracy and bytes per worker per step (STEPS=300)
 	@$(MAKE) --no-print-directory mpi-build
 	@BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' STEPS='$(STEPS)' sh examples/mpi/train_table.sh
 
 $(BUILD):
 	@mkdir -p $(BUILD)
 
-install: ## install the headers and dqsgd.pc under DESTDIR/PREFIX
+install: ## install the headers (dqsgd_mpi.h too: optional, for MPI users) and dqsgd.pc under DESTDIR/PREFIX
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
-	$(INSTALL_DATA) dqsgd.h dqsgd_simd.h $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL_DATA) dqsgd.h dqsgd_simd.h dqsgd_mpi.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(shell sed -n 's/^#define DQSGD_VERSION_STRING "\(.*\)"/\1/p' dqsgd.h)|' \
 	    dqsgd.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dqsgd.pc
 
 uninstall: ## remove what install put there
-	rm -f $(DESTDIR)$(INCLUDEDIR)/dqsgd.h $(DESTDIR)$(INCLUDEDIR)/dqsgd_simd.h $(DESTDIR)$(PKGCONFIGDIR)/dqsgd.pc
+	rm -f $(DESTDIR)$(INCLUDEDIR)/dqsgd.h $(DESTDIR)$(INCLUDEDIR)/dqsgd_simd.h $(DESTDIR)$(INCLUDEDIR)/dqsgd_mpi.h \
+	      $(DESTDIR)$(PKGCONFIGDIR)/dqsgd.pc
 
 clean: ## remove build outputs
 	rm -rf $(BUILD)

@@ -12,7 +12,11 @@ for t in "$@"; do
     if [ -z "$p" ] || [ $rc -ne 0 ] && [ "${f:-0}" = 0 ]; then
         echo "FAIL $t: exit $rc without a result line"; broken=$((broken + 1)); f=${f:-0}; p=${p:-0}
     fi
-    echo "  $(basename "${t%% *}"): $p passed, $f failed"
+    case $t in
+    "timeout "*) label=$(echo "$t" | cut -d' ' -f3-) ;; # a command line: show it without the timeout
+    *) label=$(basename "${t%% *}") ;;
+    esac
+    echo "  $label: $p passed, $f failed"
     pass=$((pass + p)); fail=$((fail + f))
 done
 fail=$((fail + broken))
