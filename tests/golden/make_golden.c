@@ -394,7 +394,7 @@ static void add_cases(void) {
     scase(DQ_SCHEME_TRUNC_NU, "trunc_nu_b7_n1", 1, 7, W, ST, L2, 848, 0, IN_MIXED, 848);
     g_cases[g_ncases - 1u].alpha = 0x3E800000u; /* 0.25 */
     g_cases[g_ncases - 1u].lvrule = LV_CUM;
-    /* two-means 1-bit SGD (library 0.4.0, FORMAT.md 22; manifest scheme=twomeans norm=twomeans,
+    /* two-means 1-bit SGD (library 0.5.0, FORMAT.md 22; manifest scheme=twomeans norm=twomeans,
      * always nearest): buckets of 8, 64, 512 and the whole vector, tails, special inputs (zero
      * buckets, signed zeros, subnormals, flushed means), error feedback, the checksum, rANS, AUTO */
     scase(DQ_SCHEME_TWOMEANS, "twomeans_bucket64", 1000, 1, 64, NR, L2, 851, 0, IN_MIXED, 851);
