@@ -7611,10 +7611,11 @@ DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, 
             if (((uint64_t)(i + cnt - 1) >> 32) != hi) cnt = (size_t)(((hi + 1u) << 32) - (uint64_t)i);
             dq__k_shared_q(x + i, residual ? residual + i : NULL, cnt, i, inv, unit, key.k0,
                            dq__key_hi(key, (uint32_t)hi), stochastic, lv);
+            /* j < n is implied by cnt; said explicitly so gcc -O3 sees the store bounded */
             if (width == 8u)
-                for (j = 0; j < cnt; j++) ((int8_t *)levels)[i + j] = (int8_t)tmp[j];
+                for (j = i; j < i + cnt && j < n; j++) ((int8_t *)levels)[j] = (int8_t)tmp[j - i];
             else if (width == 16u)
-                for (j = 0; j < cnt; j++) ((int16_t *)levels)[i + j] = (int16_t)tmp[j];
+                for (j = i; j < i + cnt && j < n; j++) ((int16_t *)levels)[j] = (int16_t)tmp[j - i];
             i += cnt;
         }
     }

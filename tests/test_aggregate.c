@@ -91,7 +91,7 @@ static void t_requantize_matches_calls(void) {
     static uint8_t msg[RQ_M][4096], out1[4096], out2[4096];
     static float acc1[RQ_N], acc2[RQ_N], r1[RQ_N], r2[RQ_N];
     const void *ptrs[RQ_M];
-    size_t len[RQ_M], l1, l2, i;
+    size_t len[RQ_M], l1 = 0, l2 = 0, i;
     unsigned k;
     dq_params q = shared_params(2, 512, 5, 9);
     encode_workers(5, msg, len, ptrs);
@@ -131,7 +131,7 @@ static void t_requantize_error_feedback(void) {
     static float acc[RQ_N], dec[RQ_N], r[RQ_N], v[RQ_N];
     static double sum_q[RQ_N], sum_y[RQ_N], slack[RQ_N], sum_q0[RQ_N];
     const void *ptrs[RQ_M];
-    size_t len[RQ_M], l, i;
+    size_t len[RQ_M], l = 0, i;
     uint64_t t;
     double e_ef = 0.0, e_last = 0.0, e_plain = 0.0, worst = 0.0;
     for (i = 0; i < RQ_N; i++) r[i] = 0.0f;
