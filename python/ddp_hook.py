@@ -2,7 +2,7 @@
 
     from ddp_hook import DQSGDHookState, dqsgd_hook
     state = DQSGDHookState(bits=4)                                   # fixed width
-    state = DQSGDHookState(bits=2, error_feedback=True)              # 2 bits + error feedback
+    state = DQSGDHookState(bits=2, error_feedback=True)              # 2 bits + EF (nearest, max norm)
     state = DQSGDHookState(schedule=dict(steps=T, budget_bits_per_elem=2.7, alpha=0.999,
                                          period=10, window=50), dim=num_params)   # DQSGD-P2
     ddp_model.register_comm_hook(state, dqsgd_hook)
@@ -59,13 +59,16 @@ class DQSGDHookState:
     error_feedback: keep a residual per bucket (re-mapped by parameter if DDP rebuilds buckets).
     seed: dither key; bucket i uses seed + i so buckets draw independent dither.
     bucket_size: elements per QSGD scale (dqsgd's bucket, not DDP's).
-    rounding, norm: dqsgd.ROUND_STOCHASTIC (default, unbiased) or ROUND_NEAREST; dqsgd.NORM_L2
-        (default, QSGD) or NORM_MAX.
+    rounding, norm: dqsgd.ROUND_STOCHASTIC (unbiased) or ROUND_NEAREST; dqsgd.NORM_L2 (QSGD)
+        or NORM_MAX. Default (None): stochastic with L2 scales, but nearest with max-norm
+        scales under error feedback, which needs a contraction (E|Q(x)-x|^2 < |x|^2): QSGD's
+        stochastic L2 quantizer at 2 bits has an error ~3.9x the gradient and its residual
+        diverges (README, the hook table).
     keep_messages: keep the last call's own message, gathered sizes and result per bucket
         index in .last (for tests)."""
 
     def __init__(self, process_group=None, bits=4, schedule=None, dim=None, error_feedback=False, seed=0,
-                 bucket_size=512, rounding=dqsgd.ROUND_STOCHASTIC, norm=dqsgd.NORM_L2, keep_messages=False):
+                 bucket_size=512, rounding=None, norm=None, keep_messages=False):
         self.process_group = process_group
         group = process_group if process_group is not None else dist.group.WORLD
         self.rank = dist.get_rank(group)
@@ -80,6 +83,10 @@ class DQSGDHookState:
         self.error_feedback = bool(error_feedback)
         self.seed = int(seed)
         self.bucket_size = int(bucket_size)
+        if rounding is None:
+            rounding = dqsgd.ROUND_NEAREST if error_feedback else dqsgd.ROUND_STOCHASTIC
+        if norm is None:
+            norm = dqsgd.NORM_MAX if error_feedback else dqsgd.NORM_L2
         self.rounding, self.norm = rounding, norm
         self.keep_messages = keep_messages
         self.iter = 0            # iteration (DDP step); the dither's step

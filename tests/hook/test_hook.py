@@ -222,7 +222,8 @@ def fake_bucket_remap(rank, outdir):
     g = torch.Generator().manual_seed(77 + rank)
     p1, p2 = torch.nn.Parameter(torch.zeros(40)), torch.nn.Parameter(torch.zeros(600))
     kw = dict(bits=2, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX)
-    state = DQSGDHookState(error_feedback=True, seed=5, keep_messages=True, **kw)
+    # no rounding or norm given: error feedback must default to nearest with max-norm scales
+    state = DQSGDHookState(bits=2, error_feedback=True, seed=5, keep_messages=True)
     p1.grad, p2.grad = torch.randn(40, generator=g), torch.randn(600, generator=g)
     dqsgd_hook(state, FakeBucket(0, [p1, p2], True)).wait()
     r0 = state.residuals[0][1].clone()
