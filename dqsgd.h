@@ -7523,15 +7523,12 @@ static inline float dq__pow2f(int e) {
     return e >= -126 ? dq__bitsf((uint32_t)(e + 127) << 23) : dq__bitsf(0x00400000u);
 }
 
-/* The bucket's v = x (+ r) largest magnitude bit pattern; >= 0x7F800000 when it holds NaN/Inf. */
+/* The bucket's v = x (+ r) largest magnitude bit pattern (the statistics kernel's maximum);
+ * >= 0x7F800000 when it holds a NaN or Inf. */
 static inline uint32_t dq__shared_maxbits(const float *x, const float *r, size_t len) {
-    uint32_t mx = 0;
-    size_t i;
-    for (i = 0; i < len; i++) {
-        uint32_t u = dq__fbits(r ? x[i] + r[i] : x[i]) & 0x7FFFFFFFu;
-        if (u > mx) mx = u;
-    }
-    return mx;
+    dq__stats st;
+    dq__k_stats(x, r, len, DQ__ST_MAX, &st);
+    return st.maxbits;
 }
 
 /* The smallest e in range with m <= L * 2^e (each L * 2^e is an exact float). */
@@ -7590,11 +7587,11 @@ DQ_API dq_status dq_shared_encode(const dq_params *p, const float *x, size_t n, 
     /* First pass: every bucket fits its unit, so nothing is written on a mismatch. */
     for (b0 = 0; b0 < n; b0 += B) {
         size_t len = n - b0 < B ? n - b0 : B;
-        int8_t own;
         int e = exps[b0 / B];
-        st = dq__shared_exp_of(dq__shared_maxbits(x + b0, residual ? residual + b0 : NULL, len), L, &own);
-        if (st != DQ_OK) return st;
-        if (e < own || e > DQ_SHARED_EXP_MAX) return DQ_ERR_PARAM;
+        uint32_t m = dq__shared_maxbits(x + b0, residual ? residual + b0 : NULL, len);
+        if (m >= 0x7F800000u) return DQ_ERR_NONFINITE;
+        if (e < DQ_SHARED_EXP_MIN || e > DQ_SHARED_EXP_MAX || dq__bitsf(m) > (float)L * dq__pow2f(e))
+            return DQ_ERR_PARAM; /* the unit is smaller than this worker's own */
     }
     stochastic = p->rounding != DQ_ROUND_NEAREST;
     key = dq__key_make(p->seed, p->step, p->stream);
