@@ -46,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps dist-deps dist-build test test-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help deps dist-deps dist-build test test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -63,12 +63,13 @@ dist-build: mpi-build $(BUILD)/libdqsgd.so
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh' 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py'
 
-test: deps dist-deps test-build cxx-build arm-auto dist-build ## every test once per ISA level the CPU runs, the C++ test, MPI (2-4 ranks) and the DDP hook
+test: deps dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build ## every test once per ISA level the CPU runs, the portability builds, the C++ test, MPI (2-4 ranks) and the DDP hook
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
 	  sh tests/run_all.sh $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
-	  $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') $(CXX_RUNS) $(DIST_RUNS) "$$@"
+	  $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') $(CXX_RUNS) $(PORT_RUNS) \
+	  'sh tests/readme_example.sh' 'sh tests/contraction_audit.sh' $(DIST_RUNS) "$$@"
 
 test-build: $(TEST_BINS) $(REPLAY_BINS)
 
@@ -97,6 +98,30 @@ $(BUILD)/$(1)_$(2): tests/$(1).c $(TEST_HDRS) $(HEADERS) | $(BUILD)
 	$(Q)$(CC) $(ALLFLAGS) $(ISA_$(2)) -DDQ_TEST_ISA='"$(2)"' $$< -o $$@ $(LDLIBS)
 endef
 $(foreach i,scalar sse2 avx2 avx512,$(foreach t,$(TEST_NAMES),$(eval $(call TEST_RULE,$(t),$(i)))))
+
+# Portability builds: the tests that compare bytes with frozen hashes and golden files, built
+# for targets users build for and the ISA levels above miss, at each compiler's default
+# contraction (no -ffp-contract flag): x86-64-v2 (SSE4.2 without AVX2: the CRC32C instruction
+# path), and x86-64-v3 (FMA) with clang, which fuses a*b+c within one expression by default,
+# and with gcc in ISO mode. BUILD/port/<test>_<variant>; run when the CPU has the flags.
+PORT_TESTS    = test_quant test_golden test_coders test_sparse test_trunc test_sketch test_half test_schemes
+PORT_VARIANTS = v2-gcc v2-clang v3-gcc v3-clang
+PORT_CPU_v2   = $(and $(findstring sse4_2,$(CPUFLAGS)),$(findstring popcnt,$(CPUFLAGS)))
+PORT_CPU_v3   = $(and $(findstring avx2,$(CPUFLAGS)),$(findstring fma,$(CPUFLAGS)),$(findstring bmi2,$(CPUFLAGS)))
+PORT_RUNNABLE = $(foreach v,$(PORT_VARIANTS),$(if $(PORT_CPU_$(word 1,$(subst -, ,$(v)))),$(v)))
+PORT_BINS     = $(foreach v,$(PORT_VARIANTS),$(foreach t,$(PORT_TESTS),$(BUILD)/port/$(t)_$(v)))
+PORT_RUNS     = $(foreach v,$(PORT_RUNNABLE),$(foreach t,$(PORT_TESTS),'$(strip $(BUILD)/port/$(t)_$(v) $(TEST_ARGS_$(t)))'))
+define PORT_RULE
+$(BUILD)/port/$(1)_$(2): tests/$(1).c $(TEST_HDRS) $(HEADERS) | clang-dep
+	@mkdir -p $$(@D)
+	@echo "  CC  $$@"
+	$(Q)$(word 2,$(subst -, ,$(2))) -std=c99 $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=x86-64-$(word 1,$(subst -, ,$(2))) \
+	  -I. -DDQ_TEST_ISA='"$(2)"' $$< -o $$@ $(LDLIBS)
+endef
+$(foreach v,$(PORT_VARIANTS),$(foreach t,$(PORT_TESTS),$(eval $(call PORT_RULE,$(t),$(v)))))
+port-build: $(PORT_BINS)
+port: deps clang-dep port-build ## the portability builds (x86-64-v2; x86-64-v3 with clang and gcc at default contraction) and the contraction audit
+	@sh tests/run_all.sh $(PORT_RUNS) 'sh tests/contraction_audit.sh'
 
 # C++: both headers as C++11 with g++ and clang++ at every ISA level (warnings as errors), built
 # into tests/cxx_run.cpp, a round-trip test; the levels this CPU runs are run (`make cxx`, and

@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.5.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.6.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -38,10 +38,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 5
+#define DQSGD_VERSION_MINOR 6
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.5.0"
+#define DQSGD_VERSION_STRING "0.6.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -178,14 +178,17 @@ typedef struct dq_header {
 #define DQ_CODER_RANS 2u  /* rANS over groups of codes, frequency table in the message (b <= 8) */
 #define DQ_CODER_AUTO 255u /* dq_params only: the smallest of the three for this message */
 
-/* Worst-case message size for n elements of `bits` bits under any params, as a constant
+/* The receiver-side bound: no level-scheme message of n elements at `bits` bits is larger,
+ * whatever the params and coder (a coded form larger than the fixed layout is never written,
+ * dq_encode() and dq_recode() send the fixed layout instead), so a receiver that knows n and
+ * the width sizes its buffer from it. As a constant
  * expression (no overflow check: fits 64-bit size_t for n <= DQ_MAX_ELEMS). Monotonic in n and
  * bits. The per-bucket scales are counted for the smallest bucket (8), and the payload
  * checksum and a TRUNC_NU level table are counted. A 1-bit DQ_SCHEME_TWOMEANS message has two
  * scales per bucket (52 + 9 ceil(n/8) bytes at most); the bound is the larger of the two
  * figures at every width, which keeps it monotonic in bits (it exceeds the level-scheme figure
- * only for bits <= 4). Sparse and sketch messages have their own sizes (dq_encoded_size(),
- * dq_sketch_encoded_size()). */
+ * only for bits <= 4). Sparse and sketch messages have their own sizes (dq_encode_capacity()
+ * with the sender's params, dq_sketch_encoded_size()). */
 #define DQ_ENCODE_BOUND(n, bits) \
     (DQ__BOUND_LEVELS(n, bits) > DQ__BOUND_TWOMEANS(n) ? DQ__BOUND_LEVELS(n, bits) : DQ__BOUND_TWOMEANS(n))
 #define DQ__BOUND_LEVELS(n, bits)                                                                  \
@@ -206,12 +209,19 @@ DQ_API unsigned dq_version_number(void);
 /*! dq_simd_backend() : the kernel set compiled in: "scalar", "sse2", "avx2" or "avx512". */
 DQ_API const char *dq_simd_backend(void);
 
-/*! dq_encode_bound() : worst-case size of a message of n elements at `bits` bits, any params.
+/*! dq_encode_bound() : DQ_ENCODE_BOUND(n, bits): the largest level-scheme message of n elements
+ *  at `bits` bits, any params and coder (the receiver's buffer).
  *  @return 0 if bits is outside 1..16, n > DQ_MAX_ELEMS, or the size overflows size_t. */
 DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
-/*! dq_encoded_size() : exact size dq_encode() will write for these params and n. */
-DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size);
-/*! dq_block_size() : exact size dq_encode_block() will write (no header). */
+/*! dq_encode_capacity() : the dst_cap with which dq_encode() succeeds for these params and n,
+ *  whatever the data (the sender's buffer). It is the exact size written where that size
+ *  depends on the params and n alone: level schemes with DQ_CODER_FIXED, and DQ_SCHEME_RANDK.
+ *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO (the fixed size: AUTO
+ *  never writes more), a forced coder (dq_encode_bound_coded(), its working room), TOPK (the
+ *  largest index stream, plus 4 bytes of working room) and THRESHOLD (as TOPK with k = n).
+ *  dq_coded_size() gives a written message's exact size in another coder. */
+DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size);
+/*! dq_block_size() : the exact size dq_encode_block() will write (no header; fixed coder only). */
 DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size);
 
 /*! dq_encode() : quantize x[0..n) into a self-describing message at dst[0..dst_cap).
@@ -227,10 +237,15 @@ DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *
  *  the whole message occupies. Does not look at scales or payload. */
 DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h);
 /*! dq_decode() : decode a message into out[0..count); out_cap is in elements. Bytes past
- *  h.msg_size are ignored. A message with the payload checksum is verified first. */
+ *  h.msg_size are ignored. A message with the payload checksum is verified first.
+ *  Every check happens before out is written, so a rejected message leaves it untouched, with
+ *  one exception: a coded message (DQ_CODER_ELIAS, _RANS) carrying the payload checksum is
+ *  decoded in one pass, so if it passes the checksum yet is malformed (only a non-conforming
+ *  encoder writes one) the call returns DQ_ERR_CORRUPT with out partly written (FORMAT 17.4). */
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap);
 /*! dq_decode_add() : acc[i] += weight * decoded[i], the aggregation step. acc_len must equal
- *  the message's element count. The result equals dq_decode() then that loop, bit for bit. */
+ *  the message's element count. The result equals dq_decode() then that loop, bit for bit.
+ *  acc is untouched on failure, with dq_decode()'s one exception (then acc is partly updated). */
 DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len);
 
 /*! dq_message_norm2() : ||x||^2 of the vector a message was encoded from, read from its
@@ -257,7 +272,7 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
  *                     buckets allow one range); 0 for invalid params or n = 0.
  *  dq_encode_range() : x and residual (NULL or the error-feedback memory) hold elements
  *                     begin..end-1 only; dst is the whole message, dst_cap >= its size
- *                     (dq_encoded_size). Each range updates its residual slice only on DQ_OK;
+ *                     (dq_encode_capacity). Each range updates its residual slice only on DQ_OK;
  *                     if any range fails the message is unusable.
  *  dq_encode_finish() : after every range returned DQ_OK: stores the payload checksum when
  *                     the params asked for one (otherwise only validates the header).
@@ -278,16 +293,21 @@ DQ_API dq_status dq_verify(const void *src, size_t src_len);
 
 /*! Coded messages (dq_params.coder != DQ_CODER_FIXED). dq_encode() quantizes exactly as for
  *  the fixed coder, then re-codes the codes losslessly inside dst; decoders accept every coder.
+ *  No coded form larger than the fixed layout is written: where a forced coder's message would
+ *  be larger (Elias on dense codes, rANS on near-uniform ones), dq_encode() and dq_recode()
+ *  write the fixed layout (header coder 0), so dq_encode_bound() holds for every message.
  *  Coded messages are whole: the range and block APIs take the fixed coder only (DQ_ERR_PARAM).
  *  DQ_CODER_ELIAS needs bits >= 2, DQ_CODER_RANS bits <= 8 (DQ_ERR_PARAM); DQ_CODER_AUTO
  *  considers the coders the width allows.
- *  dq_encode_bound_coded() : a dst_cap with which any coder succeeds and DQ_CODER_AUTO always
- *                     sends the smallest; 0 as for dq_encode_bound(). A forced coder needs it
+ *  dq_encode_bound_coded() : a dst_cap (the sender's, not a message size) with which any coder
+ *                     succeeds and DQ_CODER_AUTO always sends the smallest; 0 as for
+ *                     dq_encode_bound(). A forced coder needs it
  *                     (DQ_ERR_DST_TOO_SMALL before anything is written). DQ_CODER_AUTO needs
- *                     only dq_encoded_size(); with less room than this bound it may settle
+ *                     only dq_encode_capacity(); with less room than this bound it may settle
  *                     for a larger coder whose working room fits (never larger than fixed).
- *  dq_coded_size() : the exact size of the message src re-coded with `coder` (AUTO: of the one
- *                     it picks), computed from the codes. From a coded src only its own coder
+ *  dq_coded_size() : the exact size of what dq_recode() writes for src and `coder` (AUTO: the
+ *                     one it picks; a forced coder larger than fixed: the fixed size), computed
+ *                     from the codes. From a coded src only its own coder
  *                     and DQ_CODER_FIXED are sized; others are DQ_ERR_PARAM.
  *  dq_recode() :      the message src re-coded with `coder` into dst: the same header fields
  *                     (coder and CRC aside), scales and decoded values. One side of the
@@ -682,8 +702,8 @@ static inline void dq__stats_tail(const float *x, const float *e, size_t first, 
     size_t i;
     for (i = first; i < n; i++) {
         uint32_t u = dq__fbits(e ? x[i] + e[i] : x[i]) & 0x7FFFFFFFu;
-        double d = (double)dq__bitsf(u);
-        sq[i % DQ__SLANES] += d * d;
+        double d = (double)dq__bitsf(u), d2 = d * d;
+        sq[i % DQ__SLANES] += d2;
         ab[i % DQ__SLANES] += d;
         if (u > *mx) *mx = u;
     }
@@ -775,7 +795,7 @@ static inline void dq__quant__scalar(const dq__qctx *q, const float *x, size_t c
         float t = q->thresh >= 0.0f ? q->thresh
                                      : (float)dq__draw24(q->k0, q->k1h, q->lo + (uint32_t)i) * 5.96046448e-08f;
         if (q->bits == 1) {
-            float pp = 0.5f + xi * q->inv;
+            float xs = xi * q->inv, pp = 0.5f + xs;
             code = q->thresh >= 0.0f ? sgn : ((t < pp) ? 0u : 1u);
         } else {
             float r = dq__bitsf(xb & 0x7FFFFFFFu) * q->inv;
@@ -845,7 +865,10 @@ static inline void dq__shared_q__scalar(const float *x, float *r, size_t cnt, si
             up = (uint32_t)(f > 0.5f);
         lo += up;
         lv[j] = dq__fbits(v) >> 31 ? -(int32_t)lo : (int32_t)lo;
-        if (r) r[j] = v - (float)lv[j] * unit;
+        if (r) {
+            float back = (float)lv[j] * unit;
+            r[j] = v - back;
+        }
     }
 }
 
@@ -1292,7 +1315,7 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
 }
 DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 0, size); }
-DQ_API dq_status dq_encoded_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
+DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
 
 /* Range granularity: a multiple of the block (so ranges own whole payload bytes) and of the
  * bucket (so ranges own whole scales), capped at n. */
@@ -2659,7 +2682,8 @@ DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2
         double v;
         if (u > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT;
         v = (double)dq__bitsf(u);
-        sum += v * v;
+        v = v * v;
+        sum += v;
     }
     *norm2 = sum;
     return DQ_OK;
@@ -2926,13 +2950,13 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
     }
     other = pl->size[DQ_CODER_ELIAS] && pl->size[DQ_CODER_ELIAS] < fixed ? pl->size[DQ_CODER_ELIAS] : fixed;
     if (rans) {
-        if (exact || (want == DQ_CODER_AUTO && lb < other && ub >= other))
+        if (exact || (want == DQ_CODER_AUTO && lb < other && ub >= other) || (want == DQ_CODER_RANS && ub > fixed))
             pl->size[DQ_CODER_RANS] = 8u + dq__rans_exact(b, n, payload, pl); /* bounds do not decide */
         else if (ub < other || want == DQ_CODER_RANS)
             pl->size[DQ_CODER_RANS] = ub; /* the smallest for certain; its exact size comes when it is written */
     }
-    if (want != DQ_CODER_AUTO) {
-        pl->coder = want;
+    if (want != DQ_CODER_AUTO) { /* never larger than fixed, so every message fits dq_encode_bound() */
+        pl->coder = pl->size[want] > fixed ? DQ_CODER_FIXED : want;
         return;
     }
     for (k = 1; k < 3; k++)
@@ -3094,7 +3118,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
     } else { /* fixed -> coded */
         dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        if (pl.coder == DQ_CODER_FIXED) { /* AUTO found nothing smaller */
+        if (pl.coder == DQ_CODER_FIXED) { /* nothing smaller: AUTO, or a forced coder larger than fixed */
             if (dst_cap < h.msg_size) return DQ_ERR_DST_TOO_SMALL;
             memcpy(out, in, h.msg_size);
             *dst_len = h.msg_size;
@@ -3425,7 +3449,7 @@ DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket) {
     memset(&p, 0, sizeof p);
     p.bits = bits;
     p.bucket = bucket;
-    return dq_encoded_size(&p, n, &size) == DQ_OK ? 8.0 * (double)size : 0.0;
+    return dq_encode_capacity(&p, n, &size) == DQ_OK ? 8.0 * (double)size : 0.0;
 }
 
 static inline double dq__levels_d(unsigned b) { return (double)((1u << (b - 1)) - 1u); }
@@ -3472,7 +3496,8 @@ static inline double dq__sched_plan_bits(const dq_sched *s, double lc, double G)
             if (first < n) first = n;
             cnt = first >= T ? 0.0 : T - first;
         }
-        total += cnt * inc;
+        cnt = cnt * inc;
+        total += cnt;
     }
     return total;
 }
@@ -3488,7 +3513,8 @@ static inline void dq__sched_replan(dq_sched *s, double G) {
     }
     lg = log2(G);
     lo = -lg - 2.0;
-    hi = -lg + 0.5 * -log2(s->p.alpha) * ((double)s->p.steps - 1.0 - (double)s->step) + 18.0;
+    hi = 0.5 * -log2(s->p.alpha) * ((double)s->p.steps - 1.0 - (double)s->step);
+    hi = -lg + hi + 18.0;
     if (hi > 4000.0) hi = 4000.0; /* beyond this pow(2, hi) overflows; levels are clamped anyway */
     if (dq__sched_plan_bits(s, hi, G) <= R) {
         s->c = pow(2.0, hi);
@@ -3846,7 +3872,9 @@ DQ_API dq_status dq_topk_per_bit(const double *sq_desc, size_t d, double c0, dou
     S = sq_desc[0];
     /* the ratio grows from j to j+1 iff a_(j+1) (c0 + c1 j) > c1 S_j; h(j) is non-increasing */
     for (j = 1; j < d; j++) {
-        if (!(sq_desc[j] * (c0 + c1 * (double)j) > c1 * S)) break;
+        double cj = c1 * (double)j;
+        cj = c0 + cj;
+        if (!(sq_desc[j] * cj > c1 * S)) break;
         S += sq_desc[j];
     }
     *k = j;
@@ -4092,8 +4120,8 @@ static inline dq_status dq__sp_count(const float *x, const float *e, size_t n, u
 static inline void dq__sp_bracket(const float *x, const float *e, size_t n, size_t k, uint64_t *w, uint32_t *lo,
                                   uint32_t *hi) {
     const size_t S = DQ__SP_NS;
-    double q = (double)k / (double)n, mu = (double)S * q, sd = sqrt(mu * (1.0 - q));
-    double rl = ceil(mu + 4.0 * sd + 2.0), rh = floor(mu - 4.0 * sd - 2.0);
+    double q = (double)k / (double)n, mu = (double)S * q, sd = sqrt(mu * (1.0 - q)), sd4 = 4.0 * sd;
+    double rl = ceil(mu + sd4 + 2.0), rh = floor(mu - sd4 - 2.0);
     size_t t;
     uint32_t l, h;
     for (t = 0; t < S; t++) {
@@ -4575,9 +4603,10 @@ static inline dq_status dq__sp_it_next(dq__sp_it *it, uint32_t *buf, size_t *cnt
 }
 
 static inline void dq__sp_apply(float *out, size_t i, float v, float w, int add) {
-    if (add)
-        out[i] = out[i] + w * v;
-    else
+    if (add) {
+        float wv = w * v;
+        out[i] = out[i] + wv;
+    } else
         out[i] = v;
 }
 
@@ -5126,7 +5155,10 @@ DQ_API dq_status dq_sketch_norm2(const dq_sketch *s, double *norm2) {
         const float *row = s->table + (size_t)j * s->cols;
         double acc = 0.0;
         uint32_t c;
-        for (c = 0; c < s->cols; c++) acc += (double)row[c] * (double)row[c];
+        for (c = 0; c < s->cols; c++) {
+            double sq = (double)row[c] * (double)row[c];
+            acc += sq;
+        }
         sums[j] = acc;
     }
     for (i = 1; i < r; i++) { /* insertion sort; the sums are >= 0 (or NaN after overflow) */
@@ -5711,8 +5743,12 @@ static inline double dq__tr_cbrt(double y) {
     r = e - 3 * q; /* 0, 1, 2 */
     if (r == 1) z *= 2.0;
     if (r == 2) z *= 4.0;
-    x = 0.75 + 0.1428571428571428 * z;
-    for (i = 0; i < 7; i++) x = (2.0 * x + z / (x * x)) / 3.0;
+    x = 0.1428571428571428 * z;
+    x = 0.75 + x;
+    for (i = 0; i < 7; i++) {
+        double x2 = x * x, tx = 2.0 * x;
+        x = (tx + z / x2) / 3.0;
+    }
     u = (uint64_t)(q + 1023) << 52; /* 2^q: |q| <= 358, a normal double */
     memcpy(&sc, &u, 8);
     return x * sc;
@@ -5860,8 +5896,8 @@ static inline void dq__tr_eval(const dq__tr_hist *h, double alpha, const double 
         double m = h->m[i], lo, hi, A, B;
         lo = dq__tr_lo(h, i);
         if (lo >= alpha) { /* all above alpha: exact bias from the moments */
-            double e = lo - alpha;
-            b += h->t2[i] + 2.0 * e * h->t1[i] + m * e * e;
+            double e = lo - alpha, p1 = 2.0 * e * h->t1[i], p2 = m * e * e;
+            b += h->t2[i] + p1 + p2;
             continue;
         }
         hi = dq__tr_hi(h, i);
@@ -5869,8 +5905,8 @@ static inline void dq__tr_eval(const dq__tr_hist *h, double alpha, const double 
         A = dq__tr_L(L, j, s, alpha);
         B = dq__tr_L(L, j + 1u, s, alpha);
         if (hi <= B) { /* inside one cell [A, B): exact, sum (a - A)(B - a) with a = lo + t */
-            double d = lo - A, D = B - A;
-            v += (D - d) * (h->t1[i] + m * d) - h->t2[i] - d * h->t1[i];
+            double d = lo - A, D = B - A, md = m * d, dt = d * h->t1[i], cell = (D - d) * (h->t1[i] + md);
+            v += cell - h->t2[i] - dt;
             continue;
         }
         { /* straddles a level or alpha: density m / (hi - lo), uniform in the bin. Every
@@ -5881,7 +5917,10 @@ static inline void dq__tr_eval(const dq__tr_hist *h, double alpha, const double 
             while (u < end) {
                 double a0 = dq__tr_L(L, jj, s, alpha), b0 = dq__tr_L(L, jj + 1u, s, alpha);
                 double wv = b0 < end ? b0 : end, s1 = u - a0, s2 = wv - a0, D = b0 - a0, c = 0.5 * D, e;
-                v += rho * (D * (s2 * s2 - s1 * s1) / 2.0 - (s2 * s2 * s2 - s1 * s1 * s1) / 3.0);
+                double q2 = s2 * s2, q1 = s1 * s1, c2 = q2 * s2, c1 = q1 * s1, seg;
+                seg = D * (q2 - q1) / 2.0 - (c2 - c1) / 3.0;
+                seg = rho * seg;
+                v += seg;
                 if (s1 <= c && c <= s2)
                     e = c * c;
                 else
@@ -5895,7 +5934,8 @@ static inline void dq__tr_eval(const dq__tr_hist *h, double alpha, const double 
                 b += rho * t * t * t / 3.0;
                 if (t * t > emax) emax = t * t;
             }
-            sl += m * emax;
+            emax = m * emax;
+            sl += emax;
         }
     }
     *var = v;
@@ -5915,7 +5955,8 @@ static inline double dq__tr_compand(const dq__tr_hist *h, double alpha, unsigned
         double lo = dq__tr_lo(h, i), hi;
         if (lo >= alpha || i > h->nb) break;
         hi = dq__tr_hi(h, i);
-        G += h->cr[i] * ((hi < alpha ? hi : alpha) - lo);
+        hi = h->cr[i] * ((hi < alpha ? hi : alpha) - lo);
+        G += hi;
     }
     L[0] = 0.0;
     L[s] = alpha;
@@ -6013,8 +6054,10 @@ static inline double dq__tr_minimize(const dq__tr_obj *o, double lo, double hi) 
     a = prev;
     b = next;
     if (!(b > a)) return best;
-    x1 = b - r * (b - a);
-    x2 = a + r * (b - a);
+    x1 = r * (b - a);
+    x1 = b - x1;
+    x2 = r * (b - a);
+    x2 = a + x2;
     f1 = dq__tr_f(o, x1);
     f2 = dq__tr_f(o, x2);
     for (it = 0; it < 48; it++) {
@@ -6022,13 +6065,15 @@ static inline double dq__tr_minimize(const dq__tr_obj *o, double lo, double hi) 
             b = x2;
             x2 = x1;
             f2 = f1;
-            x1 = b - r * (b - a);
+            x1 = r * (b - a);
+            x1 = b - x1;
             f1 = dq__tr_f(o, x1);
         } else {
             a = x1;
             x1 = x2;
             f1 = f2;
-            x2 = a + r * (b - a);
+            x2 = r * (b - a);
+            x2 = a + x2;
             f2 = dq__tr_f(o, x2);
         }
     }
@@ -6140,7 +6185,8 @@ DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t
             }
             w.m[idx] += 1.0;
             w.t1[idx] += t;
-            w.t2[idx] += t * t;
+            t = t * t;
+            w.t2[idx] += t;
             if (u > um && xm > 0.0) hsum += log(av / xm);
         }
     }
@@ -6270,7 +6316,8 @@ DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bi
         if (u >= 0x7F800000u) return DQ_ERR_NONFINITE;
         a = (double)dq__bitsf(u);
         if (a >= A) {
-            b += (a - A) * (a - A);
+            double o = (a - A) * (a - A);
+            b += o;
             continue;
         }
         if (levels) { /* the cell [L_j, L_(j+1)) holding a */
@@ -6298,7 +6345,8 @@ DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bi
                 hi = dq__tr_L(NULL, l + 2u, s, A);
             }
         }
-        v += (a - lo) * (hi - a);
+        lo = (a - lo) * (hi - a);
+        v += lo;
     }
     if (var) *var = v;
     if (bias) *bias = b;
@@ -6368,12 +6416,13 @@ DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype t
 DQ_API dq_status dq_encode_typed(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
                                  void *residual, void *dst, size_t dst_cap, size_t *dst_len);
 /*! dq_decode_typed() : out[0..count) (out_cap elements of dtype ot) = the decoded values,
- *  rounded to ot. The message is validated completely (header, checksum, scales, padding, coded
- *  stream) before out is touched. Statuses as dq_decode(); a sparse or sketch message is
- *  DQ_ERR_PARAM for ot != DQ_F32. */
+ *  rounded to ot. Statuses, and what out holds after a failure, as dq_decode(): validated
+ *  before out is touched, but for the one exception there (a checksummed coded message that is
+ *  malformed). A sparse or sketch message is DQ_ERR_PARAM for ot != DQ_F32. */
 DQ_API dq_status dq_decode_typed(const void *src, size_t src_len, dq_dtype ot, void *out, size_t out_cap);
 /*! dq_decode_add_typed() : acc[i] = round(float(acc[i]) + weight * decoded[i]) for acc of dtype at
- *  (acc_len must equal the count). acc is untouched on failure, as for dq_decode_typed(). */
+ *  (acc_len must equal the count). acc is untouched on failure, with the same one exception as
+ *  dq_decode_add(). */
 DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weight, dq_dtype at, void *acc,
                                      size_t acc_len);
 

@@ -86,7 +86,9 @@
 #elif DQ_SIMD == DQ_SIMD_AVX2
 #include <simde/x86/avx2.h>
 #elif DQ_SIMD == DQ_SIMD_SSE2 || DQ_SIMD == DQ_SIMD_NEON
-#if defined(__SSSE3__) || DQ_SIMD == DQ_SIMD_NEON
+#if defined(__SSE4_2__)
+#include <simde/x86/sse4.2.h> /* the crc32 instruction below, and the SSSE3 byte shuffle */
+#elif defined(__SSSE3__) || DQ_SIMD == DQ_SIMD_NEON
 #include <simde/x86/ssse3.h> /* the byte shuffle of the index decoder */
 #else
 #include <simde/x86/sse2.h>

@@ -26,7 +26,7 @@
  * encode-ef passes a residual that carries over from call to call (error feedback in steady
  * state); decode-add uses weight 0.5. Buffers come from malloc, moved up to a 64-byte boundary
  * as a framework's tensors would be, and are touched before timing starts. Every message is
- * checked untimed after its encode: its header, its size (dq_encoded_size() for the fixed
+ * checked untimed after its encode: its header, its size (dq_encode_capacity() for the fixed
  * coder; for the others dq_coded_size() of the fixed message) and, for coded messages, that it
  * re-codes to the fixed message byte for byte. */
 #define _POSIX_C_SOURCE 199309L
@@ -209,7 +209,7 @@ static void run_baseline(bench_ctx *c, const bench_row *r) {
 }
 
 /* After an encode (untimed): NULL if msg is what r's params promise, else what is wrong. The
- * header must match the params; a fixed message must have the size dq_encoded_size() gives;
+ * header must match the params; a fixed message must have the size dq_encode_capacity() gives;
  * a coded one the size dq_coded_size() gives for the fixed message of the same params (made
  * into ref), and it must re-code (dq_recode) to that fixed message byte for byte. */
 static const char *verify_message(bench_ctx *c, const bench_row *r) {
@@ -224,8 +224,8 @@ static const char *verify_message(bench_ctx *c, const bench_row *r) {
         (r->coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS : h.coder != r->coder))
         return "dq_header_read: header does not match the encode parameters";
     if (r->coder == DQ_CODER_FIXED) {
-        check(dq_encoded_size(&p, c->n, &want), "dq_encoded_size");
-        return c->len == want ? NULL : "dq_encode: message length differs from dq_encoded_size()";
+        check(dq_encode_capacity(&p, c->n, &want), "dq_encode_capacity");
+        return c->len == want ? NULL : "dq_encode: message length differs from dq_encode_capacity()";
     }
     if (r->kind != K_ENCODE) die(r->name, "a coded row must be a plain encode");
     p.coder = DQ_CODER_FIXED;

@@ -6,7 +6,7 @@
  *     latency in microseconds (default 5); N, R: vector length and rounds of the codec timing
  *     (defaults 2^22, 5).
  *
- * Patterns, per worker and step, M workers, message size S(n, b) = dq_encoded_size() of n
+ * Patterns, per worker and step, M workers, message size S(n, b) = dq_encode_capacity() of n
  * elements at b bits (header, one scale per 512-element bucket, codes), c = d / M:
  *   fp32      ring allreduce of float32:      2 (M-1)/M 4d bytes sent (and received),
  *             2 (M-1) messages, (M-1)/M d float adds
@@ -142,7 +142,7 @@ static double msg_size(size_t n, unsigned bits) {
     if (!n) return 0.0;
     memset(&p, 0, sizeof p);
     p.bits = bits;
-    ok(dq_encoded_size(&p, n, &s), "dq_encoded_size");
+    ok(dq_encode_capacity(&p, n, &s), "dq_encode_capacity");
     return (double)s;
 }
 

@@ -15,7 +15,7 @@
  * 0.5. "select" is dq_topk_select (indices only).
  * Timing: one warm-up call of the kernel and of its baseline, then R rounds of (kernel,
  * baseline) alternately; the minimum of each. Every message is checked untimed: its header,
- * its size against dq_encoded_size(), and its decode against the input.
+ * its size against dq_encode_capacity(), and its decode against the input.
  * Build and run: make bench-sparse (ARGS="--n N --reps R"). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 199309L
@@ -120,8 +120,8 @@ static void verify(ctx *c, const row *r) {
     if (dq_header_read(c->msg, c->len, &h) != DQ_OK || h.msg_size != c->len || h.scheme != (unsigned)r->scheme ||
         h.count != c->n)
         die(r->name, "header does not match");
-    if (dq_encoded_size(&p, c->n, &bound) != DQ_OK || c->len > bound) die(r->name, "size above dq_encoded_size()");
-    if (r->scheme == DQ_SCHEME_RANDK && c->len != bound) die(r->name, "random-k size differs from dq_encoded_size()");
+    if (dq_encode_capacity(&p, c->n, &bound) != DQ_OK || c->len > bound) die(r->name, "size above dq_encode_capacity()");
+    if (r->scheme == DQ_SCHEME_RANDK && c->len != bound) die(r->name, "random-k size differs from dq_encode_capacity()");
     if (r->what != ENC) return;
     if (dq_decode(c->msg, c->len, c->acc, c->n) != DQ_OK) die(r->name, "decode failed");
     for (i = 0; i < c->n; i++)
@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
     for (r = 0; r < NROWS; r++) { /* room for every row */
         dq_params p = params(&c, &ROWS[r]);
         size_t b = 0;
-        if (dq_encoded_size(&p, c.n, &b) != DQ_OK) die("dq_encoded_size", ROWS[r].name);
+        if (dq_encode_capacity(&p, c.n, &b) != DQ_OK) die("dq_encode_capacity", ROWS[r].name);
         if (b > c.cap) c.cap = b;
     }
     c.x = (float *)alloc64(c.n * sizeof(float), &b1);

@@ -1,5 +1,6 @@
 /* minimal.c - one worker compresses its gradient, one receiver adds it into a sum.
- * QSGD, 4 bits per element, stochastic rounding, error feedback. Build: make examples */
+ * QSGD, 4 bits per element, stochastic rounding, error feedback.
+ * Build: make examples, or from the repository root: cc -I. examples/minimal.c -lm */
 #include <math.h>
 #include <stdio.h>
 

@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = [
     "DQError", "LayoutError", "Params", "Header", "SchedParams", "Schedule", "lib", "strerror",
-    "encode", "encoded_size", "encode_bound", "header_read", "decode", "decode_add", "message_bits",
+    "encode", "encode_capacity", "encode_bound", "header_read", "decode", "decode_add", "message_bits",
     "message_norm2", "simd_backend", "version_number", "check_layout",
 ]
 
@@ -155,7 +155,7 @@ def _load():
         "dq_version_number": (ctypes.c_uint, []),
         "dq_simd_backend": (ctypes.c_char_p, []),
         "dq_encode_bound": (S, [S, ctypes.c_uint]),
-        "dq_encoded_size": (st, [P(Params), S, P(S)]),
+        "dq_encode_capacity": (st, [P(Params), S, P(S)]),
         "dq_encode": (st, [P(Params), V, S, V, V, S, P(S)]),
         "dq_header_read": (st, [V, S, P(Header)]),
         "dq_decode": (st, [V, S, V, S]),
@@ -290,12 +290,13 @@ def encode_bound(n, bits):
     return int(lib.dq_encode_bound(n, bits))
 
 
-def encoded_size(n, bits=4, bucket=BUCKET_DEFAULT, rounding=ROUND_STOCHASTIC, norm=NORM_L2, checksum=0,
-                 coder=CODER_FIXED, scheme=SCHEME_QSGD):
-    """dq_encoded_size: the exact size dq_encode writes for these params (QSGD family)."""
+def encode_capacity(n, bits=4, bucket=BUCKET_DEFAULT, rounding=ROUND_STOCHASTIC, norm=NORM_L2, checksum=0,
+                    coder=CODER_FIXED, scheme=SCHEME_QSGD):
+    """dq_encode_capacity: the dst size dq_encode needs for these params (QSGD family); the exact
+    size written for the fixed coder, at most this for the others."""
     p = _params(bits, 0, 0, 0, bucket, rounding, norm, checksum, coder, scheme)
     size = ctypes.c_size_t()
-    _check(lib.dq_encoded_size(ctypes.byref(p), n, ctypes.byref(size)), "dq_encoded_size")
+    _check(lib.dq_encode_capacity(ctypes.byref(p), n, ctypes.byref(size)), "dq_encode_capacity")
     return size.value
 
 
@@ -317,7 +318,7 @@ def encode(x, bits=4, seed=0, step=0, stream=0, residual=None, bucket=BUCKET_DEF
     p = _params(bits, seed, step, stream, bucket, rounding, norm, checksum, coder, scheme)
     if out is None:
         size = ctypes.c_size_t()
-        _check(lib.dq_encoded_size(ctypes.byref(p), n, ctypes.byref(size)), "dq_encoded_size")
+        _check(lib.dq_encode_capacity(ctypes.byref(p), n, ctypes.byref(size)), "dq_encode_capacity")
         cap = size.value if coder == CODER_FIXED else max(size.value, int(lib.dq_encode_bound(n, bits)))
         out = np.empty(cap, dtype=np.uint8)
     elif not (isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.flags["C_CONTIGUOUS"]):

@@ -70,7 +70,7 @@ void test_roundtrip() {
                     dq_status st = dq_encode(&p, x.data(), k_n, NULL, m.data(), cap, &len);
                     CHECKF(st == DQ_OK, "bits %u: encode: %s", b, dq_strerror(st));
                     if (st != DQ_OK) continue;
-                    CHECK(dq_encoded_size(&p, k_n, &want) == DQ_OK && want == len && len <= cap);
+                    CHECK(dq_encode_capacity(&p, k_n, &want) == DQ_OK && want == len && len <= cap);
                     CHECK(dq_encode(&p, x.data(), k_n, NULL, m2.data(), cap, &len2) == DQ_OK && len2 == len &&
                           std::memcmp(m.data(), m2.data(), len) == 0);
                     CHECK(dq_header_read(m.data(), len, &h) == DQ_OK && h.count == k_n && h.msg_size == len &&

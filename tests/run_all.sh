@@ -14,6 +14,7 @@ for t in "$@"; do
     fi
     case $t in
     "timeout "*) label=$(echo "$t" | cut -d' ' -f3-) ;; # a command line: show it without the timeout
+    "sh "*) label=$(basename "$(echo "$t" | cut -d' ' -f2)") ;; # a test script: its name
     *) label=$(basename "${t%% *}") ;;
     esac
     echo "  $label: $p passed, $f failed"

@@ -160,7 +160,7 @@ static void expect_param_status(const dq_params *p, size_t n, dq_status want, co
     EXPECTF(enc_checked(p, x, n, NULL, cap, 1, 1), want, "dq_encode %s", what);
     EXPECTF(enc_checked(p, x, n, res, cap, 1, 1), want, "dq_encode with residual %s", what);
     EXPECTF(enc_checked(p, x, n, NULL, cap, 0, 1), want, "dq_encode_block %s", what);
-    EXPECTF(dq_encoded_size(p, n, &sz), want, "dq_encoded_size %s", what);
+    EXPECTF(dq_encode_capacity(p, n, &sz), want, "dq_encode_capacity %s", what);
     EXPECTF(dq_block_size(p, n, &sz), want, "dq_block_size %s", what);
     if (want != DQ_OK) {
         EXPECTF(dq_decode_block(p, src, sizeof src, n, out), want, "dq_decode_block %s", what);
@@ -199,8 +199,8 @@ static void test_null(void) {
         memset(zero, 0, sizeof zero);
         CHECK(memcmp(res, zero, sizeof res) == 0);
     }
-    EXPECT(dq_encoded_size(NULL, 16, &sz), DQ_ERR_NULL);
-    EXPECT(dq_encoded_size(&p, 16, NULL), DQ_ERR_NULL);
+    EXPECT(dq_encode_capacity(NULL, 16, &sz), DQ_ERR_NULL);
+    EXPECT(dq_encode_capacity(&p, 16, NULL), DQ_ERR_NULL);
     EXPECT(dq_block_size(NULL, 16, &sz), DQ_ERR_NULL);
     EXPECT(dq_block_size(&p, 16, NULL), DQ_ERR_NULL);
     CHECK(sz == 99);
@@ -360,7 +360,7 @@ static void test_nonfinite(void) {
                             x[pos[pi]] = dq__bitsf(bad[vi]);
                         sprintf(what, "n=%lu pos=%lu value=%08lx bits=%u variant %d", (unsigned long)n,
                                 (unsigned long)pos[pi], (unsigned long)bad[vi], p.bits, variant);
-                        dq_encoded_size(&p, n, &cap);
+                        dq_encode_capacity(&p, n, &cap);
                         if (variant != 3) {
                             EXPECTF(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_NONFINITE, "%s", what);
                             EXPECTF(enc_checked(&p, x, n, NULL, cap - 48u, 0, 0), DQ_ERR_NONFINITE, "block %s",
@@ -394,7 +394,7 @@ static void test_feedback_overflow(void) {
             fill_gauss(&r, res, n);
             x[where[i]] = sgn ? -FLT_MAX : 3e38f;
             res[where[i]] = sgn ? -FLT_MAX : 3e38f;
-            dq_encoded_size(&p, n, &cap);
+            dq_encode_capacity(&p, n, &cap);
             EXPECTF(enc_checked(&p, x, n, res, cap, 1, 0), DQ_ERR_NONFINITE, "x+e overflow at %lu",
                     (unsigned long)where[i]);
             EXPECTF(enc_checked(&p, x, n, res, cap - 48u, 0, 0), DQ_ERR_NONFINITE, "block x+e overflow at %lu",
@@ -416,29 +416,29 @@ static void test_norm_overflow(void) {
     /* a whole bucket of 3e38 */
     for (i = 0; i < n; i++) x[i] = 3e38f;
     p = defp();
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     EXPECT(enc_checked(&p, x, n, NULL, cap - 48u, 0, 0), DQ_ERR_OVERFLOW);
     p.bits = 16;
     p.rounding = DQ_ROUND_NEAREST;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     /* the max norm and the 1-bit mean norm are capped at 2^126 too */
     p = defp();
     p.norm = DQ_NORM_MAX;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     p = defp();
     p.bits = 1;
     p.rounding = DQ_ROUND_NEAREST;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     /* ... and a whole bucket of 2^126 is accepted with them */
     for (i = 0; i < n; i++) x[i] = 8.50705917e37f; /* 2^126 */
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
     p = defp();
     p.norm = DQ_NORM_MAX;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
     /* only a later bucket overflows: two values of 3e38 */
     fill_gauss(&r, x, n);
@@ -446,15 +446,15 @@ static void test_norm_overflow(void) {
     x[201] = -3e38f;
     p = defp();
     p.bucket = 64;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     p.bucket = 8; /* 200 and 201 share bucket 25 */
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     /* a scale of exactly 2^126 is the largest accepted; the next float up is refused */
     p.bucket = 64;
     for (i = 0; i < n; i++) x[i] = (i % 64) ? 0.0f : 8.50705917e37f;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
     x[64] = dq__bitsf(0x7E800001u);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
@@ -476,7 +476,7 @@ static void test_overflow_keeps_residual(void) {
         size_t i;
         for (i = 0; i < n; i++) x[i] = 3e38f;
     }
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, res, cap, 1, 0), DQ_ERR_OVERFLOW); /* enc_checked checks res untouched */
     /* a later bucket */
     fill_gauss(&r, x, n);
@@ -484,7 +484,7 @@ static void test_overflow_keeps_residual(void) {
     x[100] = 3e38f;
     x[101] = 3e38f;
     p.bucket = 8;
-    dq_encoded_size(&p, n, &cap);
+    dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, res, cap, 1, 0), DQ_ERR_OVERFLOW);
     EXPECT(enc_checked(&p, x, n, res, cap - 48u, 0, 0), DQ_ERR_OVERFLOW);
     free(x);
@@ -507,7 +507,7 @@ static void test_dst_too_small(void) {
                 p.bucket = buckets[ki];
                 fill_gauss(&r, x, n);
                 fill_gauss(&r, res, n);
-                EXPECT(dq_encoded_size(&p, n, &exact), DQ_OK);
+                EXPECT(dq_encode_capacity(&p, n, &exact), DQ_OK);
                 EXPECT(dq_block_size(&p, n, &body), DQ_OK);
                 CHECK(exact == body + 48u);
                 CHECK(exact <= dq_encode_bound(n, p.bits ? p.bits : 4u));
@@ -550,9 +550,9 @@ static void test_too_large(void) {
     {
         size_t big = (size_t)DQ_MAX_ELEMS + 1u, expect;
         unsigned bits;
-        EXPECT(dq_encoded_size(&p, big, &sz), DQ_ERR_TOO_LARGE);
+        EXPECT(dq_encode_capacity(&p, big, &sz), DQ_ERR_TOO_LARGE);
         EXPECT(dq_block_size(&p, big, &sz), DQ_ERR_TOO_LARGE);
-        EXPECT(dq_encoded_size(&p, SIZE_MAX, &sz), DQ_ERR_TOO_LARGE);
+        EXPECT(dq_encode_capacity(&p, SIZE_MAX, &sz), DQ_ERR_TOO_LARGE);
         EXPECT(dq_block_size(&p, SIZE_MAX, &sz), DQ_ERR_TOO_LARGE);
         CHECK(dq_encode_bound(big, 4) == 0);
         /* the count is rejected before anything is read or the capacity is compared */
@@ -564,7 +564,7 @@ static void test_too_large(void) {
         /* DQ_MAX_ELEMS itself is accepted and sized exactly */
         for (bits = 1; bits <= 16; bits++) {
             p.bits = bits;
-            EXPECT(dq_encoded_size(&p, (size_t)DQ_MAX_ELEMS, &sz), DQ_OK);
+            EXPECT(dq_encode_capacity(&p, (size_t)DQ_MAX_ELEMS, &sz), DQ_OK);
             expect = 48u + 4u * ((size_t)DQ_MAX_ELEMS / 512u) + (size_t)DQ_MAX_ELEMS / 8u * bits;
             CHECKF(sz == expect, "bits %u: size %lu want %lu", bits, (unsigned long)sz, (unsigned long)expect);
             CHECK(dq_encode_bound((size_t)DQ_MAX_ELEMS, bits) >= sz);

@@ -746,7 +746,7 @@ static void test_encode_errors(void) {
     q = p;
     q.bucket = 12;
     CHECK(dq_encode_typed(&q, DQ_BF16, x, n, DQ_F16, res, m2, sizeof m2, &len) == DQ_ERR_PARAM);
-    CHECK(dq_encoded_size(&p, n, &size) == DQ_OK);
+    CHECK(dq_encode_capacity(&p, n, &size) == DQ_OK);
     CHECK(dq_encode_typed(&p, DQ_F16, x, n, DQ_F16, res, m2, size - 1u, &len) == DQ_ERR_DST_TOO_SMALL);
     q = p;
     q.coder = DQ_CODER_RANS; /* a forced coder needs dq_encode_bound_coded() */

@@ -61,7 +61,7 @@ static void test_sizes_and_roundtrip(void) {
             dq_params p0 = mkp(b, 512, 0), p1 = mkp(b, 512, 1);
             dq_header h;
             fill(x, n, b * 1000u + n);
-            CHECK(dq_encoded_size(&p0, n, &s0) == DQ_OK && dq_encoded_size(&p1, n, &s1) == DQ_OK);
+            CHECK(dq_encode_capacity(&p0, n, &s0) == DQ_OK && dq_encode_capacity(&p1, n, &s1) == DQ_OK);
             CHECK(s1 == s0 + 4u && s1 <= dq_encode_bound(n, b) && s1 <= DQ_ENCODE_BOUND(n, b));
             CHECK(dq_encode(&p0, x, n, NULL, m0, sizeof m0, &l0) == DQ_OK && l0 == s0);
             CHECK(dq_encode(&p1, x, n, NULL, m1, sizeof m1, &l1) == DQ_OK && l1 == s1);
@@ -139,7 +139,7 @@ static void test_without_and_ranges(void) {
         CHECK(dq_encode_block(&p1, x, 1024, NULL, m, sizeof m, &len) == DQ_ERR_PARAM);
         CHECK(dq_decode_block(&p1, m, sizeof m, 1024, out) == DQ_ERR_PARAM);
         p1.checksum = 2;
-        CHECK(dq_encoded_size(&p1, 1024, &sz) == DQ_ERR_PARAM);
+        CHECK(dq_encode_capacity(&p1, 1024, &sz) == DQ_ERR_PARAM);
     }
 }
 

@@ -78,7 +78,7 @@ static unsigned api_width(double x, unsigned bmin, unsigned bmax) {
 
 /* ---------------------------------------------------------------- dq_message_bits */
 /* Exact size: 8 * (48-byte header + 4 bytes per bucket + ceil(n*bits/8) payload bytes), which is
- * also what the codec writes: compare with dq_encoded_size for the same params. */
+ * also what the codec writes: compare with dq_encode_capacity for the same params. */
 static void test_message_bits(void) {
     static const uint32_t buckets[6] = {0u, 8u, 64u, 512u, 4096u, DQ_BUCKET_WHOLE};
     static const size_t sizes[10] = {1, 7, 8, 9, 255, 256, 511, 512, 513, 100000};
@@ -96,7 +96,7 @@ static void test_message_bits(void) {
                 memset(&p, 0, sizeof p);
                 p.bits = bits;
                 p.bucket = buckets[k];
-                CHECK(dq_encoded_size(&p, n, &sz) == DQ_OK);
+                CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK);
                 CHECKF(msg_bits(n, bits, buckets[k]) == 8.0 * (double)sz, "n=%zu bits=%u bucket=%u: %.0f vs %zu bytes", n,
                        bits, (unsigned)buckets[k], msg_bits(n, bits, buckets[k]), sz);
                 CHECK(msg_bits(n, bits, buckets[k]) == want);

@@ -562,7 +562,7 @@ static void size_case(const dq_params *p, const float *x, size_t n, uint8_t *buf
     size_t want = DQ_HEADER_SIZE + expect_body(p->bits, p->bucket, n), esz = 0, bsz = 0, len = 0, bound, i;
     dq_status st;
     bound = dq_encode_bound(n, p->bits);
-    CHECKF(dq_encoded_size(p, n, &esz) == DQ_OK && esz == want, "bits %u bucket %u n %zu: encoded_size %zu want %zu",
+    CHECKF(dq_encode_capacity(p, n, &esz) == DQ_OK && esz == want, "bits %u bucket %u n %zu: encoded_size %zu want %zu",
            p->bits, (unsigned)p->bucket, n, esz, want);
     CHECKF(dq_block_size(p, n, &bsz) == DQ_OK && bsz == want - DQ_HEADER_SIZE,
            "bits %u bucket %u n %zu: block_size %zu want %zu", p->bits, (unsigned)p->bucket, n, bsz,

@@ -62,7 +62,7 @@ static void split_case(const dq_params *p, size_t n, int ef, dq_t_rng *rng) {
     size_t i;
     fill(x, n, (uint32_t)n);
     for (i = 0; i < n; i++) r1[i] = r2[i] = ef ? (float)(i % 7u) * 0.01f - 0.03f : 0.0f;
-    CHECK(dq_encoded_size(p, n, &size) == DQ_OK);
+    CHECK(dq_encode_capacity(p, n, &size) == DQ_OK);
     CHECK(dq_encode(p, x, n, ef ? r1 : NULL, whole, cap, &len) == DQ_OK && len == size);
     /* cut points: multiples of a, each kept with probability 1/2, then n */
     cut[nr++] = 0;
@@ -191,7 +191,7 @@ static void test_index_past_2_32(void) {
     }
     n = (size_t)(base + m);
     CHECK(dq_range_align(&p, n) == (size_t)1 << 31);
-    CHECK(dq_encoded_size(&p, n, &cap) == DQ_OK);
+    CHECK(dq_encode_capacity(&p, n, &cap) == DQ_OK);
     CHECK(cap == 48u + 3u * 4u + (size_t)((base + m) / 8u));
     msg = (uint8_t *)malloc(cap);
     if (!msg) {

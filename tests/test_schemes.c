@@ -681,7 +681,7 @@ static void test_twomeans_api(void) {
     p.bucket = 256;
     p.checksum = 1;
     CHECK(dq_encode(&p, x, N, NULL, msg, cap, &len) == DQ_OK);
-    CHECK(dq_encoded_size(&p, N, &sz) == DQ_OK && sz == len);
+    CHECK(dq_encode_capacity(&p, N, &sz) == DQ_OK && sz == len);
     CHECK(len == 48u + 8u * 20u + N / 8u + 4u && len <= dq_encode_bound(N, 1) && len <= DQ_ENCODE_BOUND(N, 1));
     CHECK(dq_header_read(msg, len, &h) == DQ_OK);
     CHECK(h.scheme == 5u && h.bits == 1u && h.coder == 0u && h.norm == DQ_NORM_TWOMEANS && h.bucket == 256u);
@@ -696,7 +696,7 @@ static void test_twomeans_api(void) {
     p.bits = 2;
     CHECK(dq_encode(&p, x, N, NULL, m2, cap, &len2) == DQ_ERR_BITS);
     p.bits = 4;
-    CHECK(dq_encoded_size(&p, N, &sz) == DQ_ERR_BITS);
+    CHECK(dq_encode_capacity(&p, N, &sz) == DQ_ERR_BITS);
     p.bits = 0;
     p.rounding = DQ_ROUND_STOCHASTIC;
     CHECK(dq_encode(&p, x, N, NULL, m2, cap, &len2) == DQ_ERR_PARAM);

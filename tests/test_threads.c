@@ -317,7 +317,7 @@ static void range_case(const dq_params *p, size_t n, int ef, const run_cfg *cfgs
 
     r.s = seed;
     describe(what, sizeof what, p, n, ef, &cfgs[0]);
-    CHECKF(dq_encoded_size(p, n, &size) == DQ_OK && align > 0, "%s", what);
+    CHECKF(dq_encode_capacity(p, n, &size) == DQ_OK && align > 0, "%s", what);
     if (size == 0 || align == 0) return;
     ref_msg = (uint8_t *)xmalloc(size);
     memset(ref_msg, 0, size);

@@ -23,7 +23,7 @@
  * Everything global is computed as trainer.c does: the step loss is the sum in rank order of
  * the allgathered per-rank losses / M; DQSGD's norm prior is rank 0's first gradient norm,
  * broadcast; every rank runs the same schedule on the same aggregated gradient norm. For the
- * schedule's budget a step costs one worker's full message, dq_encoded_size() (trainer.c's
+ * schedule's budget a step costs one worker's full message, dq_encode_capacity() (trainer.c's
  * len[0]), whatever the pattern.
  *
  *   make mpi-train        (the three patterns, M = 2 and 4, b = 4 and 8: a table)
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
         } else {
             dq_params p = worker_params(width, o.seed, n, rank);
             size_t len = 0;
-            check(dq_encoded_size(&p, d, &len), "dq_encoded_size", n);
+            check(dq_encode_capacity(&p, d, &len), "dq_encode_capacity", n);
             len0 = (double)len; /* worker 0's message: trainer.c's len[0] */
             if (o.pattern == PAT_ALLGATHER) {
                 check(dq_encode(&p, g, d, res_w, msg, cap, &len), "dq_encode", n);

@@ -6,7 +6,9 @@
  * Checks, aborting on any violation:
  *  - a coder the width does not allow is DQ_ERR_PARAM everywhere (encode, sizes, recode);
  *  - every encode returns the status of the fixed encode, and leaves the same residual;
- *  - a forced coder refuses dst_cap < dq_encode_bound_coded() without writing dst;
+ *  - a forced coder refuses dst_cap < dq_encode_bound_coded() without writing dst, and writes
+ *    the fixed message where its own would be larger;
+ *  - no message is larger than the fixed one, nor than dq_encode_bound(n, bits);
  *  - coded messages decode (and decode-add) to the fixed message's floats, bit for bit;
  *  - AUTO is never larger than fixed nor than with less room, and sends the bytes of the coder
  *    it names; with the roomy cap it is the smallest coder (ties to the lower id) and equals
@@ -81,12 +83,15 @@ static size_t check_encode(const dq_params *p, const float *x, size_t n, const f
     if (st == DQ_OK) {
         if (r) CHECK(memcmp(r, rF, n * sizeof(float)) == 0);
         CHECK(dq_header_read(m, len, &h) == DQ_OK && h.msg_size == len && h.count == n);
-        CHECK(coder_ok(h.coder, p->bits) && (p->coder == DQ_CODER_AUTO || h.coder == p->coder));
+        /* a forced coder is sent unless it is larger than fixed; nothing exceeds the receiver's bound */
+        CHECK(coder_ok(h.coder, p->bits) &&
+              (p->coder == DQ_CODER_AUTO || h.coder == p->coder || h.coder == DQ_CODER_FIXED));
+        CHECK(len <= lenF && len <= dq_encode_bound(n, p->bits));
         check_decodes(m, len, yF, n, tmp);
         if (h.coder == DQ_CODER_FIXED) {
             CHECK(len == lenF && memcmp(m, mF, lenF) == 0);
+            if (p->coder != DQ_CODER_AUTO) check_recode(mF, lenF, p->coder, m, len); /* forced, fell back */
         } else {
-            CHECK(p->coder != DQ_CODER_AUTO || len <= lenF);
             check_recode(mF, lenF, h.coder, m, len); /* fixed -> coder: dq_encode's bytes */
             check_recode(m, len, DQ_CODER_FIXED, mF, lenF); /* and back */
             CHECK(dq_coded_size(m, len, h.coder, &sz) == DQ_OK && sz == len);
@@ -155,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mF = (uint8_t *)malloc(capF);
     CHECK(mF != NULL);
     stF = dq_encode(&p, x, n, rF, mF, capF, &lenF);
-    CHECK(dq_encoded_size(&p, n, &fsz) == DQ_OK);
+    CHECK(dq_encode_capacity(&p, n, &fsz) == DQ_OK);
     if (stF == DQ_OK) {
         CHECK(fsz == lenF);
         CHECK(dq_decode(mF, lenF, yF, n) == DQ_OK);
@@ -167,13 +172,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mC = (uint8_t *)malloc(capC);
         CHECK(mC != NULL);
         CHECK(dq_encode(&p, x, n, NULL, mC, capC, &len) == DQ_ERR_PARAM);
-        CHECK(dq_encoded_size(&p, n, &sz) == DQ_ERR_PARAM);
+        CHECK(dq_encode_capacity(&p, n, &sz) == DQ_ERR_PARAM);
         if (stF == DQ_OK) {
             CHECK(dq_coded_size(mF, lenF, coder, &sz) == DQ_ERR_PARAM);
             CHECK(dq_recode(mF, lenF, coder, mC, capC, &len) == DQ_ERR_PARAM);
         }
     } else if (coder != DQ_CODER_AUTO) { /* forced: the bound; one byte less is refused, dst untouched */
-        CHECK(dq_encoded_size(&p, n, &sz) == DQ_OK && sz == capC);
+        CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK && sz == capC);
         mC = (uint8_t *)malloc(capC);
         CHECK(mC != NULL);
         memset(mC, 0xA5, capC);
@@ -196,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t base = fsz, lenA1, lenA3, lenA2, best = lenF;
         unsigned k, cbest = DQ_CODER_FIXED;
         dq_header h;
-        CHECK(dq_encoded_size(&p, n, &sz) == DQ_OK && sz == base);
+        CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK && sz == base);
         lenA1 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, base, tmp, NULL);
         lenA3 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, base + slack, tmp, NULL);
         lenA2 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, capC, tmp, &mC);

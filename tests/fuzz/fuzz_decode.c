@@ -7,7 +7,9 @@
  * it re-codes, and its re-coded form (fixed from coded, AUTO from fixed) has the size
  * dq_coded_size promised and decodes to the same floats. Each input also runs a second time
  * with its header CRC and payload checksum made right, so that mutated fields and payloads
- * reach the decoders past the CRCs (coded messages with the checksum decode in one pass).
+ * reach the decoders past the CRCs (coded messages with the checksum decode in one pass). A
+ * decoder that fails, float or typed, leaves its output untouched but for the one documented
+ * exception.
  * Build: make fuzz (libFuzzer) or the replay driver in make test. */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,35 @@ static void fuzz_recode(const uint8_t *data, size_t size, const dq_header *h, un
     free(buf);
 }
 
+/* A decoder that fails leaves its output untouched (every byte still the canary), with the one
+ * exception dqsgd.h states at dq_decode(): a coded message carrying the payload checksum that
+ * passes it yet is malformed is DQ_ERR_CORRUPT with the output partly written. Checked for the
+ * float and the typed (fp16, bf16) decoders, plain and accumulating. */
+static int all_canary(const void *p, size_t n) {
+    const uint8_t *b = (const uint8_t *)p;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (b[i] != 0xA5u) return 0;
+    return 1;
+}
+static void fuzz_untouched(const uint8_t *data, size_t size, const dq_header *h) {
+    static const dq_dtype types[3] = {DQ_F32, DQ_F16, DQ_BF16}; /* DQ_F32: dq_decode, dq_decode_add */
+    size_t n = h->count, k;
+    void *o = malloc(n * sizeof(float));
+    if (!o) abort();
+    for (k = 0; k < 6; k++) {
+        dq_dtype t = types[k / 2];
+        size_t bytes = n * dq_dtype_size(t);
+        dq_status st;
+        memset(o, 0xA5, bytes);
+        st = k % 2 ? dq_decode_add_typed(data, size, 0.5f, t, o, n) : dq_decode_typed(data, size, t, o, n);
+        if (st != DQ_OK && !all_canary(o, bytes) &&
+            !(st == DQ_ERR_CORRUPT && h->coder != DQ_CODER_FIXED && (h->flags & DQ_FLAG_CHECKSUM)))
+            abort();
+    }
+    free(o);
+}
+
 static void fuzz_message(const uint8_t *data, size_t size) {
     dq_header h;
     double n2;
@@ -99,6 +130,7 @@ static void fuzz_message(const uint8_t *data, size_t size) {
             fuzz_recode(data, size, &h, DQ_CODER_RANS, h.bits <= 8u, whole, acc);
         }
     }
+    fuzz_untouched(data, size, &h);
     (void)dq_message_norm2(data, size, &n2);
     free(out);
     free(acc);

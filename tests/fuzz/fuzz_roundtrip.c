@@ -6,7 +6,7 @@
  *    coder the width does not allow, a bad alpha or level table; then NONFINITE (or the
  *    OVERFLOW of an earlier bucket) for a non-finite input, and OVERFLOW only for a computed
  *    scale (never for TRUNC*, whose scale is alpha);
- *  - the size equals dq_encoded_size (fixed; AUTO never more), dq_coded_size (coded), and the
+ *  - the size equals dq_encode_capacity (fixed; AUTO never more), dq_coded_size (coded), and the
  *    layout's own count (header, length field, scales, TRUNC_NU levels, payload, checksum),
  *    within the bound; encoding twice gives the same bytes and residual;
  *  - the header reads back (scheme, width, count, size), the message verifies, TRUNC* scales
@@ -116,7 +116,7 @@ static void check_coded(const dq_params *pf, const float *x, size_t n, const flo
     size_t flen = 0, fsize = 0, rlen = 0, cap = dq_encode_bound_coded(n, m[7]);
     uint8_t *fixed, *re = (uint8_t *)malloc(cap);
     float *r = r0 ? (float *)malloc(n * sizeof(float)) : NULL, *z = (float *)malloc(n * sizeof(float));
-    CHECK(dq_encoded_size(pf, n, &fsize) == DQ_OK);
+    CHECK(dq_encode_capacity(pf, n, &fsize) == DQ_OK);
     fixed = (uint8_t *)malloc(fsize);
     CHECK(fixed != NULL && re != NULL && z != NULL && (!r0 || r != NULL));
     if (r) memcpy(r, r0, n * sizeof(float));
@@ -252,7 +252,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         double gap = 0.0, smax = (double)s;
         CHECK(dq_header_read(m, len, &h) == DQ_OK && h.count == n && h.msg_size == len && len <= cap);
         CHECK(h.scheme == scheme && h.bits == b && dq_verify(m, len) == DQ_OK);
-        CHECK(p.coder == DQ_CODER_AUTO || h.coder == p.coder);
+        CHECK(p.coder == DQ_CODER_AUTO || h.coder == p.coder || h.coder == DQ_CODER_FIXED);
+        CHECK(len <= dq_encode_bound(n, b)); /* the receiver's bound, every coder */
         bk = h.bucket ? h.bucket : n;
         nb = (n - 1u) / bk + 1u;
         off = h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ_HEADER_SIZE + 8u;
@@ -260,7 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         want = off + 4u * (nb + ntab) + (h.coder == DQ_CODER_FIXED ? (n * b + 7u) / 8u : (size_t)ld32(m + 48)) +
                (p.checksum ? 4u : 0u);
         CHECK(want == len && (h.coder == DQ_CODER_FIXED || ld32(m + 52) == 0u));
-        CHECK(dq_encoded_size(&p, n, &want) == DQ_OK);
+        CHECK(dq_encode_capacity(&p, n, &want) == DQ_OK);
         if (p.coder == DQ_CODER_FIXED)
             CHECK(want == len && len <= dq_encode_bound(n, b));
         else

@@ -128,7 +128,7 @@ static void fuzz_recipe(const uint8_t *data, size_t size) {
         c[i] = ef ? x[i] + e[i] : x[i];
         if ((fb(c[i]) & 0x7F800000u) == 0x7F800000u) fin = 0;
     }
-    st = dq_encoded_size(&p, n, &cap);
+    st = dq_encode_capacity(&p, n, &cap);
     if (st != DQ_OK) {
         uint8_t one[64];
         if (st != DQ_ERR_PARAM) abort();

@@ -114,7 +114,7 @@ def test_binding():
     msg = dqsgd.encode(x, bits=4, seed=3, step=5, stream=1)
     h = dqsgd.header_read(msg)
     check("binding: header fields", (h.count, h.bits, h.seed, h.step, h.stream, h.bucket, h.msg_size) ==
-          (n, 4, 3, 5, 1, 512, len(msg)) and len(msg) == dqsgd.encoded_size(n, 4), repr(h))
+          (n, 4, 3, 5, 1, 512, len(msg)) and len(msg) == dqsgd.encode_capacity(n, 4), repr(h))
     t = torch.from_numpy(x.copy())
     check("binding: a torch tensor gives the numpy array's bytes",
           bytes(dqsgd.encode(t, bits=4, seed=3, step=5, stream=1)) == bytes(msg))
