@@ -187,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(mC);
         mC = NULL;
         len = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, capC, tmp, &mC);
-        if (len) {
+        if (len && mC[8] != DQ_CODER_FIXED) { /* sent coded (not the fixed fallback) */
             uint8_t *o = (uint8_t *)malloc(capC);
             CHECK(o != NULL);
             st = dq_recode(mC, len, DQ_CODER_AUTO, o, capC, &sz); /* AUTO from coded: refused, or a copy */
