@@ -46,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps dist-deps dist-build test test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help deps dist-deps dist-build test check test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -56,20 +56,30 @@ help: ## list the targets
 deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgrind`)
 	@sh tools/deps.sh libsimde-dev:/usr/include/simde/x86/sse2.h
 
-# The distributed parts of `make test` (MPI ranks, the PyTorch hook) and their packages.
+# The distributed parts of `make check` (MPI ranks, the PyTorch hook) and their packages.
 dist-deps: ## install OpenMPI, Debian's python3-torch and python3-numpy, and the Fashion-MNIST files
 	@sh tools/deps.sh $(MPI_DEPS) $(HOOK_DEPS)
 dist-build: mpi-build $(BUILD)/libdqsgd.so
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh' 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py'
 
-test: deps dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build ## every test once per ISA level the CPU runs, the portability builds, the C++ test, MPI (2-4 ranks) and the DDP hook
-	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
-	@$(CXX_NOTE)
-	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
-	  sh tests/run_all.sh $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
-	  $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') $(CXX_RUNS) $(PORT_RUNS) \
-	  'sh tests/readme_example.sh' 'sh tests/contraction_audit.sh' $(DIST_RUNS) "$$@"
+# Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
+# the widest ISA this CPU runs, the golden files, the fuzz corpora, C++ at that ISA, the README
+# example). `make check`: all of it and everything else (every ISA level, the portability
+# builds and contraction audit, Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan,
+# ThreadSanitizer), in one run with one total; .ci/run runs it.
+NATIVE_ISA  = $(lastword $(ISAS))
+QUICK_ISAS  = scalar $(NATIVE_ISA)
+QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i))) $(REPLAY_BINS) \
+              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA))
+QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
+              $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
+              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tests/readme_example.sh'
+CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
+              $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \
+              'sh tests/contraction_audit.sh' $(call vruns,sanitize) \
+              $(foreach t,$(TSAN_TESTS),'$(strip $(BUILD)/tsan/$(t)_tsan $(TEST_ARGS_$(t)))') $(DIST_RUNS)
+
 
 test-build: $(TEST_BINS) $(REPLAY_BINS)
 
@@ -249,6 +259,17 @@ valgrind: test-build ## run the scalar and AVX2 suites under valgrind memcheck
 	@sh tools/deps.sh valgrind:/usr/bin/valgrind
 	@DQ_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run_all.sh \
 	  $(foreach i,$(VG_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))'))
+
+# The two test tiers (variables above, by `test-build`); here, after every variable they use.
+test: deps $(QUICK_BINS) ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example (a few minutes)
+	@$(CXX_NOTE)
+	@sh tests/run_all.sh $(QUICK_RUNS)
+
+check: deps dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
+	@$(CXX_NOTE)
+	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
+	  TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" sh tests/run_all.sh $(QUICK_RUNS) $(CHECK_RUNS) "$$@"
 
 BENCH_ISAS = $(ISAS)
 bench: deps | $(BUILD) ## run the throughput benchmark for every ISA level (ARGS=--csv for CSV)
