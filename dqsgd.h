@@ -1685,44 +1685,69 @@ typedef struct dq__cfg {
 #define DQ__NORM_WIRE_ALPHA 5u
 #define DQ__NORM_WIRE_TWOMEANS 6u
 
-static inline int dq__is_sparse(unsigned scheme) { return scheme >= DQ_SCHEME_TOPK && scheme <= DQ_SCHEME_THRESHOLD; }
-static inline int dq__is_levels(unsigned scheme) {
-    return (scheme >= DQ_SCHEME_QSGD && scheme <= DQ_SCHEME_TWOMEANS) || scheme == DQ_SCHEME_TRUNC ||
-           scheme == DQ_SCHEME_TRUNC_NU;
+/* ---- the scheme table: what differs between schemes, one const row each, indexed by the
+ * header's scheme byte (doc/FORMAT.md 3.1). Nothing else branches on a level scheme's id for
+ * these facts. Adding a level scheme: a row here, its scale rule (dq__bucket_scale), its
+ * kernels if its rounding differs, its FORMAT.md section and golden cases. */
+#define DQ__FAM_NONE 0u   /* an unassigned value: decoders reject it */
+#define DQ__FAM_LEVELS 1u /* b-bit codes and per-bucket scales: coders, ranges, blocks */
+#define DQ__FAM_SPARSE 2u /* indices and float32 values */
+#define DQ__FAM_SKETCH 3u /* a count-sketch table */
+#define DQ__NORM_FROM_PARAMS 0xFFu /* wire_norm: L2 or max, as dq_params.norm asks */
+#define DQ__S_NORM_PARAM 0x01u /* takes dq_params.norm (L2 or max) */
+#define DQ__S_NEAREST 0x02u    /* deterministic: stochastic rounding is DQ_ERR_PARAM */
+#define DQ__S_ALPHA 0x04u      /* every scale is the caller's alpha (truncation) */
+#define DQ__S_TAB_EXP 0x08u    /* magnitudes from the table 2^(l-s) */
+#define DQ__S_TAB_SENT 0x10u   /* magnitudes from a table the message carries */
+#define DQ__S_TWO_SCALES 0x20u /* two scales per bucket (two-means) */
+#define DQ__S_SIGN_MEAN 0x40u  /* 1 bit, nearest: the mean-magnitude scale (scaled sign) */
+#define DQ__NB(w) (1u << (w))  /* norms_ok: the wire norm w is accepted */
+typedef struct dq__scheme_row {
+    const char *name;
+    unsigned char family, bits_min, bits_max, bits_default;
+    unsigned char wire_norm; /* the norm byte written (DQ__NORM_WIRE_*), or DQ__NORM_FROM_PARAMS */
+    unsigned char norms_ok;  /* DQ__NB(w) for each norm byte w a decoder accepts */
+    unsigned char flags;     /* DQ__S_* */
+} dq__scheme_row;
+#define DQ__NSCHEMES 12u
+static const dq__scheme_row dq__scheme_rows[DQ__NSCHEMES] = {
+    {"", DQ__FAM_NONE, 0, 0, 0, 0, 0, 0}, /* 0: DQ_SCHEME_DEFAULT, never on the wire */
+    {"qsgd", DQ__FAM_LEVELS, 1, 16, 4, DQ__NORM_FROM_PARAMS,
+     DQ__NB(DQ__NORM_WIRE_L2) | DQ__NB(DQ__NORM_WIRE_MAX) | DQ__NB(DQ__NORM_WIRE_MEAN), DQ__S_NORM_PARAM | DQ__S_SIGN_MEAN},
+    {"nuqsgd", DQ__FAM_LEVELS, 2, 8, 4, DQ__NORM_FROM_PARAMS, DQ__NB(DQ__NORM_WIRE_L2) | DQ__NB(DQ__NORM_WIRE_MAX),
+     DQ__S_NORM_PARAM | DQ__S_TAB_EXP},
+    {"natural", DQ__FAM_LEVELS, 2, 8, 8, DQ__NORM_WIRE_POW2, DQ__NB(DQ__NORM_WIRE_POW2), DQ__S_TAB_EXP},
+    {"terngrad", DQ__FAM_LEVELS, 2, 2, 2, DQ__NORM_WIRE_CLIP, DQ__NB(DQ__NORM_WIRE_CLIP), 0},
+    {"twomeans", DQ__FAM_LEVELS, 1, 1, 1, DQ__NORM_WIRE_TWOMEANS, DQ__NB(DQ__NORM_WIRE_TWOMEANS),
+     DQ__S_NEAREST | DQ__S_TWO_SCALES},
+    {"topk", DQ__FAM_SPARSE, 32, 32, 32, 0, 0, 0},
+    {"randk", DQ__FAM_SPARSE, 32, 32, 32, 0, 0, 0},
+    {"threshold", DQ__FAM_SPARSE, 32, 32, 32, 0, 0, 0},
+    {"trunc", DQ__FAM_LEVELS, 2, 16, 4, DQ__NORM_WIRE_ALPHA, DQ__NB(DQ__NORM_WIRE_ALPHA), DQ__S_ALPHA},
+    {"trunc-nu", DQ__FAM_LEVELS, 2, 8, 4, DQ__NORM_WIRE_ALPHA, DQ__NB(DQ__NORM_WIRE_ALPHA), DQ__S_ALPHA | DQ__S_TAB_SENT},
+    {"sketch", DQ__FAM_SKETCH, 32, 32, 32, 0, 0, 0},
+};
+/* The row of a scheme id; row 0 (family none) for any value outside the table. */
+static inline const dq__scheme_row *dq__scheme(unsigned scheme) {
+    return &dq__scheme_rows[scheme < DQ__NSCHEMES ? scheme : 0u];
 }
+static inline int dq__is_sparse(unsigned scheme) { return dq__scheme(scheme)->family == DQ__FAM_SPARSE; }
+static inline int dq__is_levels(unsigned scheme) { return dq__scheme(scheme)->family == DQ__FAM_LEVELS; }
 /* Widths a level scheme takes (doc/FORMAT.md 5): table schemes need b <= 8 (s <= 127). */
 static inline int dq__bits_ok(unsigned scheme, unsigned bits) {
-    switch (scheme) {
-    case DQ_SCHEME_QSGD: return bits >= 1u && bits <= 16u;
-    case DQ_SCHEME_TERNGRAD: return bits == 2u;
-    case DQ_SCHEME_TWOMEANS: return bits == 1u;
-    case DQ_SCHEME_TRUNC: return bits >= 2u && bits <= 16u;
-    default: return bits >= 2u && bits <= 8u; /* NUQSGD, NATURAL, TRUNC_NU */
-    }
+    const dq__scheme_row *r = dq__scheme(scheme);
+    return bits >= r->bits_min && bits <= r->bits_max;
 }
 /* The norm (wire value) a scheme writes, from the caller's norm and rounding. */
 static inline unsigned dq__scheme_norm(unsigned scheme, unsigned bits, dq_norm norm, int stochastic) {
-    switch (scheme) {
-    case DQ_SCHEME_NATURAL: return DQ__NORM_WIRE_POW2;
-    case DQ_SCHEME_TERNGRAD: return DQ__NORM_WIRE_CLIP;
-    case DQ_SCHEME_TWOMEANS: return DQ__NORM_WIRE_TWOMEANS;
-    case DQ_SCHEME_TRUNC:
-    case DQ_SCHEME_TRUNC_NU: return DQ__NORM_WIRE_ALPHA;
-    default:
-        if (scheme == DQ_SCHEME_QSGD && bits == 1u && !stochastic) return DQ__NORM_WIRE_MEAN; /* scaled sign */
-        return norm == DQ_NORM_MAX ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2;
-    }
+    const dq__scheme_row *r = dq__scheme(scheme);
+    if (r->wire_norm != DQ__NORM_FROM_PARAMS) return r->wire_norm;
+    if ((r->flags & DQ__S_SIGN_MEAN) && bits == 1u && !stochastic) return DQ__NORM_WIRE_MEAN; /* scaled sign */
+    return norm == DQ_NORM_MAX ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2;
 }
 /* The norm byte a decoder accepts for a scheme (informational, but checked). */
 static inline int dq__norm_ok(unsigned scheme, unsigned wire) {
-    switch (scheme) {
-    case DQ_SCHEME_QSGD: return wire <= DQ__NORM_WIRE_MEAN;
-    case DQ_SCHEME_NUQSGD: return wire <= DQ__NORM_WIRE_MAX;
-    case DQ_SCHEME_NATURAL: return wire == DQ__NORM_WIRE_POW2;
-    case DQ_SCHEME_TERNGRAD: return wire == DQ__NORM_WIRE_CLIP;
-    case DQ_SCHEME_TWOMEANS: return wire == DQ__NORM_WIRE_TWOMEANS;
-    default: return wire == DQ__NORM_WIRE_ALPHA; /* TRUNC, TRUNC_NU */
-    }
+    return wire < 8u && ((dq__scheme(scheme)->norms_ok >> wire) & 1u);
 }
 /* Exponential levels: tab[l] = 2^(l-s) for l >= 1 (a power of two, normal for s <= 127). */
 static inline void dq__tab_exp(unsigned s, float *tab) {
@@ -1745,19 +1770,16 @@ static inline int dq__alpha_ok(float a) {
  * the levels are in the message, read by dq__msg_open). */
 static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq__cfg *c) {
     unsigned scheme = p->scheme == DQ_SCHEME_DEFAULT ? (unsigned)DQ_SCHEME_QSGD : (unsigned)p->scheme;
-    unsigned bits = p->bits ? p->bits
-                            : (scheme == DQ_SCHEME_TERNGRAD   ? 2u
-                               : scheme == DQ_SCHEME_NATURAL  ? 8u
-                               : scheme == DQ_SCHEME_TWOMEANS ? 1u
-                                                              : DQ_BITS_DEFAULT);
+    const dq__scheme_row *row = dq__scheme(scheme);
+    unsigned bits = p->bits ? p->bits : row->bits_default;
     uint32_t bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
     unsigned s;
-    if (!dq__is_levels(scheme)) return DQ_ERR_PARAM;
+    if (row->family != DQ__FAM_LEVELS) return DQ_ERR_PARAM;
     if (!dq__bits_ok(scheme, bits)) return DQ_ERR_BITS;
     if ((unsigned)p->rounding > (unsigned)DQ_ROUND_NEAREST) return DQ_ERR_PARAM;
-    if (scheme == DQ_SCHEME_TWOMEANS && p->rounding == DQ_ROUND_STOCHASTIC) return DQ_ERR_PARAM; /* nearest only */
+    if ((row->flags & DQ__S_NEAREST) && p->rounding == DQ_ROUND_STOCHASTIC) return DQ_ERR_PARAM; /* nearest only */
     if ((unsigned)p->norm > (unsigned)DQ_NORM_MAX) return DQ_ERR_PARAM; /* MEAN is chosen, not asked */
-    if (p->norm != DQ_NORM_DEFAULT && scheme != DQ_SCHEME_QSGD && scheme != DQ_SCHEME_NUQSGD) return DQ_ERR_PARAM;
+    if (p->norm != DQ_NORM_DEFAULT && !(row->flags & DQ__S_NORM_PARAM)) return DQ_ERR_PARAM;
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
     if (p->checksum > 1u) return DQ_ERR_PARAM;
     if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
@@ -1765,30 +1787,30 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
     s = bits == 1u ? 1u : (1u << (bits - 1u)) - 1u;
     memset(c, 0, sizeof *c);
-    if (!wire && (scheme == DQ_SCHEME_TRUNC || scheme == DQ_SCHEME_TRUNC_NU)) {
+    if (!wire && (row->flags & DQ__S_ALPHA)) {
         if (!dq__alpha_ok(p->alpha)) return DQ_ERR_PARAM;
         c->alpha = p->alpha;
-        if (scheme == DQ_SCHEME_TRUNC_NU && (!p->levels || !dq__tab_ok(p->levels, s))) return DQ_ERR_PARAM;
+        if ((row->flags & DQ__S_TAB_SENT) && (!p->levels || !dq__tab_ok(p->levels, s))) return DQ_ERR_PARAM;
     }
     c->scheme = scheme;
     c->bits = bits;
-    c->stochastic = p->rounding != DQ_ROUND_NEAREST && scheme != DQ_SCHEME_TWOMEANS;
+    c->stochastic = p->rounding != DQ_ROUND_NEAREST && !(row->flags & DQ__S_NEAREST);
     c->norm = dq__scheme_norm(scheme, bits, p->norm, (int)c->stochastic);
     c->checksum = p->checksum;
     c->coder = p->coder;
     c->bucket_wire = bk == DQ_BUCKET_WHOLE ? 0u : bk;
     c->bucket = bk == DQ_BUCKET_WHOLE ? (n ? n : 1u) : (size_t)bk;
     c->nbuckets = n ? (n - 1u) / c->bucket + 1u : 0u;
-    c->table = scheme == DQ_SCHEME_NUQSGD || scheme == DQ_SCHEME_NATURAL || scheme == DQ_SCHEME_TRUNC_NU;
-    if (scheme == DQ_SCHEME_NUQSGD || scheme == DQ_SCHEME_NATURAL) dq__tab_exp(s, c->tab);
-    if (scheme == DQ_SCHEME_TRUNC_NU) {
+    c->table = (row->flags & (DQ__S_TAB_EXP | DQ__S_TAB_SENT)) != 0;
+    if (row->flags & DQ__S_TAB_EXP) dq__tab_exp(s, c->tab);
+    if (row->flags & DQ__S_TAB_SENT) {
         c->ntab = s;
         if (!wire) {
             c->tab[0] = 0.0f;
             memcpy(c->tab + 1, p->levels, 4u * s);
         }
     }
-    c->tm = scheme == DQ_SCHEME_TWOMEANS;
+    c->tm = (row->flags & DQ__S_TWO_SCALES) != 0;
     c->prefix = 4u * (c->nbuckets * (c->tm ? 2u : 1u) + c->ntab);
     return DQ_OK;
 }
@@ -2975,7 +2997,7 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     h->step = dq__ld64(in + 32);
     h->stream = dq__ld32(in + 40);
     if (count == 0) return DQ_ERR_CORRUPT;
-    if (dq__is_sparse(h->scheme) || h->scheme == DQ_SCHEME_SKETCH) {
+    if (dq__scheme(h->scheme)->family == DQ__FAM_SPARSE || dq__scheme(h->scheme)->family == DQ__FAM_SKETCH) {
         if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
         h->count = h->nnz = (size_t)count;
         return dq__is_sparse(h->scheme) ? dq__sparse_header(in, src_len, h) : dq__sketch_header(in, src_len, h);
@@ -2983,7 +3005,7 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
         !dq__norm_ok(h->scheme, in[9]) ||
         (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
-        (h->scheme == DQ_SCHEME_TWOMEANS && (h->flags & DQ_FLAG_STOCHASTIC)))
+        ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
         return DQ_ERR_CORRUPT;
     if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     h->count = h->nnz = (size_t)count;
