@@ -15,9 +15,9 @@
  *     dq_status st = dq_encode(&p, grad, n, residual, msg, cap, &len); // residual may be NULL
  *     if (st != DQ_OK) fprintf(stderr, "%s\n", dq_strerror(st));
  *     ... send msg[0..len) ...
- *     dq_header h;                         // receiver: validate first, then size buffers
- *     st = dq_header_read(msg, len, &h);
- *     st = dq_decode_add(msg, len, 1.0f / workers, sum, h.count);
+ *     dq_message m;                        // receiver: open once, size buffers from m.h.count
+ *     st = dq_message_open(msg, len, &m);
+ *     st = dq_message_decode_add(&m, 1.0f / workers, sum, m.h.count);
  *
  * Configuration macros (define before including; identical in every translation unit):
  *   DQ_API       declaration prefix of every public function. Default `static inline`. Define
@@ -36,8 +36,8 @@
  *
  * Contents. The public API comes first, one block, grouped by concern:
  *   status codes, parameters  dq_status, dq_params, dq_header, DQ_ENCODE_BOUND
- *   codec                     dq_encode, dq_decode(_add), sizes, ranges, blocks, dq_verify,
- *                             coders (dq_recode, dq_coded_size)
+ *   codec                     dq_encode, dq_decode(_add), dq_message_open and its decoders,
+ *                             sizes, ranges, blocks, dq_verify, coders (dq_recode, dq_coded_size)
  *   bit streams, Elias codes  dq_bw_*, dq_br_*, dq_elias_*
  *   sparse index streams      dq_index_*
  *   bit-budget optimizer      dq_sched_*, dq_plan_*, dq_alloc_bits, Khirirat's rules,
@@ -267,6 +267,44 @@ DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t o
  *  the message's element count. The result equals dq_decode() then that loop, bit for bit.
  *  acc is untouched on failure, with dq_decode()'s one exception (then acc is partly updated). */
 DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len);
+
+/* Resolved parameters of a level scheme (private: read through the calls). */
+#define DQ__TAB_MAX 128u /* magnitude levels 0..s of a table scheme, s <= 127 */
+typedef struct dq__cfg {
+    unsigned scheme, bits, stochastic, norm; /* norm: wire value (DQ__NORM_WIRE_*) */
+    unsigned checksum;               /* payload CRC32C follows the payload */
+    unsigned coder;                  /* as asked: DQ_CODER_FIXED .. DQ_CODER_RANS, or DQ_CODER_AUTO */
+    uint32_t bucket_wire;            /* 0 = whole */
+    size_t bucket;                   /* effective elements per scale (>= 1) */
+    size_t nbuckets;
+    size_t ntab;   /* levels sent after the scales (DQ_SCHEME_TRUNC_NU), else 0 */
+    size_t prefix; /* bytes between the header (or coded header) and the payload: scales + levels,
+                    * or scales + negative means (DQ_SCHEME_TWOMEANS) */
+    int tm;        /* DQ_SCHEME_TWOMEANS: scale k is the non-negative mean, scale nbuckets + k the
+                    * negative one */
+    int table;     /* magnitudes come from tab[] (x the bucket scale), not level * step */
+    float alpha;   /* DQ_SCHEME_TRUNC*: every bucket's scale */
+    float tab[DQ__TAB_MAX]; /* table schemes: tab[l], l = 0..s, tab[0] = 0, tab[s] = 1 */
+} dq__cfg;
+
+/*! Opening a message once. dq_message_open() parses and validates the header, checks the
+ *  message's size and payload checksum and resolves what decoding needs (the level table of
+ *  TRUNC_NU included); dq_message_decode() and dq_message_decode_add() take the handle and parse
+ *  nothing again, so a receiver that reads the count before sizing its buffers, or an
+ *  aggregator adding many messages, reads each header once. The statuses are dq_decode()'s:
+ *  open gives those of the header, size and checksum; decode those of the output length
+ *  (DQ_ERR_DST_TOO_SMALL, DQ_ERR_SIZE_MISMATCH) and of the body, with dq_decode()'s one
+ *  exception for checksummed coded messages. `h` may be read freely, the other fields are
+ *  private. The handle points into src, which must stay unchanged while the handle is used;
+ *  the decoders take only a handle whose open returned DQ_OK. */
+typedef struct dq_message {
+    dq_header h;
+    const uint8_t *src; /* private */
+    dq__cfg c;          /* private */
+} dq_message;
+DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m);
+DQ_API dq_status dq_message_decode(const dq_message *m, float *out, size_t out_cap);
+DQ_API dq_status dq_message_decode_add(const dq_message *m, float weight, float *acc, size_t acc_len);
 
 /*! dq_message_norm2() : ||x||^2 of the vector a message was encoded from, read from its
  *  scales (L2-scaled messages only: each scale is its bucket's norm), so the optimizer gets
@@ -1658,24 +1696,6 @@ static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h
 static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_header *h);
 static inline dq_status dq__sketch_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
 
-/* Resolved parameters. */
-#define DQ__TAB_MAX 128u /* magnitude levels 0..s of a table scheme, s <= 127 */
-typedef struct dq__cfg {
-    unsigned scheme, bits, stochastic, norm; /* norm: wire value (DQ__NORM_WIRE_*) */
-    unsigned checksum;               /* payload CRC32C follows the payload */
-    unsigned coder;                  /* as asked: DQ_CODER_FIXED .. DQ_CODER_RANS, or DQ_CODER_AUTO */
-    uint32_t bucket_wire;            /* 0 = whole */
-    size_t bucket;                   /* effective elements per scale (>= 1) */
-    size_t nbuckets;
-    size_t ntab;   /* levels sent after the scales (DQ_SCHEME_TRUNC_NU), else 0 */
-    size_t prefix; /* bytes between the header (or coded header) and the payload: scales + levels,
-                    * or scales + negative means (DQ_SCHEME_TWOMEANS) */
-    int tm;        /* DQ_SCHEME_TWOMEANS: scale k is the non-negative mean, scale nbuckets + k the
-                    * negative one */
-    int table;     /* magnitudes come from tab[] (x the bucket scale), not level * step */
-    float alpha;   /* DQ_SCHEME_TRUNC*: every bucket's scale */
-    float tab[DQ__TAB_MAX]; /* table schemes: tab[l], l = 0..s, tab[0] = 0, tab[s] = 1 */
-} dq__cfg;
 
 #define DQ__NORM_WIRE_L2 0u
 #define DQ__NORM_WIRE_MAX 1u
@@ -1767,7 +1787,7 @@ static inline int dq__alpha_ok(float a) {
 }
 
 /* From the caller's params (`wire` = 0) or a message's header fields (`wire` = 1: alpha and
- * the levels are in the message, read by dq__msg_open). */
+ * the levels are in the message, read by dq__open). */
 static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq__cfg *c) {
     unsigned scheme = p->scheme == DQ_SCHEME_DEFAULT ? (unsigned)DQ_SCHEME_QSGD : (unsigned)p->scheme;
     const dq__scheme_row *row = dq__scheme(scheme);
@@ -2970,13 +2990,12 @@ DQ_API dq_status dq_encode_range(const dq_params *p, size_t n, size_t begin, siz
     return dq__encode_common(p, n, begin, end, x, residual, dst, dst_cap, 1, &size);
 }
 
-DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
-    const uint8_t *in = (const uint8_t *)src;
-    dq__cfg c;
+/* Parses and validates the header at in (doc/FORMAT.md 3.2, steps 1 to 9); for a level scheme
+ * also resolves its configuration into *c (a TRUNC_NU level table is read by dq__open). */
+static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_header *h, dq__cfg *c) {
     dq_params p;
     uint64_t count;
     int ok;
-    if (!src || !h) return DQ_ERR_NULL;
     if (src_len < 8) return DQ_ERR_TRUNCATED;
     if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
     if (in[4] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
@@ -3015,8 +3034,8 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
     p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
     p.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
     p.coder = h->coder; /* refuses Elias at 1 bit and rANS above 8 bits */
-    if (dq__cfg_make2(&p, h->count, 1, &c) != DQ_OK) return DQ_ERR_CORRUPT;
-    h->msg_size = dq__size(&c, h->count, 1, &ok);
+    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
+    h->msg_size = dq__size(c, h->count, 1, &ok);
     h->payload_size = (size_t)(((uint64_t)h->count * h->bits + 7u) / 8u);
     if (ok && h->coder != DQ_CODER_FIXED) { /* the payload's length follows the header */
         uint64_t len;
@@ -3028,6 +3047,11 @@ DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
         h->payload_size = (size_t)len;
     }
     return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
+}
+DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
+    dq__cfg c;
+    if (!src || !h) return DQ_ERR_NULL;
+    return dq__header_parse((const uint8_t *)src, src_len, h, &c);
 }
 
 /* Decode the elements [begin, end) into out[0..end-begin), from the scales and either the
@@ -3116,21 +3140,16 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *scales,
     return cd && cd->trusted ? dq__cdec_end(cd) : DQ_OK;
 }
 
-/* After dq_header_read: the size and (when `verify`) the payload checksum of a message; fills c
- * for decoding a level scheme (c = NULL: size and checksum only; other schemes refuse a c). */
-static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify, const dq_header *h, dq__cfg *c) {
-    dq_params p;
+/* Opens a message once: its header parsed and validated, its size and (when `verify`) its
+ * payload checksum checked, and for a level scheme its configuration in *c, level table
+ * included. Every decoder starts here; nothing parses the header a second time. */
+/* The part of dq__open after the header: size, checksum, level table. */
+static inline dq_status dq__open_body(const void *src, size_t src_len, int verify, const dq_header *h, dq__cfg *c) {
     if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
     if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
         dq__ld32((const uint8_t *)src + h->msg_size - 4u) != dq__body_crc((const uint8_t *)src, h->msg_size))
         return DQ_ERR_CHECKSUM;
-    if (!c) return DQ_OK;
-    if (!dq__is_levels(h->scheme)) return DQ_ERR_PARAM; /* ranges, re-coding: level schemes only */
-    memset(&p, 0, sizeof p);
-    p.scheme = (dq_scheme)h->scheme;
-    p.bits = h->bits;
-    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
-    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT; /* validated by dq_header_read */
+    if (!dq__is_levels(h->scheme)) return DQ_OK;
     if (c->ntab) { /* TRUNC_NU: the level table after the scales */
         const uint8_t *lv = (const uint8_t *)src + (h->coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER) +
                             4u * c->nbuckets;
@@ -3140,14 +3159,17 @@ static inline dq_status dq__msg_open(const void *src, size_t src_len, int verify
     }
     return DQ_OK;
 }
+static inline dq_status dq__open(const void *src, size_t src_len, int verify, dq_header *h, dq__cfg *c) {
+    dq_status st;
+    if (!src) return DQ_ERR_NULL;
+    if ((st = dq__header_parse((const uint8_t *)src, src_len, h, c)) != DQ_OK) return st;
+    return dq__open_body(src, src_len, verify, h, c);
+}
 
 DQ_API dq_status dq_verify(const void *src, size_t src_len) {
     dq_header h;
     dq__cfg c;
-    dq_status st;
-    if (!src) return DQ_ERR_NULL;
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    return dq__msg_open(src, src_len, 1, &h, dq__is_levels(h.scheme) ? &c : NULL);
+    return dq__open(src, src_len, 1, &h, &c);
 }
 
 DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
@@ -3161,31 +3183,32 @@ DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
     return DQ_OK;
 }
 
-/* Whole messages (verified, output length checked against the count) and ranges. */
+/* Whole messages (verified, output length checked against the count) and ranges. The body of an
+ * opened message, whatever its family. */
+static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
+                                          float *out) {
+    if (!dq__is_levels(h->scheme))
+        return dq__is_sparse(h->scheme) ? dq__sparse_decode(src, h, w, add, out) : dq__sketch_decode(src, h, w, add, out);
+    if (h->coder != DQ_CODER_FIXED) {
+        dq__cdec cd;
+        const uint8_t *scales = src + DQ__CODED_HEADER;
+        if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        cd.trusted = (h->flags & DQ_FLAG_CHECKSUM) != 0; /* verified when opened */
+        return dq__decode_body(c, scales, NULL, &cd, h->count, 0, h->count, w, add, out);
+    }
+    return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, 0, h->count, w,
+                           add, out);
+}
 static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, float *out, size_t out_n) {
     dq_header h;
     dq__cfg c;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
+    if ((st = dq__header_parse((const uint8_t *)src, src_len, &h, &c)) != DQ_OK) return st;
     if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    if (!dq__is_levels(h.scheme)) {
-        if ((st = dq__msg_open(src, src_len, 1, &h, NULL)) != DQ_OK) return st;
-        return dq__is_sparse(h.scheme) ? dq__sparse_decode((const uint8_t *)src, &h, w, add, out)
-                                       : dq__sketch_decode((const uint8_t *)src, &h, w, add, out);
-    }
-    if ((st = dq__msg_open(src, src_len, 1, &h, &c)) != DQ_OK) return st;
-    if (h.coder != DQ_CODER_FIXED) {
-        dq__cdec cd;
-        const uint8_t *scales = (const uint8_t *)src + DQ__CODED_HEADER;
-        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + c.prefix, h.payload_size) != DQ_OK)
-            return DQ_ERR_CORRUPT;
-        cd.trusted = (h.flags & DQ_FLAG_CHECKSUM) != 0; /* verified by dq__msg_open */
-        return dq__decode_body(&c, scales, NULL, &cd, h.count, 0, h.count, w, add, out);
-    }
-    return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
-                           (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, 0, h.count, w, add,
-                           out);
+    if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
+    return dq__decode_opened((const uint8_t *)src, &h, &c, w, add, out);
 }
 static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
                                        float *out) {
@@ -3193,9 +3216,8 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     dq__cfg c;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    if ((st = dq__msg_open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
-    if (h.coder != DQ_CODER_FIXED) return DQ_ERR_PARAM; /* a coded payload is read from its start */
+    if ((st = dq__open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
+    if (!dq__is_levels(h.scheme) || h.coder != DQ_CODER_FIXED) return DQ_ERR_PARAM; /* coded: read from its start */
     if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
                            (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, begin, end, w, add,
@@ -3227,6 +3249,22 @@ DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2
 
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap) {
     return dq__decode_msg(src, src_len, 1.0f, 0, out, out_cap);
+}
+DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m) {
+    if (!src || !m) return DQ_ERR_NULL;
+    m->src = (const uint8_t *)src;
+    return dq__open(src, src_len, 1, &m->h, &m->c);
+}
+static inline dq_status dq__message_decode(const dq_message *m, float w, int add, float *out, size_t out_n) {
+    if (!m || !out) return DQ_ERR_NULL;
+    if (add ? out_n != m->h.count : out_n < m->h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
+    return dq__decode_opened(m->src, &m->h, &m->c, w, add, out);
+}
+DQ_API dq_status dq_message_decode(const dq_message *m, float *out, size_t out_cap) {
+    return dq__message_decode(m, 1.0f, 0, out, out_cap);
+}
+DQ_API dq_status dq_message_decode_add(const dq_message *m, float weight, float *acc, size_t acc_len) {
+    return dq__message_decode(m, weight, 1, acc, acc_len);
 }
 DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len) {
     return dq__decode_msg(src, src_len, weight, 1, acc, acc_len);
@@ -3587,8 +3625,8 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
                                         dq__cdec *cd) {
     const uint8_t *in = (const uint8_t *)src;
     dq_status st;
-    if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
-    if ((st = dq__msg_open(src, src_len, 1, h, c)) != DQ_OK) return st;
+    if ((st = dq__open(src, src_len, 1, h, c)) != DQ_OK) return st;
+    if (!dq__is_levels(h->scheme)) return DQ_ERR_PARAM; /* re-coding: level schemes only */
     if (coder > DQ_CODER_RANS && coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
     if ((coder == DQ_CODER_ELIAS && h->bits == 1u) || (coder == DQ_CODER_RANS && h->bits > 8u)) return DQ_ERR_PARAM;
     if (h->coder != DQ_CODER_FIXED && coder != DQ_CODER_FIXED && coder != h->coder) return DQ_ERR_PARAM;
@@ -6795,13 +6833,10 @@ static inline dq_status dq__h_decode(const void *src, size_t src_len, float w, i
     if (!src || !out) return DQ_ERR_NULL;
     if (!dq_dtype_size(t)) return DQ_ERR_PARAM;
     if (t == DQ_F32) return add ? dq_decode_add(src, src_len, w, (float *)out, out_n) : dq_decode(src, src_len, (float *)out, out_n);
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
+    if ((st = dq__header_parse(in, src_len, &h, &c)) != DQ_OK) return st;
     if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    if (!dq__is_levels(h.scheme)) { /* sparse, sketch: not chunked yet */
-        if ((st = dq__msg_open(src, src_len, 1, &h, NULL)) != DQ_OK) return st;
-        return DQ_ERR_PARAM;
-    }
-    if ((st = dq__msg_open(src, src_len, 1, &h, &c)) != DQ_OK) return st;
+    if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
+    if (!dq__is_levels(h.scheme)) return DQ_ERR_PARAM; /* sparse, sketch: not chunked yet */
     if (h.coder == DQ_CODER_FIXED) {
         scales = in + DQ_HEADER_SIZE;
         if ((st = dq__fixed_check(&c, h.count, scales, scales + c.prefix)) != DQ_OK) return st;

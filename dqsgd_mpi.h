@@ -69,7 +69,7 @@ DQ_API size_t dq_mpi_allgather_workspace_size(int comm_size, size_t max_msg);
  *  sizes (with each rank's room for the messages, so that a short workspace on any rank is
  *  DQ_ERR_WORKSPACE on every rank), dq_offsets (limit INT_MAX: DQ_ERR_OVERFLOW when the
  *  messages add up to more than an int count), MPI_Allgatherv into the workspace, then
- *  dq_header_read and dq_decode_add of every message. The workspace holds the received
+ *  dq_message_open and dq_message_decode_add of every message. The workspace holds the received
  *  messages; it may be reused as soon as the call returns. A corrupt message stops the sum
  *  at that rank (acc then holds the messages before it), with the same status on every rank.
  *  Bit-identical to dq_decode_add of the M messages in rank order in one process. */
@@ -223,10 +223,11 @@ DQ_API dq_status dq_mpi_allgather_add(MPI_Comm comm, const void *msg, size_t len
     if (MPI_Allgatherv(msg, (int)len, MPI_BYTE, data, cnt, dsp, MPI_BYTE, comm) != MPI_SUCCESS) return DQ_ERR_TRANSPORT;
     bytes->sent += (uint64_t)len;
     bytes->recv += (uint64_t)(total - len);
-    for (i = 0; i < m; i++) {
-        st = dq_header_read(data + offs[i], sizes[i], &h);
-        if (st == DQ_OK && (h.count != n || h.msg_size != sizes[i])) st = DQ_ERR_SIZE_MISMATCH;
-        if (st == DQ_OK) st = dq_decode_add(data + offs[i], sizes[i], weight, acc, n);
+    for (i = 0; i < m; i++) { /* each message opened once: header, size, checksum, then its sum */
+        dq_message dm;
+        st = dq_message_open(data + offs[i], sizes[i], &dm);
+        if (st == DQ_OK && (dm.h.count != n || dm.h.msg_size != sizes[i])) st = DQ_ERR_SIZE_MISMATCH;
+        if (st == DQ_OK) st = dq_message_decode_add(&dm, weight, acc, n);
         if (st != DQ_OK) return st;
     }
     return DQ_OK;

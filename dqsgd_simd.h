@@ -1130,6 +1130,7 @@ static inline void dq__decode_block_tab__avx2(const uint8_t *in, unsigned b, con
 #if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #define DQ__POP_MAYBE_UNINIT
 #endif
 
@@ -1596,6 +1597,12 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS /* as for the AVX-512 section */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#define DQ__POP_MAYBE_UNINIT
+#endif
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -2209,6 +2216,10 @@ static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
 #endif /* F16C */
 #ifdef __cplusplus
 }
+#endif
+#ifdef DQ__POP_MAYBE_UNINIT
+#pragma GCC diagnostic pop
+#undef DQ__POP_MAYBE_UNINIT
 #endif
 
 /* ================================================================ selection

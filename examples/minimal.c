@@ -21,7 +21,7 @@ static int failed(dq_status st, const char *call) {
 
 int main(void) {
     dq_params p = {0}; /* zero means default: QSGD, L2 scale per 512-element bucket */
-    dq_header h;
+    dq_message m;
     size_t i, len = 0;
     double err = 0.0, ref = 0.0;
 
@@ -38,13 +38,13 @@ int main(void) {
     /* With a residual, dq_encode sends grad + residual and keeps what the message lost. */
     if (failed(dq_encode(&p, grad, N, residual, msg, sizeof msg, &len), "dq_encode")) return 1;
 
-    /* Receiver: validate the header first; it gives the element count to size buffers with. */
-    if (failed(dq_header_read(msg, len, &h), "dq_header_read")) return 1;
-    if (h.count != N) {
-        fprintf(stderr, "unexpected element count %zu\n", h.count);
+    /* Receiver: open the message once (header, size, checksum); its count sizes the buffers. */
+    if (failed(dq_message_open(msg, len, &m), "dq_message_open")) return 1;
+    if (m.h.count != N) {
+        fprintf(stderr, "unexpected element count %zu\n", m.h.count);
         return 1;
     }
-    if (failed(dq_decode_add(msg, len, 1.0f, acc, h.count), "dq_decode_add")) return 1;
+    if (failed(dq_message_decode_add(&m, 1.0f, acc, m.h.count), "dq_message_decode_add")) return 1;
 
     for (i = 0; i < N; i++) { /* how far the decoded gradient is from the original */
         double d = (double)acc[i] - (double)grad[i];

@@ -72,12 +72,12 @@ static size_t worker_send(const float *grad, size_t d, unsigned width, uint64_t 
     return len;
 }
 
-/* The server: validate the header, then acc += weight * decoded message. */
+/* The server: open the message once (header, size, checksum), then acc += weight * decoded. */
 static void server_add(const uint8_t *src, size_t len, float weight, float *acc, size_t d, uint64_t step) {
-    dq_header h;
-    check(dq_header_read(src, len, &h), "dq_header_read", step);
-    if (h.count != d || h.msg_size != len) die("server: message does not have the model's shape", NULL);
-    check(dq_decode_add(src, h.msg_size, weight, acc, d), "dq_decode_add", step);
+    dq_message m;
+    check(dq_message_open(src, len, &m), "dq_message_open", step);
+    if (m.h.count != d || m.h.msg_size != len) die("server: message does not have the model's shape", NULL);
+    check(dq_message_decode_add(&m, weight, acc, d), "dq_message_decode_add", step);
 }
 
 /* One CSV row (and a progress line) for the model after `step` steps. */
