@@ -1130,6 +1130,11 @@ static inline float dq__bitsf(uint32_t u) {
     memcpy(&f, &u, 4);
     return f;
 }
+#define DQ__ABS_MASK 0x7FFFFFFFu /* a binary32 pattern without its sign bit */
+/* The bit pattern of |f|: orders like |f| for finite values; Inf and NaN are >= 0x7F800000. */
+static inline uint32_t dq__abs_bits(float f) { return dq__fbits(f) & DQ__ABS_MASK; }
+/* Bytes of one packed block of 256 b-bit codes (8 lanes x 32 rows, doc/FORMAT.md 8). */
+#define DQ__BLOCK_BYTES(b) (32u * (b))
 
 /* ---- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), nibble table.
  * Updates the raw register c (no initial or final inversion, like the SSE4.2 instruction). */
@@ -1223,7 +1228,7 @@ static inline void dq__stats_tail(const float *x, const float *e, size_t first, 
                                   double ab[DQ__SLANES], uint32_t *mx) {
     size_t i;
     for (i = first; i < n; i++) {
-        uint32_t u = dq__fbits(e ? x[i] + e[i] : x[i]) & 0x7FFFFFFFu;
+        uint32_t u = dq__abs_bits(e ? x[i] + e[i] : x[i]);
         double d = (double)dq__bitsf(u), d2 = d * d;
         sq[i % DQ__SLANES] += d2;
         ab[i % DQ__SLANES] += d;
@@ -1269,7 +1274,7 @@ static inline void dq__tm_acc__scalar(const float *x, const float *e, size_t n, 
     size_t i;
     for (i = 0; i < n; i++) {
         uint32_t u = dq__fbits(e ? x[i] + e[i] : x[i]);
-        double d = (double)dq__bitsf(u & 0x7FFFFFFFu);
+        double d = (double)dq__bitsf(u & DQ__ABS_MASK);
         if (u >> 31) {
             neg[i % DQ__SLANES] += d;
             m++;
@@ -1320,7 +1325,7 @@ static inline void dq__quant__scalar(const dq__qctx *q, const float *x, size_t c
             float xs = xi * q->inv, pp = 0.5f + xs;
             code = q->thresh >= 0.0f ? sgn : ((t < pp) ? 0u : 1u);
         } else {
-            float r = dq__bitsf(xb & 0x7FFFFFFFu) * q->inv;
+            float r = dq__bitsf(xb & DQ__ABS_MASK) * q->inv;
             uint32_t l;
             float f;
             if (!(r < q->smax)) r = q->smax;
@@ -1363,7 +1368,7 @@ static inline void dq__quant_tab__scalar(const dq__qctx *q, const float *x, size
         uint32_t xb = dq__fbits(xi), l;
         float t = q->thresh >= 0.0f ? q->thresh
                                      : (float)dq__draw24(q->k0, q->k1h, q->lo + (uint32_t)i) * 5.96046448e-08f;
-        l = dq__tab_level(q->tab, s, dq__bitsf(xb & 0x7FFFFFFFu) * q->inv, t);
+        l = dq__tab_level(q->tab, s, dq__bitsf(xb & DQ__ABS_MASK) * q->inv, t);
         codes[i] = l | ((l != 0u ? xb >> 31 : 0u) << (q->bits - 1));
         if (res) res[i] = xi - dq__tab_value(codes[i], q->bits, q->tab, q->scale);
     }
@@ -1378,7 +1383,7 @@ static inline void dq__shared_q__scalar(const float *x, float *r, size_t cnt, si
     size_t j;
     for (j = 0; j < cnt; j++) {
         float v = r ? x[j] + r[j] : x[j];
-        float t = dq__bitsf(dq__fbits(v) & 0x7FFFFFFFu) * inv; /* exact */
+        float t = dq__bitsf(dq__abs_bits(v)) * inv; /* exact */
         uint32_t lo = (uint32_t)t, up;
         float f = t - (float)lo;
         if (stoch)
@@ -1733,7 +1738,8 @@ typedef struct dq__scheme_row {
 static const dq__scheme_row dq__scheme_rows[DQ__NSCHEMES] = {
     {"", DQ__FAM_NONE, 0, 0, 0, 0, 0, 0}, /* 0: DQ_SCHEME_DEFAULT, never on the wire */
     {"qsgd", DQ__FAM_LEVELS, 1, 16, 4, DQ__NORM_FROM_PARAMS,
-     DQ__NB(DQ__NORM_WIRE_L2) | DQ__NB(DQ__NORM_WIRE_MAX) | DQ__NB(DQ__NORM_WIRE_MEAN), DQ__S_NORM_PARAM | DQ__S_SIGN_MEAN},
+     DQ__NB(DQ__NORM_WIRE_L2) | DQ__NB(DQ__NORM_WIRE_MAX) | DQ__NB(DQ__NORM_WIRE_MEAN),
+     DQ__S_NORM_PARAM | DQ__S_SIGN_MEAN},
     {"nuqsgd", DQ__FAM_LEVELS, 2, 8, 4, DQ__NORM_FROM_PARAMS, DQ__NB(DQ__NORM_WIRE_L2) | DQ__NB(DQ__NORM_WIRE_MAX),
      DQ__S_NORM_PARAM | DQ__S_TAB_EXP},
     {"natural", DQ__FAM_LEVELS, 2, 8, 8, DQ__NORM_WIRE_POW2, DQ__NB(DQ__NORM_WIRE_POW2), DQ__S_TAB_EXP},
@@ -1744,7 +1750,8 @@ static const dq__scheme_row dq__scheme_rows[DQ__NSCHEMES] = {
     {"randk", DQ__FAM_SPARSE, 32, 32, 32, 0, 0, 0},
     {"threshold", DQ__FAM_SPARSE, 32, 32, 32, 0, 0, 0},
     {"trunc", DQ__FAM_LEVELS, 2, 16, 4, DQ__NORM_WIRE_ALPHA, DQ__NB(DQ__NORM_WIRE_ALPHA), DQ__S_ALPHA},
-    {"trunc-nu", DQ__FAM_LEVELS, 2, 8, 4, DQ__NORM_WIRE_ALPHA, DQ__NB(DQ__NORM_WIRE_ALPHA), DQ__S_ALPHA | DQ__S_TAB_SENT},
+    {"trunc-nu", DQ__FAM_LEVELS, 2, 8, 4, DQ__NORM_WIRE_ALPHA, DQ__NB(DQ__NORM_WIRE_ALPHA),
+     DQ__S_ALPHA | DQ__S_TAB_SENT},
     {"sketch", DQ__FAM_SKETCH, 32, 32, 32, 0, 0, 0},
 };
 /* The row of a scheme id; row 0 (family none) for any value outside the table. */
@@ -2220,9 +2227,9 @@ static inline int dq__sym_bytes(unsigned b) { return (8u % b) == 0; } /* symbols
 static inline size_t dq__block_codes(unsigned b, size_t n, const uint8_t *payload, size_t k, uint32_t *codes) {
     size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK;
     if (cnt == DQ__BLOCK)
-        dq__unpack_block__scalar(payload + k * 32u * b, b, codes);
+        dq__unpack_block__scalar(payload + k * DQ__BLOCK_BYTES(b), b, codes);
     else
-        dq__unpack_tail(payload + k * 32u * b, cnt, b, codes);
+        dq__unpack_tail(payload + k * DQ__BLOCK_BYTES(b), cnt, b, codes);
     return cnt;
 }
 /* The symbols of fixed-payload block k (the tail when k = n / 256) into sym; returns their count. */
@@ -2230,7 +2237,7 @@ static inline size_t dq__block_syms(unsigned b, size_t n, const uint8_t *payload
     uint32_t codes[DQ__BLOCK];
     size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK, m, nsym;
     unsigned g = dq__sym_group(b), t;
-    const uint8_t *in = payload + k * 32u * b;
+    const uint8_t *in = payload + k * DQ__BLOCK_BYTES(b);
     if (dq__sym_bytes(b)) {
         nsym = (cnt * b + 7u) / 8u;
         memcpy(sym, in, nsym);
@@ -2681,7 +2688,7 @@ static inline dq_status dq__cdec_end(dq__cdec *d) {
 }
 /* Decodes the whole stream once to validate it, then rewinds. */
 static inline dq_status dq__cdec_validate(dq__cdec *d) {
-    uint8_t tmp[32u * 16u];
+    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
     size_t k, nblk = (d->n + DQ__BLOCK - 1u) / DQ__BLOCK;
     dq_status st;
     for (k = 0; k < nblk; k++) dq__cdec_block(d, tmp);
@@ -2849,7 +2856,7 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
     pos = begin;
     while (pos < end) {
         size_t blk_end = pos + DQ__BLOCK <= end ? pos + DQ__BLOCK : end, blk_start = pos, off;
-        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * 32u * c->bits;
+        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits);
         int packed = 0;
         q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
         /* The statistics pass of the next bucket reads memory while nothing else runs; pull the
@@ -2901,6 +2908,20 @@ static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, si
 
 /* The 48-byte header of any scheme, with its CRC (doc/FORMAT.md 3.1); seed, step and stream
  * from p. */
+/* Header field offsets (doc/FORMAT.md 3.1): magic "DQSG" at 0, then these. */
+#define DQ__H_VERSION 4u
+#define DQ__H_SIZE 5u
+#define DQ__H_SCHEME 6u
+#define DQ__H_BITS 7u
+#define DQ__H_CODER 8u
+#define DQ__H_NORM 9u
+#define DQ__H_FLAGS 10u
+#define DQ__H_BUCKET 12u
+#define DQ__H_COUNT 16u
+#define DQ__H_SEED 24u
+#define DQ__H_STEP 32u
+#define DQ__H_STREAM 40u
+#define DQ__H_CRC 44u /* CRC32C of bytes 0 .. DQ__H_CRC - 1 */
 static inline void dq__put_header(uint8_t *out, unsigned scheme, unsigned bits, unsigned coder, unsigned norm,
                                   unsigned flags, uint32_t bucket, uint64_t n, const dq_params *p) {
     memset(out, 0, DQ_HEADER_SIZE);
@@ -2908,19 +2929,19 @@ static inline void dq__put_header(uint8_t *out, unsigned scheme, unsigned bits, 
     out[1] = 'Q';
     out[2] = 'S';
     out[3] = 'G';
-    out[4] = DQ_FORMAT_VERSION;
-    out[5] = (uint8_t)DQ_HEADER_SIZE;
-    out[6] = (uint8_t)scheme;
-    out[7] = (uint8_t)bits;
-    out[8] = (uint8_t)coder;
-    out[9] = (uint8_t)norm;
-    dq__st16(out + 10, flags);
-    dq__st32(out + 12, bucket);
-    dq__st64(out + 16, n);
-    dq__st64(out + 24, p->seed);
-    dq__st64(out + 32, p->step);
-    dq__st32(out + 40, p->stream);
-    dq__st32(out + 44, dq__crc32c(out, 44));
+    out[DQ__H_VERSION] = DQ_FORMAT_VERSION;
+    out[DQ__H_SIZE] = (uint8_t)DQ_HEADER_SIZE;
+    out[DQ__H_SCHEME] = (uint8_t)scheme;
+    out[DQ__H_BITS] = (uint8_t)bits;
+    out[DQ__H_CODER] = (uint8_t)coder;
+    out[DQ__H_NORM] = (uint8_t)norm;
+    dq__st16(out + DQ__H_FLAGS, flags);
+    dq__st32(out + DQ__H_BUCKET, bucket);
+    dq__st64(out + DQ__H_COUNT, n);
+    dq__st64(out + DQ__H_SEED, p->seed);
+    dq__st64(out + DQ__H_STEP, p->step);
+    dq__st32(out + DQ__H_STREAM, p->stream);
+    dq__st32(out + DQ__H_CRC, dq__crc32c(out, DQ__H_CRC));
 }
 
 static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t n, uint8_t *out) {
@@ -2998,23 +3019,23 @@ static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_h
     int ok;
     if (src_len < 8) return DQ_ERR_TRUNCATED;
     if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
-    if (in[4] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
-    if (in[5] != DQ_HEADER_SIZE) return DQ_ERR_CORRUPT;
+    if (in[DQ__H_VERSION] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
+    if (in[DQ__H_SIZE] != DQ_HEADER_SIZE) return DQ_ERR_CORRUPT;
     if (src_len < DQ_HEADER_SIZE) return DQ_ERR_TRUNCATED;
-    if (dq__ld32(in + 44) != dq__crc32c(in, 44)) return DQ_ERR_CHECKSUM;
+    if (dq__ld32(in + DQ__H_CRC) != dq__crc32c(in, DQ__H_CRC)) return DQ_ERR_CHECKSUM;
     memset(h, 0, sizeof *h);
-    h->version = in[4];
-    h->header_size = in[5];
-    h->scheme = in[6];
-    h->bits = in[7];
-    h->coder = in[8];
-    h->norm = (dq_norm)(in[9] + 1u); /* wire 0..6 -> DQ_NORM_L2, _MAX, _MEAN, _POW2, _CLIP, _ALPHA, _TWOMEANS */
-    h->flags = dq__ld16(in + 10);
-    h->bucket = dq__ld32(in + 12);
-    count = dq__ld64(in + 16);
-    h->seed = dq__ld64(in + 24);
-    h->step = dq__ld64(in + 32);
-    h->stream = dq__ld32(in + 40);
+    h->version = in[DQ__H_VERSION];
+    h->header_size = in[DQ__H_SIZE];
+    h->scheme = in[DQ__H_SCHEME];
+    h->bits = in[DQ__H_BITS];
+    h->coder = in[DQ__H_CODER];
+    h->norm = (dq_norm)(in[DQ__H_NORM] + 1u); /* wire 0..6 -> DQ_NORM_L2 .. DQ_NORM_TWOMEANS */
+    h->flags = dq__ld16(in + DQ__H_FLAGS);
+    h->bucket = dq__ld32(in + DQ__H_BUCKET);
+    count = dq__ld64(in + DQ__H_COUNT);
+    h->seed = dq__ld64(in + DQ__H_SEED);
+    h->step = dq__ld64(in + DQ__H_STEP);
+    h->stream = dq__ld32(in + DQ__H_STREAM);
     if (count == 0) return DQ_ERR_CORRUPT;
     if (dq__scheme(h->scheme)->family == DQ__FAM_SPARSE || dq__scheme(h->scheme)->family == DQ__FAM_SKETCH) {
         if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
@@ -3022,7 +3043,7 @@ static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_h
         return dq__is_sparse(h->scheme) ? dq__sparse_header(in, src_len, h) : dq__sketch_header(in, src_len, h);
     }
     if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
-        !dq__norm_ok(h->scheme, in[9]) ||
+        !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
         (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
         ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
         return DQ_ERR_CORRUPT;
@@ -3120,8 +3141,8 @@ static inline dq_status dq__decode_body(const dq__cfg *c, const uint8_t *scales,
                                         size_t n, size_t begin, size_t end, float w, int add, float *out) {
     float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
-    uint8_t tmp[32u * 16u];
-    size_t bi = begin / c->bucket, pos, bucket_end = begin, blk = 32u * c->bits;
+    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+    size_t bi = begin / c->bucket, pos, bucket_end = begin, blk = DQ__BLOCK_BYTES(c->bits);
     dq_status st;
     if (!dq__scales_ok(c, scales, bi, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT; /* before touching out */
     if (cd) {
@@ -3188,7 +3209,8 @@ DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
 static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
                                           float *out) {
     if (!dq__is_levels(h->scheme))
-        return dq__is_sparse(h->scheme) ? dq__sparse_decode(src, h, w, add, out) : dq__sketch_decode(src, h, w, add, out);
+        return dq__is_sparse(h->scheme) ? dq__sparse_decode(src, h, w, add, out)
+                                        : dq__sketch_decode(src, h, w, add, out);
     if (h->coder != DQ_CODER_FIXED) {
         dq__cdec cd;
         const uint8_t *scales = src + DQ__CODED_HEADER;
@@ -3344,7 +3366,7 @@ static inline void dq__rans_encode(unsigned b, size_t n, const uint8_t *payload,
     e->over = 0;
     while (k-- > 0 && !e->over) {
         m = dq__block_syms(b, n, payload, k, sym);
-        dq__rans_put(e, es, sym, k * (DQ__BLOCK / g), m, inplace ? pay + k * 32u * b : lim);
+        dq__rans_put(e, es, sym, k * (DQ__BLOCK / g), m, inplace ? pay + k * DQ__BLOCK_BYTES(b) : lim);
     }
     if (e->over || e->w < (inplace ? pay : lim) + 4u * DQ__RANS_WAYS) {
         e->over = 1;
@@ -3454,7 +3476,7 @@ static inline uint64_t dq__rans_room(unsigned b, size_t n, const uint8_t *payloa
     int64_t cost[256], acc = 0, worst = 0, need;
     uint8_t sym[DQ__BLOCK];
     unsigned A = 1u << dq__sym_bits(b), s;
-    size_t k = (n + DQ__BLOCK - 1u) / DQ__BLOCK, m, i, full = 32u * b;
+    size_t k = (n + DQ__BLOCK - 1u) / DQ__BLOCK, m, i, full = DQ__BLOCK_BYTES(b);
     for (s = 0; s < A; s++) cost[s] = (int64_t)(dq__rans_cost_ub(f[s] ? f[s] : 1u) + DQ__RANS_STEP_SLACK);
     while (k-- > 0) {
         size_t fixed = k * DQ__BLOCK + DQ__BLOCK <= n ? full : (size_t)(((uint64_t)(n - k * DQ__BLOCK) * b + 7u) / 8u);
@@ -3539,8 +3561,8 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
 
 /* Sets the coder byte of a message header and its CRC. */
 static inline void dq__header_coder(uint8_t *msg, unsigned coder) {
-    msg[8] = (uint8_t)coder;
-    dq__st32(msg + 44, dq__crc32c(msg, 44));
+    msg[DQ__H_CODER] = (uint8_t)coder;
+    dq__st32(msg + DQ__H_CRC, dq__crc32c(msg, DQ__H_CRC));
 }
 
 /* Re-codes, inside dst[0..cap), the fixed message dst holds (its checksum not yet written) as
@@ -3615,7 +3637,7 @@ static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_
     uint32_t codes[DQ__BLOCK];
     size_t full = n - n % DQ__BLOCK;
     if (!dq__scales_ok(c, scales, 0, c->nbuckets)) return DQ_ERR_CORRUPT;
-    if (full < n && !dq__unpack_tail(payload + (full / DQ__BLOCK) * 32u * c->bits, n - full, c->bits, codes))
+    if (full < n && !dq__unpack_tail(payload + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), n - full, c->bits, codes))
         return DQ_ERR_CORRUPT;
     return DQ_OK;
 }
@@ -3688,7 +3710,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
         memcpy(out, in, DQ_HEADER_SIZE);
         memcpy(out + DQ_HEADER_SIZE, in + DQ__CODED_HEADER, sc);
-        for (k = 0; k < nblk; k++) dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * 32u * h.bits);
+        for (k = 0; k < nblk; k++) dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(h.bits));
     } else { /* fixed -> coded */
         dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
@@ -4504,7 +4526,7 @@ DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bi
 #define DQ__SP_LEN_OFF 56u /* TOPK, THRESHOLD: u64 byte length of the index stream */
 #define DQ__SP_STREAM 64u  /* TOPK, THRESHOLD: the index stream, then the values */
 
-static inline uint32_t dq__sp_key(float c) { return dq__fbits(c) & 0x7FFFFFFFu; }
+static inline uint32_t dq__sp_key(float c) { return dq__abs_bits(c); }
 
 /* ---- the scan kernel: c = x (+ e), stored to eo when eo is non-NULL (eo may be e), and the
  * mask of the elements whose key is >= lo (bit j for element j). cnt <= 64. */
@@ -4957,7 +4979,7 @@ static inline dq_status dq__sparse_encode(const dq_params *p, const float *x, si
 static inline dq_status dq__sparse_header(const uint8_t *in, size_t src_len, dq_header *h) {
     uint64_t n = h->count, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
     unsigned ok_flags = DQ_FLAG_CHECKSUM | (h->scheme == DQ_SCHEME_RANDK ? DQ_FLAG_RESCALED : 0u);
-    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[9] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
+    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
         n > DQ__SP_MAX_N)
         return DQ_ERR_CORRUPT;
     if (src_len < DQ__SP_K_OFF + 8u) return DQ_ERR_TRUNCATED;
@@ -5095,7 +5117,7 @@ static inline void dq__sp_apply(float *out, size_t i, float v, float w, int add)
 static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
     size_t j;
     uint32_t bad = 0;
-    for (j = 0; j < k; j++) bad |= (uint32_t)((dq__ld32(v + 4u * j) & 0x7FFFFFFFu) >= DQ__SP_FIN);
+    for (j = 0; j < k; j++) bad |= (uint32_t)((dq__ld32(v + 4u * j) & DQ__ABS_MASK) >= DQ__SP_FIN);
     return bad ? DQ_ERR_CORRUPT : DQ_OK;
 }
 
@@ -5146,6 +5168,7 @@ static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h
 
 /* The packed form used by the loops: bucket in bits 0..30, sign (1 = minus) in bit 31, which is
  * XORed into a float's sign bit to apply s_j(i) exactly. */
+#define DQ__SK_COL_MASK 0x7FFFFFFFu /* the column of a packed hash (bit 31: the sign) */
 static inline uint32_t dq__sketch_pack(uint32_t h, uint32_t cols) {
     return (uint32_t)(((uint64_t)h * cols) >> 32) | (h << 31);
 }
@@ -5237,7 +5260,7 @@ DQ_API dq_status dq_sketch_add_dense(dq_sketch *s, uint64_t offset, const float 
             dq__k_sketch_hash(k.k0[j], k.k1[j], s->cols, (uint32_t)(offset + b0), cnt, hb);
             for (t = 0; t < cnt; t++) { /* signed values and buckets first (vectorizable) ... */
                 sv[t] = dq__fbits(xb[t]) ^ (hb[t] & 0x80000000u);
-                hb[t] &= 0x7FFFFFFFu;
+                hb[t] &= DQ__SK_COL_MASK;
             }
             for (t = 0; t < cnt; t++) { /* ... so the scatter is a plain load, add, store */
                 float v;
@@ -5262,7 +5285,7 @@ DQ_API dq_status dq_sketch_add_sparse(dq_sketch *s, const uint32_t *idx, const f
         uint32_t j, u = dq__fbits(val[t]);
         for (j = 0; j < s->rows; j++) {
             uint32_t p = dq__sketch_pack(dq__draw32(ks.k0[j], ks.k1[j], idx[t]), s->cols);
-            s->table[(size_t)j * s->cols + (p & 0x7FFFFFFFu)] += dq__bitsf(u ^ (p & 0x80000000u));
+            s->table[(size_t)j * s->cols + (p & DQ__SK_COL_MASK)] += dq__bitsf(u ^ (p & 0x80000000u));
         }
     }
     return DQ_OK;
@@ -5340,7 +5363,7 @@ static inline void dq__sketch_est_block(const dq_sketch *s, const dq__sketch_key
     for (j = 0; j < s->rows; j++) {
         const float *row = s->table + (size_t)j * s->cols;
         dq__k_sketch_hash(k->k0[j], k->k1[j], s->cols, first, cnt, hb);
-        for (t = 0; t < cnt; t++) keys[j][t] = dq__sk_fkey(dq__fbits(row[hb[t] & 0x7FFFFFFFu]) ^ (hb[t] & 0x80000000u));
+        for (t = 0; t < cnt; t++) keys[j][t] = dq__sk_fkey(dq__fbits(row[hb[t] & DQ__SK_COL_MASK]) ^ (hb[t] & 0x80000000u));
     }
     for (t = 0; t < cnt; t++) {
         for (j = 0; j < s->rows; j++) v[j] = keys[j][t];
@@ -5351,7 +5374,7 @@ static inline float dq__sketch_est1(const dq_sketch *s, const dq__sketch_keys *k
     uint32_t v[DQ_SKETCH_MAX_ROWS], j;
     for (j = 0; j < s->rows; j++) {
         uint32_t p = dq__sketch_pack(dq__draw32(k->k0[j], k->k1[j], i), s->cols);
-        v[j] = dq__sk_fkey(dq__fbits(s->table[(size_t)j * s->cols + (p & 0x7FFFFFFFu)]) ^ (p & 0x80000000u));
+        v[j] = dq__sk_fkey(dq__fbits(s->table[(size_t)j * s->cols + (p & DQ__SK_COL_MASK)]) ^ (p & 0x80000000u));
     }
     return dq__bitsf(dq__sk_fkey_inv(dq__sk_median(v, s->rows)));
 }
@@ -5421,7 +5444,7 @@ DQ_API dq_status dq_sketch_norm2(const dq_sketch *s, double *norm2) {
 static inline int dq__sk_tk_weaker(uint32_t ka, uint32_t ia, uint32_t kb, uint32_t ib) {
     return ka < kb || (ka == kb && ia > ib);
 }
-static inline uint32_t dq__sk_tk_key(float v) { return dq__fbits(v) & 0x7FFFFFFFu; }
+static inline uint32_t dq__sk_tk_key(float v) { return dq__abs_bits(v); }
 static inline void dq__sk_tk_swap(uint32_t *idx, float *val, size_t a, size_t b) {
     uint32_t ti = idx[a];
     float tv = val[a];
@@ -5598,7 +5621,7 @@ DQ_API dq_status dq_sketch_encode(const dq_sketch *s, unsigned checksum, void *d
 /* dq_header_read() for scheme 11, after the common checks (doc/FORMAT.md 21.4). */
 static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_header *h) {
     uint64_t rows, dim, body;
-    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[9] != 0u || (h->flags & ~DQ_FLAG_CHECKSUM) != 0 ||
+    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0u || (h->flags & ~DQ_FLAG_CHECKSUM) != 0 ||
         h->bucket < 1u || h->bucket > DQ_SKETCH_MAX_COLS || h->step != 0u || h->stream != 0u)
         return DQ_ERR_CORRUPT;
     rows = (uint64_t)h->count / h->bucket;
@@ -5836,7 +5859,7 @@ static inline dq_status dq__tr_pass1(const float *x, size_t n, uint64_t *cnt, ui
     size_t i;
     memset(cnt, 0, DQ__TR_SEL * sizeof *cnt);
     for (i = 0; i < n; i++) {
-        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        uint32_t u = dq__abs_bits(x[i]);
         if (u >= 0x7F800000u) return DQ_ERR_NONFINITE;
         cnt[u >> 20]++;
         if (u > mx) mx = u;
@@ -5862,13 +5885,13 @@ static inline uint32_t dq__tr_select(const float *x, size_t n, uint64_t *cnt, ui
     b1 = dq__tr_pick(cnt, DQ__TR_SEL, &k);
     memset(cnt, 0, 1024u * sizeof *cnt);
     for (i = 0; i < n; i++) {
-        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        uint32_t u = dq__abs_bits(x[i]);
         if ((u >> 20) == b1) cnt[(u >> 10) & 1023u]++;
     }
     b2 = dq__tr_pick(cnt, 1024u, &k);
     memset(cnt, 0, 1024u * sizeof *cnt);
     for (i = 0; i < n; i++) {
-        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        uint32_t u = dq__abs_bits(x[i]);
         if ((u >> 10) == ((b1 << 10) | b2)) cnt[u & 1023u]++;
     }
     b3 = dq__tr_pick(cnt, 1024u, &k);
@@ -5931,7 +5954,7 @@ DQ_API dq_status dq_tail_estimate(const dq_trunc_params *p, const float *x, size
     tail->max_abs = (double)dq__bitsf(umax);
     if (xm > 0.0)
         for (i = 0; i < n; i++) {
-            uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+            uint32_t u = dq__abs_bits(x[i]);
             if (u > um) hsum += log((double)dq__bitsf(u) / xm);
         }
     dq__tr_tail_finish(tail, n, hsum);
@@ -6246,7 +6269,7 @@ DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t
     {
         double lo_over = dq__tr_lo(&h, nb + 1u);
         for (i = 0; i < n; i++) {
-            uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu, key = u >> DQ__TR_SHIFT;
+            uint32_t u = dq__abs_bits(x[i]), key = u >> DQ__TR_SHIFT;
             double av = (double)dq__bitsf(u), t;
             size_t idx;
             if (key < base) {
@@ -6387,7 +6410,7 @@ DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bi
         L[s] = A;
     }
     for (i = 0; i < n; i++) {
-        uint32_t u = dq__fbits(x[i]) & 0x7FFFFFFFu;
+        uint32_t u = dq__abs_bits(x[i]);
         double a, lo, hi;
         if (u >= 0x7F800000u) return DQ_ERR_NONFINITE;
         a = (double)dq__bitsf(u);
@@ -6433,7 +6456,7 @@ DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bi
 /* ---------------------------------------------------------------- fp16 and bf16 (API above) */
 /* ---- scalar conversions (the reference every kernel matches bit for bit) */
 static inline uint16_t dq__f32_to_f16_bits(uint32_t u) {
-    uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu, h;
+    uint32_t s = (u >> 16) & 0x8000u, a = u & DQ__ABS_MASK, h;
     if (a > 0x7F800000u) { /* NaN: quiet, top 10 payload bits */
         h = 0x7E00u | ((a >> 13) & 0x03FFu);
     } else if (a >= 0x477FF000u) { /* rounds above 65504 (ties go up: 65504 is odd) */
@@ -6463,12 +6486,12 @@ static inline uint32_t dq__f16_to_f32_bits(uint32_t h) {
     return s | (e << 23) | ((a & 0x03FFu) << 13);
 }
 static inline uint16_t dq__f32_to_bf16_bits(uint32_t u) {
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
+    if ((u & DQ__ABS_MASK) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
     return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
 static inline uint32_t dq__bf16_to_f32_bits(uint32_t h) {
     uint32_t u = h << 16;
-    return (u & 0x7FFFFFFFu) > 0x7F800000u ? u | 0x00400000u : u;
+    return (u & DQ__ABS_MASK) > 0x7F800000u ? u | 0x00400000u : u;
 }
 
 /* ---- scalar kernels; 16-bit elements are accessed bytewise (memcpy), so any alignment and any
@@ -6706,7 +6729,7 @@ static inline void dq__h_quant(const dq__cfg *c, const dq_params *p, size_t b0, 
     if (rf) dq__k_compensate(xf, rf, b1 - b0);
     while (pos < b1) {
         size_t blk_end = b1 - pos > DQ__BLOCK ? pos + DQ__BLOCK : b1, blk_start = pos;
-        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * 32u * c->bits;
+        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits);
         int packed = 0;
         q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
         while (pos < blk_end) {
@@ -6809,8 +6832,8 @@ static inline void dq__h_decode_run(const dq__cfg *c, const uint8_t *scales, con
                                     size_t b0, size_t b1, float w, int add, float *out) {
     float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
-    uint8_t tmp[32u * 16u];
-    size_t pos, bi = b0 / c->bucket, bend = b0, blk = 32u * c->bits;
+    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+    size_t pos, bi = b0 / c->bucket, bend = b0, blk = DQ__BLOCK_BYTES(c->bits);
     for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
         dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
                             &bend, cur, w, add, out + (pos - b0));
