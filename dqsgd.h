@@ -1589,7 +1589,7 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
 }
 
 /* Scalar twins defined further down that SIMD kernels in dqsgd_simd.h call for their tails. */
-static inline void dq__sketch_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
                                            uint32_t *out);
 static inline void dq__f16_to_f32__scalar(const void *src, float *dst, size_t n);
 static inline void dq__f32_to_f16__scalar(const float *src, void *dst, size_t n);
@@ -1651,8 +1651,8 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 #ifndef dq__k_sp_mask64 /* the sparsifiers' scan */
 #define dq__k_sp_mask64 dq__sp_mask64__scalar
 #endif
-#ifndef dq__k_sketch_hash /* count-sketch hashes */
-#define dq__k_sketch_hash dq__sketch_hash__scalar
+#ifndef dq__k_sk_hash /* count-sketch hashes */
+#define dq__k_sk_hash dq__sk_hash__scalar
 #endif
 #ifndef dq__k_f16_to_f32 /* fp16 and bf16 conversions, typed statistics */
 #define dq__k_f16_to_f32 dq__f16_to_f32__scalar
@@ -1693,13 +1693,13 @@ DQ_API const char *dq_simd_backend(void) { return DQ__BACKEND; }
 
 /* Schemes with a message layout of their own (sparse: doc/FORMAT.md 19, sketch: 20), defined
  * at the end of the implementation. */
-static inline dq_status dq__sparse_size(const dq_params *p, size_t n, size_t *size);
-static inline dq_status dq__sparse_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
+static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size);
+static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
                                           size_t cap, size_t *len);
-static inline dq_status dq__sparse_header(const uint8_t *in, size_t src_len, dq_header *h);
-static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
-static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_header *h);
-static inline dq_status dq__sketch_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
+static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, dq_header *h);
+static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
+static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, dq_header *h);
+static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
 
 
 #define DQ__NORM_WIRE_L2 0u
@@ -1867,7 +1867,7 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     dq_status st;
     int ok;
     if (!p || !size) return DQ_ERR_NULL;
-    if (dq__is_sparse((unsigned)p->scheme)) return framed ? dq__sparse_size(p, n, size) : DQ_ERR_PARAM;
+    if (dq__is_sparse((unsigned)p->scheme)) return framed ? dq__sp_size(p, n, size) : DQ_ERR_PARAM;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
     if ((!framed && c.checksum) || (!framed && c.coder != DQ_CODER_FIXED)) return DQ_ERR_PARAM;
     if (c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS) { /* what a forced coder needs */
@@ -2988,7 +2988,7 @@ DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *
     if (p && dq__is_sparse((unsigned)p->scheme)) {
         if (!x || !dst) return DQ_ERR_NULL;
         if (n == 0) return DQ_ERR_EMPTY;
-        return dq__sparse_encode(p, x, n, residual, (uint8_t *)dst, dst_cap, dst_len);
+        return dq__sp_encode(p, x, n, residual, (uint8_t *)dst, dst_cap, dst_len);
     }
     if (p && p->coder != DQ_CODER_FIXED) return dq__encode_coded(p, x, n, residual, dst, dst_cap, dst_len);
     if ((st = dq__encode_common(p, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
@@ -3040,7 +3040,7 @@ static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_h
     if (dq__scheme(h->scheme)->family == DQ__FAM_SPARSE || dq__scheme(h->scheme)->family == DQ__FAM_SKETCH) {
         if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
         h->count = h->nnz = (size_t)count;
-        return dq__is_sparse(h->scheme) ? dq__sparse_header(in, src_len, h) : dq__sketch_header(in, src_len, h);
+        return dq__is_sparse(h->scheme) ? dq__sp_header(in, src_len, h) : dq__sk_header(in, src_len, h);
     }
     if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
         !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
@@ -3209,8 +3209,8 @@ DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
 static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
                                           float *out) {
     if (!dq__is_levels(h->scheme))
-        return dq__is_sparse(h->scheme) ? dq__sparse_decode(src, h, w, add, out)
-                                        : dq__sketch_decode(src, h, w, add, out);
+        return dq__is_sparse(h->scheme) ? dq__sp_decode(src, h, w, add, out)
+                                        : dq__sk_decode(src, h, w, add, out);
     if (h->coder != DQ_CODER_FIXED) {
         dq__cdec cd;
         const uint8_t *scales = src + DQ__CODED_HEADER;
@@ -4865,7 +4865,7 @@ static inline uint64_t dq__sp_room(const dq__sp_cfg *c, uint64_t k, uint64_t n) 
     return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) + 4u * k + 4u * c->cs + 4u;
 }
 
-static inline dq_status dq__sparse_size(const dq_params *p, size_t n, size_t *size) {
+static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size) {
     dq__sp_cfg c;
     uint64_t s;
     dq_status st = dq__sp_cfg_make(p, n, &c);
@@ -4963,7 +4963,7 @@ static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, con
     return DQ_OK;
 }
 
-static inline dq_status dq__sparse_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
+static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
                                           size_t cap, size_t *len) {
     dq__sp_cfg c;
     dq_status st = dq__sp_cfg_make(p, n, &c);
@@ -4976,7 +4976,7 @@ static inline dq_status dq__sparse_encode(const dq_params *p, const float *x, si
 }
 
 /* ---- header */
-static inline dq_status dq__sparse_header(const uint8_t *in, size_t src_len, dq_header *h) {
+static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, dq_header *h) {
     uint64_t n = h->count, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
     unsigned ok_flags = DQ_FLAG_CHECKSUM | (h->scheme == DQ_SCHEME_RANDK ? DQ_FLAG_RESCALED : 0u);
     if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
@@ -5121,7 +5121,7 @@ static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
     return bad ? DQ_ERR_CORRUPT : DQ_OK;
 }
 
-static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
+static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
     size_t n = h->count, k = h->nnz, j;
     if (h->scheme == DQ_SCHEME_RANDK) {
         const uint8_t *vals = msg + DQ__SP_RAND_VALS;
@@ -5169,22 +5169,22 @@ static inline dq_status dq__sparse_decode(const uint8_t *msg, const dq_header *h
 /* The packed form used by the loops: bucket in bits 0..30, sign (1 = minus) in bit 31, which is
  * XORed into a float's sign bit to apply s_j(i) exactly. */
 #define DQ__SK_COL_MASK 0x7FFFFFFFu /* the column of a packed hash (bit 31: the sign) */
-static inline uint32_t dq__sketch_pack(uint32_t h, uint32_t cols) {
+static inline uint32_t dq__sk_pack(uint32_t h, uint32_t cols) {
     return (uint32_t)(((uint64_t)h * cols) >> 32) | (h << 31);
 }
 /* Hash kernel: out[t] = packed hash of coordinate first + t, t < cnt (first + cnt <= 2^32). */
-static inline void dq__sketch_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
                                            uint32_t *out) {
     size_t t;
-    for (t = 0; t < cnt; t++) out[t] = dq__sketch_pack(dq__draw32(k0, k1, first + (uint32_t)t), cols);
+    for (t = 0; t < cnt; t++) out[t] = dq__sk_pack(dq__draw32(k0, k1, first + (uint32_t)t), cols);
 }
 
 
-typedef struct dq__sketch_keys {
+typedef struct dq__sk_keys {
     uint32_t k0[DQ_SKETCH_MAX_ROWS], k1[DQ_SKETCH_MAX_ROWS];
-} dq__sketch_keys;
+} dq__sk_keys;
 
-static inline void dq__sketch_keys_make(const dq_sketch *s, dq__sketch_keys *k) {
+static inline void dq__sk_keys_make(const dq_sketch *s, dq__sk_keys *k) {
     uint32_t j;
     for (j = 0; j < s->rows; j++) {
         dq__key key = dq__key_make(s->seed, DQ__SKETCH_DOMAIN, j);
@@ -5193,11 +5193,11 @@ static inline void dq__sketch_keys_make(const dq_sketch *s, dq__sketch_keys *k) 
     }
 }
 
-static inline int dq__sketch_ok(const dq_sketch *s) {
+static inline int dq__sk_ok(const dq_sketch *s) {
     return s->table && s->rows >= 1u && s->rows <= DQ_SKETCH_MAX_ROWS && s->cols >= 1u &&
            s->cols <= DQ_SKETCH_MAX_COLS && s->dim >= 1u && s->dim <= DQ_SKETCH_MAX_DIM;
 }
-static inline size_t dq__sketch_cells(const dq_sketch *s) { return (size_t)s->rows * s->cols; }
+static inline size_t dq__sk_cells(const dq_sketch *s) { return (size_t)s->rows * s->cols; }
 static inline int dq__sk_all_finite(const float *x, size_t n) {
     uint32_t bad = 0;
     size_t i;
@@ -5214,17 +5214,17 @@ DQ_API dq_status dq_sketch_init(dq_sketch *s, uint32_t rows, uint32_t cols, uint
     t.dim = dim;
     t.seed = seed;
     t.table = table;
-    if (!dq__sketch_ok(&t)) return DQ_ERR_PARAM;
-    if (table_len < dq__sketch_cells(&t)) return DQ_ERR_DST_TOO_SMALL;
-    memset(table, 0, dq__sketch_cells(&t) * sizeof(float));
+    if (!dq__sk_ok(&t)) return DQ_ERR_PARAM;
+    if (table_len < dq__sk_cells(&t)) return DQ_ERR_DST_TOO_SMALL;
+    memset(table, 0, dq__sk_cells(&t) * sizeof(float));
     *s = t;
     return DQ_OK;
 }
 
 DQ_API dq_status dq_sketch_clear(dq_sketch *s) {
     if (!s || !s->table) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
-    memset(s->table, 0, dq__sketch_cells(s) * sizeof(float));
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
+    memset(s->table, 0, dq__sk_cells(s) * sizeof(float));
     return DQ_OK;
 }
 
@@ -5232,7 +5232,7 @@ DQ_API dq_status dq_sketch_hash(const dq_sketch *s, uint32_t row, uint64_t i, ui
     dq__key key;
     uint32_t h;
     if (!s || !s->table || !bucket || !sign) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s) || row >= s->rows) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s) || row >= s->rows) return DQ_ERR_PARAM;
     if (i >= s->dim) return DQ_ERR_RANGE;
     key = dq__key_make(s->seed, DQ__SKETCH_DOMAIN, row);
     h = dq__draw32(key.k0, key.k1, (uint32_t)i);
@@ -5242,14 +5242,14 @@ DQ_API dq_status dq_sketch_hash(const dq_sketch *s, uint32_t row, uint64_t i, ui
 }
 
 DQ_API dq_status dq_sketch_add_dense(dq_sketch *s, uint64_t offset, const float *x, size_t n) {
-    dq__sketch_keys k;
+    dq__sk_keys k;
     uint32_t hb[DQ__SKETCH_ABLOCK], sv[DQ__SKETCH_ABLOCK];
     size_t b0;
     if (!s || !s->table || (!x && n)) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
     if (offset > s->dim || (uint64_t)n > s->dim - offset) return DQ_ERR_RANGE;
     if (!dq__sk_all_finite(x, n)) return DQ_ERR_NONFINITE;
-    dq__sketch_keys_make(s, &k);
+    dq__sk_keys_make(s, &k);
     for (b0 = 0; b0 < n; b0 += DQ__SKETCH_ABLOCK) { /* a block of coordinates, row by row: each
                                                      * cell still sees increasing coordinates */
         size_t cnt = n - b0 < DQ__SKETCH_ABLOCK ? n - b0 : DQ__SKETCH_ABLOCK, t;
@@ -5257,7 +5257,7 @@ DQ_API dq_status dq_sketch_add_dense(dq_sketch *s, uint64_t offset, const float 
         uint32_t j;
         for (j = 0; j < s->rows; j++) {
             float *row = s->table + (size_t)j * s->cols;
-            dq__k_sketch_hash(k.k0[j], k.k1[j], s->cols, (uint32_t)(offset + b0), cnt, hb);
+            dq__k_sk_hash(k.k0[j], k.k1[j], s->cols, (uint32_t)(offset + b0), cnt, hb);
             for (t = 0; t < cnt; t++) { /* signed values and buckets first (vectorizable) ... */
                 sv[t] = dq__fbits(xb[t]) ^ (hb[t] & 0x80000000u);
                 hb[t] &= DQ__SK_COL_MASK;
@@ -5273,33 +5273,33 @@ DQ_API dq_status dq_sketch_add_dense(dq_sketch *s, uint64_t offset, const float 
 }
 
 DQ_API dq_status dq_sketch_add_sparse(dq_sketch *s, const uint32_t *idx, const float *val, size_t k) {
-    dq__sketch_keys ks;
+    dq__sk_keys ks;
     size_t t;
     if (!s || !s->table || ((!idx || !val) && k)) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
     for (t = 0; t < k; t++)
         if ((uint64_t)idx[t] >= s->dim) return DQ_ERR_RANGE;
     if (!dq__sk_all_finite(val, k)) return DQ_ERR_NONFINITE;
-    dq__sketch_keys_make(s, &ks);
+    dq__sk_keys_make(s, &ks);
     for (t = 0; t < k; t++) {
         uint32_t j, u = dq__fbits(val[t]);
         for (j = 0; j < s->rows; j++) {
-            uint32_t p = dq__sketch_pack(dq__draw32(ks.k0[j], ks.k1[j], idx[t]), s->cols);
+            uint32_t p = dq__sk_pack(dq__draw32(ks.k0[j], ks.k1[j], idx[t]), s->cols);
             s->table[(size_t)j * s->cols + (p & DQ__SK_COL_MASK)] += dq__bitsf(u ^ (p & 0x80000000u));
         }
     }
     return DQ_OK;
 }
 
-static inline int dq__sketch_same(const dq_sketch *a, const dq_sketch *b) {
+static inline int dq__sk_same(const dq_sketch *a, const dq_sketch *b) {
     return a->rows == b->rows && a->cols == b->cols && a->dim == b->dim && a->seed == b->seed;
 }
 
 DQ_API dq_status dq_sketch_merge(dq_sketch *dst, const dq_sketch *src) {
     size_t i, n;
     if (!dst || !src || !dst->table || !src->table) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(dst) || !dq__sketch_ok(src) || !dq__sketch_same(dst, src)) return DQ_ERR_PARAM;
-    n = dq__sketch_cells(dst);
+    if (!dq__sk_ok(dst) || !dq__sk_ok(src) || !dq__sk_same(dst, src)) return DQ_ERR_PARAM;
+    n = dq__sk_cells(dst);
     for (i = 0; i < n; i++) dst->table[i] += src->table[i];
     return DQ_OK;
 }
@@ -5356,13 +5356,13 @@ static inline uint32_t dq__sk_median(uint32_t *key, uint32_t r) {
 #undef DQ__SK_CSWAP
 
 /* Estimates of coordinates first .. first+cnt-1 (cnt <= DQ__SKETCH_BLOCK) into out. */
-static inline void dq__sketch_est_block(const dq_sketch *s, const dq__sketch_keys *k, uint32_t first, size_t cnt,
+static inline void dq__sk_est_block(const dq_sketch *s, const dq__sk_keys *k, uint32_t first, size_t cnt,
                                         uint32_t (*keys)[DQ__SKETCH_BLOCK], float *out) {
     uint32_t hb[DQ__SKETCH_BLOCK], v[DQ_SKETCH_MAX_ROWS], j;
     size_t t;
     for (j = 0; j < s->rows; j++) {
         const float *row = s->table + (size_t)j * s->cols;
-        dq__k_sketch_hash(k->k0[j], k->k1[j], s->cols, first, cnt, hb);
+        dq__k_sk_hash(k->k0[j], k->k1[j], s->cols, first, cnt, hb);
         for (t = 0; t < cnt; t++) keys[j][t] = dq__sk_fkey(dq__fbits(row[hb[t] & DQ__SK_COL_MASK]) ^ (hb[t] & 0x80000000u));
     }
     for (t = 0; t < cnt; t++) {
@@ -5370,44 +5370,44 @@ static inline void dq__sketch_est_block(const dq_sketch *s, const dq__sketch_key
         out[t] = dq__bitsf(dq__sk_fkey_inv(dq__sk_median(v, s->rows)));
     }
 }
-static inline float dq__sketch_est1(const dq_sketch *s, const dq__sketch_keys *k, uint32_t i) {
+static inline float dq__sk_est1(const dq_sketch *s, const dq__sk_keys *k, uint32_t i) {
     uint32_t v[DQ_SKETCH_MAX_ROWS], j;
     for (j = 0; j < s->rows; j++) {
-        uint32_t p = dq__sketch_pack(dq__draw32(k->k0[j], k->k1[j], i), s->cols);
+        uint32_t p = dq__sk_pack(dq__draw32(k->k0[j], k->k1[j], i), s->cols);
         v[j] = dq__sk_fkey(dq__fbits(s->table[(size_t)j * s->cols + (p & DQ__SK_COL_MASK)]) ^ (p & 0x80000000u));
     }
     return dq__bitsf(dq__sk_fkey_inv(dq__sk_median(v, s->rows)));
 }
 
 DQ_API dq_status dq_sketch_estimate(const dq_sketch *s, const uint32_t *idx, size_t m, float *out) {
-    dq__sketch_keys k;
+    dq__sk_keys k;
     size_t t;
     if (!s || !s->table || ((!idx || !out) && m)) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
     for (t = 0; t < m; t++)
         if ((uint64_t)idx[t] >= s->dim) return DQ_ERR_RANGE;
-    dq__sketch_keys_make(s, &k);
-    for (t = 0; t < m; t++) out[t] = dq__sketch_est1(s, &k, idx[t]);
+    dq__sk_keys_make(s, &k);
+    for (t = 0; t < m; t++) out[t] = dq__sk_est1(s, &k, idx[t]);
     return DQ_OK;
 }
 
 /* Workspace of the block estimators: r rows of one block of keys (16 KiB at 32 rows). */
-typedef struct dq__sketch_ws {
-    dq__sketch_keys k;
+typedef struct dq__sk_ws {
+    dq__sk_keys k;
     uint32_t keys[DQ_SKETCH_MAX_ROWS][DQ__SKETCH_BLOCK];
     float est[DQ__SKETCH_BLOCK];
-} dq__sketch_ws;
+} dq__sk_ws;
 
 DQ_API dq_status dq_sketch_estimate_range(const dq_sketch *s, uint64_t offset, float *out, size_t n) {
-    dq__sketch_ws w;
+    dq__sk_ws w;
     size_t b0;
     if (!s || !s->table || (!out && n)) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
     if (offset > s->dim || (uint64_t)n > s->dim - offset) return DQ_ERR_RANGE;
-    dq__sketch_keys_make(s, &w.k);
+    dq__sk_keys_make(s, &w.k);
     for (b0 = 0; b0 < n; b0 += DQ__SKETCH_BLOCK) {
         size_t cnt = n - b0 < DQ__SKETCH_BLOCK ? n - b0 : DQ__SKETCH_BLOCK;
-        dq__sketch_est_block(s, &w.k, (uint32_t)(offset + b0), cnt, w.keys, out + b0);
+        dq__sk_est_block(s, &w.k, (uint32_t)(offset + b0), cnt, w.keys, out + b0);
     }
     return DQ_OK;
 }
@@ -5416,7 +5416,7 @@ DQ_API dq_status dq_sketch_norm2(const dq_sketch *s, double *norm2) {
     double sums[DQ_SKETCH_MAX_ROWS];
     uint32_t j, i, r;
     if (!s || !s->table || !norm2) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
     r = s->rows;
     for (j = 0; j < r; j++) {
         const float *row = s->table + (size_t)j * s->cols;
@@ -5508,22 +5508,22 @@ static inline void dq__sk_tk_sort_idx(uint32_t *idx, float *val, size_t n) {
 }
 
 DQ_API dq_status dq_sketch_topk(const dq_sketch *s, size_t k, uint32_t *idx, float *val) {
-    dq__sketch_ws w;
+    dq__sk_ws w;
     dq__sk_topk h;
     uint64_t b0;
     if (!s || !s->table || ((!idx || !val) && k)) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
     if ((uint64_t)k > s->dim) return DQ_ERR_PARAM;
     if (k == 0) return DQ_OK;
     h.idx = idx;
     h.val = val;
     h.k = k;
     h.n = 0;
-    dq__sketch_keys_make(s, &w.k);
+    dq__sk_keys_make(s, &w.k);
     for (b0 = 0; b0 < s->dim; b0 += DQ__SKETCH_BLOCK) {
         size_t cnt = s->dim - b0 < DQ__SKETCH_BLOCK ? (size_t)(s->dim - b0) : DQ__SKETCH_BLOCK, t;
         uint32_t floor_key = h.n == k ? dq__sk_tk_key(val[0]) : 0u;
-        dq__sketch_est_block(s, &w.k, (uint32_t)b0, cnt, w.keys, w.est);
+        dq__sk_est_block(s, &w.k, (uint32_t)b0, cnt, w.keys, w.est);
         for (t = 0; t < cnt; t++) /* most coordinates lose to the heap's root at once */
             if (h.n < k || dq__sk_tk_key(w.est[t]) > floor_key) {
                 dq__sk_tk_offer(&h, (uint32_t)(b0 + t), w.est[t]);
@@ -5535,18 +5535,18 @@ DQ_API dq_status dq_sketch_topk(const dq_sketch *s, size_t k, uint32_t *idx, flo
 }
 
 DQ_API dq_status dq_sketch_heavy(const dq_sketch *s, double eps, uint32_t *idx, float *val, size_t cap, size_t *count) {
-    dq__sketch_ws w;
+    dq__sk_ws w;
     double norm2, tau;
     size_t found = 0;
     uint64_t b0;
     if (!s || !s->table || !count || (!idx && cap)) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s) || !(eps >= 0.0 && eps <= DBL_MAX)) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s) || !(eps >= 0.0 && eps <= DBL_MAX)) return DQ_ERR_PARAM;
     dq_sketch_norm2(s, &norm2);
     tau = eps * sqrt(norm2);
-    dq__sketch_keys_make(s, &w.k);
+    dq__sk_keys_make(s, &w.k);
     for (b0 = 0; b0 < s->dim; b0 += DQ__SKETCH_BLOCK) {
         size_t cnt = s->dim - b0 < DQ__SKETCH_BLOCK ? (size_t)(s->dim - b0) : DQ__SKETCH_BLOCK, t;
-        dq__sketch_est_block(s, &w.k, (uint32_t)b0, cnt, w.keys, w.est);
+        dq__sk_est_block(s, &w.k, (uint32_t)b0, cnt, w.keys, w.est);
         for (t = 0; t < cnt; t++)
             if ((double)fabsf(w.est[t]) >= tau) {
                 if (found < cap) {
@@ -5598,12 +5598,12 @@ DQ_API dq_status dq_sketch_encode(const dq_sketch *s, unsigned checksum, void *d
     dq_params p;
     size_t size, n, i;
     if (!s || !s->table || !dst || !len) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s) || checksum > 1u) return DQ_ERR_PARAM;
+    if (!dq__sk_ok(s) || checksum > 1u) return DQ_ERR_PARAM;
     size = dq_sketch_encoded_size(s->rows, s->cols);
     if (size == 0 || (checksum && size > SIZE_MAX - 4u)) return DQ_ERR_TOO_LARGE;
     size += checksum ? 4u : 0u;
     if (cap < size) return DQ_ERR_DST_TOO_SMALL;
-    n = dq__sketch_cells(s);
+    n = dq__sk_cells(s);
     if (!dq__sk_all_finite(s->table, n)) return DQ_ERR_NONFINITE;
     memset(&p, 0, sizeof p);
     p.seed = s->seed;
@@ -5619,7 +5619,7 @@ DQ_API dq_status dq_sketch_encode(const dq_sketch *s, unsigned checksum, void *d
 }
 
 /* dq_header_read() for scheme 11, after the common checks (doc/FORMAT.md 21.4). */
-static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_header *h) {
+static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, dq_header *h) {
     uint64_t rows, dim, body;
     if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0u || (h->flags & ~DQ_FLAG_CHECKSUM) != 0 ||
         h->bucket < 1u || h->bucket > DQ_SKETCH_MAX_COLS || h->step != 0u || h->stream != 0u)
@@ -5640,7 +5640,7 @@ static inline dq_status dq__sketch_header(const uint8_t *in, size_t src_len, dq_
 }
 
 /* dq_decode()/dq_decode_add() for scheme 11, after the header, size and checksum checks. */
-static inline dq_status dq__sketch_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
+static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
     const uint8_t *tab = msg + DQ_SKETCH_HEADER_SIZE;
     size_t i, n = h->count;
     uint32_t bad = 0;
@@ -5658,7 +5658,7 @@ static inline dq_status dq__sketch_decode(const uint8_t *msg, const dq_header *h
 }
 
 /* Reads the sketch fields of a message whose header dq_header_read() accepted. */
-static inline dq_status dq__sketch_msg(const void *src, size_t src_len, dq_header *h, dq_sketch *shape) {
+static inline dq_status dq__sk_msg(const void *src, size_t src_len, dq_header *h, dq_sketch *shape) {
     dq_status st;
     if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
     if (h->scheme != DQ_SCHEME_SKETCH) return DQ_ERR_PARAM;
@@ -5675,7 +5675,7 @@ DQ_API dq_status dq_sketch_from_message(const void *src, size_t src_len, float *
     dq_sketch m;
     dq_status st;
     if (!src || !table || !s) return DQ_ERR_NULL;
-    if ((st = dq__sketch_msg(src, src_len, &h, &m)) != DQ_OK) return st;
+    if ((st = dq__sk_msg(src, src_len, &h, &m)) != DQ_OK) return st;
     return dq_sketch_init(s, m.rows, m.cols, m.dim, m.seed, table, table_len);
 }
 
@@ -5684,10 +5684,10 @@ DQ_API dq_status dq_sketch_add_message(dq_sketch *s, const void *src, size_t src
     dq_sketch m;
     dq_status st;
     if (!s || !s->table || !src) return DQ_ERR_NULL;
-    if (!dq__sketch_ok(s)) return DQ_ERR_PARAM;
-    if ((st = dq__sketch_msg(src, src_len, &h, &m)) != DQ_OK) return st;
-    if (!dq__sketch_same(s, &m)) return DQ_ERR_PARAM;
-    return dq_decode_add(src, src_len, weight, s->table, dq__sketch_cells(s));
+    if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
+    if ((st = dq__sk_msg(src, src_len, &h, &m)) != DQ_OK) return st;
+    if (!dq__sk_same(s, &m)) return DQ_ERR_PARAM;
+    return dq_decode_add(src, src_len, weight, s->table, dq__sk_cells(s));
 }
 
 /* ---- data quantization */

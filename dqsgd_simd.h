@@ -1676,7 +1676,7 @@ static inline uint64_t dq__sp_mask64__sse2(const float *x, const float *e, float
 #endif
 
 /* ================================================================ count-sketch hashes
- * dq__sketch_hash (dqsgd.h, count sketch; scalar twin dq__sketch_hash__scalar). SIMD twins (bit-identical): 8 or 16 lanes of the same 32-bit arithmetic; the multiply-shift
+ * dq__sk_hash (dqsgd.h, count sketch; scalar twin dq__sk_hash__scalar). SIMD twins (bit-identical): 8 or 16 lanes of the same 32-bit arithmetic; the multiply-shift
  * takes the high halves of two 32x32->64 products (even and odd lanes). */
 #if DQ__HAS_AVX2_KERNELS
 #if defined(__GNUC__) || defined(__clang__)
@@ -1685,7 +1685,7 @@ static inline uint64_t dq__sp_mask64__sse2(const float *x, const float *e, float
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #pragma GCC diagnostic ignored "-Wcast-align"
 #endif
-static inline void dq__sketch_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+static inline void dq__sk_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
                                          uint32_t *out) {
     const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0), vk1 = simde_mm256_set1_epi32((int32_t)k1);
     const simde__m256i m1 = simde_mm256_set1_epi32((int32_t)0x7FEB352D),
@@ -1708,10 +1708,10 @@ static inline void dq__sketch_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols
                                  simde_mm256_or_si256(lo, simde_mm256_slli_epi32(x, 31)));
         idx = simde_mm256_add_epi32(idx, eight);
     }
-    dq__sketch_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+    dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
 }
 #if DQ__HAS_AVX512_KERNELS
-static inline void dq__sketch_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+static inline void dq__sk_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
                                            uint32_t *out) {
     const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0), vk1 = simde_mm512_set1_epi32((int32_t)k1);
     const simde__m512i m1 = simde_mm512_set1_epi32((int32_t)0x7FEB352D),
@@ -1734,7 +1734,7 @@ static inline void dq__sketch_hash__avx512(uint32_t k0, uint32_t k1, uint32_t co
         simde_mm512_storeu_si512((void *)(out + t), simde_mm512_or_si512(lo, simde_mm512_slli_epi32(x, 31)));
         idx = simde_mm512_add_epi32(idx, sixteen);
     }
-    dq__sketch_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+    dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
 }
 #endif /* AVX-512 */
 #if defined(__GNUC__) || defined(__clang__)
@@ -2285,10 +2285,10 @@ static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
 #endif
 #if DQ__HAS_AVX512_KERNELS
 #define dq__k_sp_mask64 dq__sp_mask64__avx512
-#define dq__k_sketch_hash dq__sketch_hash__avx512
+#define dq__k_sk_hash dq__sk_hash__avx512
 #elif DQ__HAS_AVX2_KERNELS
 #define dq__k_sp_mask64 dq__sp_mask64__avx2
-#define dq__k_sketch_hash dq__sketch_hash__avx2
+#define dq__k_sk_hash dq__sk_hash__avx2
 #elif DQ__HAS_SSE2_KERNELS
 #define dq__k_sp_mask64 dq__sp_mask64__sse2
 #endif

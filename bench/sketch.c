@@ -69,9 +69,9 @@ static void run(job *j) {
         for (b = 0; b < j->n; b += 4096) {
             size_t cnt = j->n - b < 4096 ? j->n - b : 4096;
             if (j->what == HASH)
-                dq__k_sketch_hash(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
+                dq__k_sk_hash(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
             else
-                dq__sketch_hash__scalar(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
+                dq__sk_hash__scalar(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
             j->sink += (double)j->hb[cnt - 1];
         }
         break;

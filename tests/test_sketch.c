@@ -138,8 +138,8 @@ static void test_hash_kernel_twin(void) {
                 size_t c2 = cnt > 301 ? 301 : cnt;
                 memset(a, 0xAB, sizeof a);
                 memset(b, 0xAB, sizeof b);
-                dq__sketch_hash__scalar(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, a);
-                dq__k_sketch_hash(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, b);
+                dq__sk_hash__scalar(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, a);
+                dq__k_sk_hash(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, b);
                 CHECKF(memcmp(a, b, sizeof a) == 0, "cols %u first %u cnt %lu", colsv[ci], firsts[fi],
                        (unsigned long)c2);
             }
