@@ -1691,15 +1691,6 @@ DQ_API unsigned dq_version_number(void) { return DQSGD_VERSION_NUMBER; }
 static inline uint32_t dq__crc32c(const uint8_t *p, size_t n) { return dq__k_crc32c(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu; }
 DQ_API const char *dq_simd_backend(void) { return DQ__BACKEND; }
 
-/* Schemes with a message layout of their own (sparse: doc/FORMAT.md 19, sketch: 20), defined
- * at the end of the implementation. */
-static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size);
-static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
-                                          size_t cap, size_t *len);
-static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, dq_header *h);
-static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
-static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, dq_header *h);
-static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out);
 
 
 #define DQ__NORM_WIRE_L2 0u
@@ -1758,7 +1749,6 @@ static const dq__scheme_row dq__scheme_rows[DQ__NSCHEMES] = {
 static inline const dq__scheme_row *dq__scheme(unsigned scheme) {
     return &dq__scheme_rows[scheme < DQ__NSCHEMES ? scheme : 0u];
 }
-static inline int dq__is_sparse(unsigned scheme) { return dq__scheme(scheme)->family == DQ__FAM_SPARSE; }
 static inline int dq__is_levels(unsigned scheme) { return dq__scheme(scheme)->family == DQ__FAM_LEVELS; }
 /* Widths a level scheme takes (doc/FORMAT.md 5): table schemes need b <= 8 (s <= 127). */
 static inline int dq__bits_ok(unsigned scheme, unsigned bits) {
@@ -1776,6 +1766,47 @@ static inline unsigned dq__scheme_norm(unsigned scheme, unsigned bits, dq_norm n
 static inline int dq__norm_ok(unsigned scheme, unsigned wire) {
     return wire < 8u && ((dq__scheme(scheme)->norms_ok >> wire) & 1u);
 }
+
+/* ---- the family table: what differs between the message families of the scheme table
+ * (levels, sparse: doc/FORMAT.md 19, sketch: 20): the dst capacity for params, the encoder,
+ * the family's part of the header check (after the common fields; count is the header's
+ * element count) and the decoder of an opened message's body. dq_encode_capacity, dq_encode,
+ * dq_header_read and the decoders dispatch through it; the functions are defined with their
+ * family. Params never reach a sketch (dq_sketch_encode writes those): the level functions
+ * refuse its scheme id, as they refuse an unassigned one. */
+typedef struct dq__family_ops {
+    dq_status (*capacity)(const dq_params *p, size_t n, size_t *size);
+    dq_status (*encode)(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
+                        size_t *dst_len);
+    dq_status (*header)(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
+    dq_status (*decode)(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add, float *out);
+} dq__family_ops;
+static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size);
+static inline dq_status dq__lv_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                                      size_t dst_cap, size_t *dst_len);
+static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
+static inline dq_status dq__lv_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      float *out);
+static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size);
+static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                                      size_t dst_cap, size_t *dst_len);
+static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
+static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      float *out);
+static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
+static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      float *out);
+static const dq__family_ops dq__families[4] = {
+    {dq__lv_capacity, dq__lv_encode, dq__lv_header, dq__lv_decode}, /* DQ__FAM_NONE: refused by these */
+    {dq__lv_capacity, dq__lv_encode, dq__lv_header, dq__lv_decode}, /* DQ__FAM_LEVELS */
+    {dq__sp_size, dq__sp_encode, dq__sp_header, dq__sp_decode},     /* DQ__FAM_SPARSE */
+    {dq__lv_capacity, dq__lv_encode, dq__sk_header, dq__sk_decode}, /* DQ__FAM_SKETCH */
+};
+/* The operations of a scheme id as it comes in dq_params (0: QSGD) or on the wire (0: none). */
+static inline const dq__family_ops *dq__ops_params(const dq_params *p) {
+    return &dq__families[dq__scheme(p->scheme ? (unsigned)p->scheme : (unsigned)DQ_SCHEME_QSGD)->family];
+}
+static inline const dq__family_ops *dq__ops_wire(unsigned scheme) { return &dq__families[dq__scheme(scheme)->family]; }
 /* Exponential levels: tab[l] = 2^(l-s) for l >= 1 (a power of two, normal for s <= 127). */
 static inline void dq__tab_exp(unsigned s, float *tab) {
     unsigned l;
@@ -1867,7 +1898,6 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     dq_status st;
     int ok;
     if (!p || !size) return DQ_ERR_NULL;
-    if (dq__is_sparse((unsigned)p->scheme)) return framed ? dq__sp_size(p, n, size) : DQ_ERR_PARAM;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
     if ((!framed && c.checksum) || (!framed && c.coder != DQ_CODER_FIXED)) return DQ_ERR_PARAM;
     if (c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS) { /* what a forced coder needs */
@@ -1877,8 +1907,12 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     *size = dq__size(&c, n, framed, &ok); /* exact; DQ_CODER_AUTO never writes more */
     return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
 }
+static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
 DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 0, size); }
-DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
+DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size) {
+    if (!p || !size) return DQ_ERR_NULL;
+    return dq__ops_params(p)->capacity(p, n, size);
+}
 
 /* Range granularity: a multiple of the block (so ranges own whole payload bytes) and of the
  * bucket (so ranges own whole scales), capped at n. */
@@ -2982,14 +3016,13 @@ static inline dq_status dq__encode_coded(const dq_params *p, const float *x, siz
                                          size_t dst_cap, size_t *dst_len);
 DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
                            size_t *dst_len) {
+    if (!dst_len) return DQ_ERR_NULL;
+    return (p ? dq__ops_params(p) : &dq__families[DQ__FAM_LEVELS])->encode(p, x, n, residual, dst, dst_cap, dst_len);
+}
+static inline dq_status dq__lv_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
+                                      size_t dst_cap, size_t *dst_len) {
     size_t size = 0;
     dq_status st;
-    if (!dst_len) return DQ_ERR_NULL;
-    if (p && dq__is_sparse((unsigned)p->scheme)) {
-        if (!x || !dst) return DQ_ERR_NULL;
-        if (n == 0) return DQ_ERR_EMPTY;
-        return dq__sp_encode(p, x, n, residual, (uint8_t *)dst, dst_cap, dst_len);
-    }
     if (p && p->coder != DQ_CODER_FIXED) return dq__encode_coded(p, x, n, residual, dst, dst_cap, dst_len);
     if ((st = dq__encode_common(p, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
     if (p->checksum) dq__st32((uint8_t *)dst + size - 4u, dq__body_crc((const uint8_t *)dst, size));
@@ -3014,9 +3047,7 @@ DQ_API dq_status dq_encode_range(const dq_params *p, size_t n, size_t begin, siz
 /* Parses and validates the header at in (doc/FORMAT.md 3.2, steps 1 to 9); for a level scheme
  * also resolves its configuration into *c (a TRUNC_NU level table is read by dq__open). */
 static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_header *h, dq__cfg *c) {
-    dq_params p;
     uint64_t count;
-    int ok;
     if (src_len < 8) return DQ_ERR_TRUNCATED;
     if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
     if (in[DQ__H_VERSION] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
@@ -3037,18 +3068,24 @@ static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_h
     h->step = dq__ld64(in + DQ__H_STEP);
     h->stream = dq__ld32(in + DQ__H_STREAM);
     if (count == 0) return DQ_ERR_CORRUPT;
-    if (dq__scheme(h->scheme)->family == DQ__FAM_SPARSE || dq__scheme(h->scheme)->family == DQ__FAM_SKETCH) {
-        if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
-        h->count = h->nnz = (size_t)count;
-        return dq__is_sparse(h->scheme) ? dq__sp_header(in, src_len, h) : dq__sk_header(in, src_len, h);
-    }
+    return dq__ops_wire(h->scheme)->header(in, src_len, count, h, c);
+}
+/* The element count of a header into h (TOO_LARGE beyond what this machine can index). */
+static inline dq_status dq__count_set(uint64_t count, dq_header *h) {
+    if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->count = h->nnz = (size_t)count;
+    return DQ_OK;
+}
+/* dq__header_parse for the level schemes (and the refusal of unassigned scheme ids). */
+static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
+    dq_params p;
+    int ok;
     if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
         !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
         (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
         ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
         return DQ_ERR_CORRUPT;
-    if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
-    h->count = h->nnz = (size_t)count;
+    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     memset(&p, 0, sizeof p);
     p.scheme = (dq_scheme)h->scheme;
     p.bits = h->bits;
@@ -3208,9 +3245,10 @@ DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
  * opened message, whatever its family. */
 static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
                                           float *out) {
-    if (!dq__is_levels(h->scheme))
-        return dq__is_sparse(h->scheme) ? dq__sp_decode(src, h, w, add, out)
-                                        : dq__sk_decode(src, h, w, add, out);
+    return dq__ops_wire(h->scheme)->decode(src, h, c, w, add, out);
+}
+static inline dq_status dq__lv_decode(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      float *out) {
     if (h->coder != DQ_CODER_FIXED) {
         dq__cdec cd;
         const uint8_t *scales = src + DQ__CODED_HEADER;
@@ -4963,11 +5001,14 @@ static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, con
     return DQ_OK;
 }
 
-static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, uint8_t *dst,
-                                          size_t cap, size_t *len) {
+static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst_v,
+                                      size_t cap, size_t *len) {
+    uint8_t *dst = (uint8_t *)dst_v;
     dq__sp_cfg c;
-    dq_status st = dq__sp_cfg_make(p, n, &c);
-    if (st != DQ_OK) return st;
+    dq_status st;
+    if (!x || !dst) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((st = dq__sp_cfg_make(p, n, &c)) != DQ_OK) return st;
     if (c.scheme == DQ_SCHEME_RANDK) {
         if (cap < dq__sp_room(&c, c.k, n)) return DQ_ERR_DST_TOO_SMALL;
         return dq__sp_encode_randk(&c, p, x, n, residual, dst, len);
@@ -4976,9 +5017,12 @@ static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t
 }
 
 /* ---- header */
-static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, dq_header *h) {
-    uint64_t n = h->count, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
+static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
+    uint64_t n, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
     unsigned ok_flags = DQ_FLAG_CHECKSUM | (h->scheme == DQ_SCHEME_RANDK ? DQ_FLAG_RESCALED : 0u);
+    (void)c;
+    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
+    n = h->count;
     if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
         n > DQ__SP_MAX_N)
         return DQ_ERR_CORRUPT;
@@ -5121,8 +5165,10 @@ static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
     return bad ? DQ_ERR_CORRUPT : DQ_OK;
 }
 
-static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
+static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      float *out) {
     size_t n = h->count, k = h->nnz, j;
+    (void)c;
     if (h->scheme == DQ_SCHEME_RANDK) {
         const uint8_t *vals = msg + DQ__SP_RAND_VALS;
         dq__sp_strata s;
@@ -5619,8 +5665,10 @@ DQ_API dq_status dq_sketch_encode(const dq_sketch *s, unsigned checksum, void *d
 }
 
 /* dq_header_read() for scheme 11, after the common checks (doc/FORMAT.md 21.4). */
-static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, dq_header *h) {
+static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
     uint64_t rows, dim, body;
+    (void)c;
+    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0u || (h->flags & ~DQ_FLAG_CHECKSUM) != 0 ||
         h->bucket < 1u || h->bucket > DQ_SKETCH_MAX_COLS || h->step != 0u || h->stream != 0u)
         return DQ_ERR_CORRUPT;
@@ -5640,8 +5688,10 @@ static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, dq_head
 }
 
 /* dq_decode()/dq_decode_add() for scheme 11, after the header, size and checksum checks. */
-static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, float w, int add, float *out) {
+static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      float *out) {
     const uint8_t *tab = msg + DQ_SKETCH_HEADER_SIZE;
+    (void)c;
     size_t i, n = h->count;
     uint32_t bad = 0;
     for (i = 0; i < n; i++) bad |= (uint32_t)((dq__ld32(tab + 4u * i) & 0x7F800000u) == 0x7F800000u);
