@@ -6260,6 +6260,132 @@ static inline float dq__tr_clamp_alpha(double a, unsigned *flags) {
     return f;
 }
 
+/* dq_trunc_solve step 2: the moment histogram of |x| up to top (bins of 1/128 binade, an
+ * underflow and an overflow bin), its non-empty bins and the cube roots of their densities;
+ * returns the Hill sum over the magnitudes above x_m (bit pattern um). */
+static inline double dq__tr_build(const float *x, size_t n, double top, uint32_t um, double xm, dq__tr_work *w,
+                                  dq__tr_hist *h) {
+    uint32_t ktop = dq__fbits((float)top) >> DQ__TR_SHIFT, base;
+    size_t nb = ktop + 1u < DQ__TR_NB ? (size_t)ktop + 1u : (size_t)DQ__TR_NB, i;
+    double hsum = 0.0, lo_over;
+    base = ktop + 1u - (uint32_t)nb;
+    memset(w->m, 0, 3u * (DQ__TR_NB + 2u) * sizeof(double));
+    h->m = w->m;
+    h->t1 = w->t1;
+    h->t2 = w->t2;
+    h->cr = w->cr;
+    h->base = base;
+    h->nb = nb;
+    h->n = (double)n;
+    lo_over = dq__tr_lo(h, nb + 1u);
+    for (i = 0; i < n; i++) {
+        uint32_t u = dq__abs_bits(x[i]), key = u >> DQ__TR_SHIFT;
+        double av = (double)dq__bitsf(u), t;
+        size_t idx;
+        if (key < base) {
+            idx = 0;
+            t = av;
+        } else if (key > ktop) {
+            idx = nb + 1u;
+            t = av - lo_over;
+        } else {
+            idx = (size_t)(key - base) + 1u;
+            t = av - (double)dq__bitsf(key << DQ__TR_SHIFT);
+        }
+        w->m[idx] += 1.0;
+        w->t1[idx] += t;
+        t = t * t;
+        w->t2[idx] += t;
+        if (u > um && xm > 0.0) hsum += log(av / xm);
+    }
+    h->ne = w->ne;
+    h->nne = 0;
+    for (i = 0; i <= nb + 1u; i++) { /* the non-empty bins; cube root of their density */
+        double wd = dq__tr_hi(h, i) - dq__tr_lo(h, i);
+        w->cr[i] = w->m[i] > 0.0 && wd > 0.0 && i <= nb ? dq__tr_cbrt(w->m[i] / wd) : 0.0;
+        if (w->m[i] > 0.0) w->ne[h->nne++] = (uint32_t)i;
+    }
+    return hsum;
+}
+
+/* dq_trunc_solve step 3 under DQ_TRUNC_MODEL with uniform levels (ALGORITHMS.md 6.3): alpha
+ * from the tail fit into *af; 0 when the closed form does not apply (gamma <= 2). */
+static inline int dq__tr_model_alpha(dq_trunc_info *inf, size_t n, unsigned s, double kappa, float *af) {
+    double g = inf->tail.gamma, xm = inf->tail.x_m, amax = inf->tail.max_abs, a;
+    if (g > 2.0 && g < HUGE_VAL) {
+        /* 6.3: alpha*^(gamma-1) = 2 c s^2 / (kappa (gamma-1)(gamma-2)); with c from the fit,
+         * alpha* = x_m ((k/n) s^2 / (kappa (gamma-2)))^(1/(gamma-1)) */
+        double sd = (double)s;
+        a = xm * pow((double)inf->tail.k / (double)n * sd * sd / (kappa * (g - 2.0)), 1.0 / (g - 1.0));
+        if (!(a >= xm)) {
+            a = xm;
+            inf->flags |= DQ_TRUNC_F_CLAMPED;
+        }
+        if (a > amax) {
+            a = amax;
+            inf->flags |= DQ_TRUNC_F_CLAMPED;
+        }
+        *af = dq__tr_clamp_alpha(a, &inf->flags);
+        return 1;
+    }
+    if (g >= HUGE_VAL) { /* the top k are equal: no tail to cut */
+        *af = dq__tr_clamp_alpha(amax, &inf->flags);
+        return 1;
+    }
+    return 0;
+}
+
+/* dq_trunc_solve step 3, the search: the error's minimum over [lo, top]. lo is the bin of the
+ * ceil(nz/8)-th smallest non-zero |x| (nz of them): clipping 7/8 of the non-zero magnitudes
+ * never pays (at s = 1 the error still falls as alpha grows unless 7/8 of them lie within 7% of
+ * one value, and more levels favour a larger alpha); the underflow bin counts as zero here.
+ * Under o->model (non-uniform, V_N* + B) the search starts at x_m at least. */
+static inline double dq__tr_search(const dq__tr_obj *o, const dq__tr_hist *h, double top, double xm) {
+    double nz = 0.0, need, acc = 0.0, lo_s = 0.0;
+    size_t i, nb = h->nb;
+    for (i = 1; i <= nb + 1u; i++) nz += h->m[i];
+    need = nz / 8.0;
+    for (i = 1; i <= nb; i++)
+        if (h->m[i] > 0.0 && (acc += h->m[i]) >= need) {
+            lo_s = dq__tr_lo(h, i);
+            break;
+        }
+    if (!(lo_s > 0.0)) lo_s = dq__tr_lo(h, 1u) > 0.0 ? dq__tr_lo(h, 1u) : top;
+    if (o->model && xm > lo_s) lo_s = xm;
+    if (lo_s > top) lo_s = top;
+    return dq__tr_minimize(o, lo_s, top);
+}
+
+/* dq_trunc_solve step 4: the levels at the final alpha, and the report of exactly what is
+ * returned (from the histogram while alpha lies within its range, else the exact sums). */
+static inline void dq__tr_finish(const float *x, size_t n, const dq__tr_hist *h, dq__tr_work *w, float af,
+                                 unsigned bits, unsigned s, unsigned nu, float *levels, dq_trunc_info *inf) {
+    double lvd[128];
+    unsigned j;
+    /* the histogram describes alpha up to its overflow bin, or any alpha if that bin is empty */
+    int inrange = (double)af <= dq__tr_lo(h, h->nb + 1u) || w->m[h->nb + 1u] == 0.0;
+    if (nu) {
+        if (inrange) {
+            dq__tr_compand(h, (double)af, s, w->L);
+        } else { /* a given alpha above the histogram's range: uniform levels */
+            for (j = 0; j <= s; j++) w->L[j] = (double)j * (double)af / (double)s;
+        }
+        dq__tr_float_levels(w->L, s, af, levels);
+        for (j = 1; j <= s; j++) lvd[j] = (double)levels[j - 1u] * (double)af;
+        lvd[0] = 0.0;
+        lvd[s] = (double)af;
+    }
+    if (inrange) {
+        dq__tr_eval(h, (double)af, nu ? lvd : NULL, s, &inf->var, &inf->bias, &inf->slack);
+        inf->slack /= (double)n;
+    } else { /* given alpha above the histogram's range: report the exact sums instead */
+        dq_trunc_mse(x, n, af, bits, nu ? levels : NULL, &inf->var, &inf->bias);
+    }
+    inf->var /= (double)n;
+    inf->bias /= (double)n;
+    inf->mse = inf->var + inf->bias;
+}
+
 DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t n, void *work, size_t work_cap,
                                 float *alpha, float *levels, size_t levels_cap, dq_trunc_info *info) {
     dq__tr_work w;
@@ -6267,11 +6393,10 @@ DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t
     dq__tr_obj o;
     dq_trunc_info inf;
     dq_status st;
-    double q, hsum = 0.0, xm, amax, top, lo_s, hi_s, a, kappa, lvd[128];
-    size_t kmin, i, nb;
-    uint32_t umax, um, ktop, base;
-    unsigned bits, s, nu, model, j;
-    int inrange;
+    double q, xm, amax, top, kappa;
+    size_t kmin;
+    uint32_t umax, um;
+    unsigned bits, s, nu, model;
     float af, fixed;
     if (!p || !x || !work || !alpha) return DQ_ERR_NULL;
     bits = p->bits ? p->bits : DQ_BITS_DEFAULT;
@@ -6301,141 +6426,34 @@ DQ_API dq_status dq_trunc_solve(const dq_trunc_params *p, const float *x, size_t
     inf.tail.x_m = xm;
     inf.tail.max_abs = amax;
 
-    /* 2. the histogram's top: min(max|x|, 2^24 x_m, 2^126); all-zero input: nothing to solve */
+    /* 2. the histogram up to min(max|x|, 2^24 x_m, 2^126), and the tail estimate */
     top = amax;
     if (xm > 0.0 && top > xm * 16777216.0) top = xm * 16777216.0;
     if (top > (double)dq__bitsf(DQ__MAX_SCALE_BITS)) top = (double)dq__bitsf(DQ__MAX_SCALE_BITS);
-    ktop = dq__fbits((float)top) >> DQ__TR_SHIFT;
-    nb = ktop + 1u < DQ__TR_NB ? (size_t)ktop + 1u : (size_t)DQ__TR_NB;
-    base = ktop + 1u - (uint32_t)nb;
-    memset(w.m, 0, 3u * (DQ__TR_NB + 2u) * sizeof(double));
-    h.m = w.m;
-    h.t1 = w.t1;
-    h.t2 = w.t2;
-    h.cr = w.cr;
-    h.base = base;
-    h.nb = nb;
-    h.n = (double)n;
-    {
-        double lo_over = dq__tr_lo(&h, nb + 1u);
-        for (i = 0; i < n; i++) {
-            uint32_t u = dq__abs_bits(x[i]), key = u >> DQ__TR_SHIFT;
-            double av = (double)dq__bitsf(u), t;
-            size_t idx;
-            if (key < base) {
-                idx = 0;
-                t = av;
-            } else if (key > ktop) {
-                idx = nb + 1u;
-                t = av - lo_over;
-            } else {
-                idx = (size_t)(key - base) + 1u;
-                t = av - (double)dq__bitsf(key << DQ__TR_SHIFT);
-            }
-            w.m[idx] += 1.0;
-            w.t1[idx] += t;
-            t = t * t;
-            w.t2[idx] += t;
-            if (u > um && xm > 0.0) hsum += log(av / xm);
-        }
-    }
-    dq__tr_tail_finish(&inf.tail, n, hsum);
+    dq__tr_tail_finish(&inf.tail, n, dq__tr_build(x, n, top, um, xm, &w, &h));
     if (inf.tail.gamma == 0.0) inf.flags |= DQ_TRUNC_F_NO_TAIL;
     if (inf.tail.gamma != 0.0 && !inf.tail.finite_variance) inf.flags |= DQ_TRUNC_F_HEAVY;
-    h.ne = w.ne;
-    h.nne = 0;
-    for (i = 0; i <= nb + 1u; i++) { /* the non-empty bins; cube root of their density */
-        double wd = dq__tr_hi(&h, i) - dq__tr_lo(&h, i);
-        w.cr[i] = w.m[i] > 0.0 && wd > 0.0 && i <= nb ? dq__tr_cbrt(w.m[i] / wd) : 0.0;
-        if (w.m[i] > 0.0) w.ne[h.nne++] = (uint32_t)i;
-    }
-    o.h = &h;
-    o.s = s;
-    o.nu = nu;
-    o.model = 0;
-    o.L = w.L;
 
-    /* 3. alpha */
+    /* 3. alpha: the caller's; none for an all-zero input; the model's closed form; the search */
     if (fixed != 0.0f) {
         af = fixed;
     } else if (!(top > 0.0)) {
-        af = dq__tr_clamp_alpha(0.0, &inf.flags); /* all zero */
-    } else {
-        if (model && !nu) {
-            double g = inf.tail.gamma;
-            if (g > 2.0 && g < HUGE_VAL) {
-                /* 6.3: alpha*^(gamma-1) = 2 c s^2 / (kappa (gamma-1)(gamma-2)); with c from the
-                 * fit, alpha* = x_m ((k/n) s^2 / (kappa (gamma-2)))^(1/(gamma-1)) */
-                double sd = (double)s;
-                a = xm * pow((double)inf.tail.k / (double)n * sd * sd / (kappa * (g - 2.0)), 1.0 / (g - 1.0));
-                if (!(a >= xm)) {
-                    a = xm;
-                    inf.flags |= DQ_TRUNC_F_CLAMPED;
-                }
-                if (a > amax) {
-                    a = amax;
-                    inf.flags |= DQ_TRUNC_F_CLAMPED;
-                }
-                af = dq__tr_clamp_alpha(a, &inf.flags);
-                goto have_alpha;
-            }
-            if (g >= HUGE_VAL) { /* the top k are equal: no tail to cut */
-                af = dq__tr_clamp_alpha(amax, &inf.flags);
-                goto have_alpha;
-            }
+        af = dq__tr_clamp_alpha(0.0, &inf.flags);
+    } else if (!(model && !nu && dq__tr_model_alpha(&inf, n, s, kappa, &af))) {
+        if (model && !nu) { /* the closed form does not apply: search instead */
             inf.flags |= DQ_TRUNC_F_FALLBACK;
             model = 0;
         }
+        o.h = &h;
+        o.s = s;
+        o.nu = nu;
         o.model = model; /* model here: non-uniform, V_N* + B */
-        hi_s = top;
-        lo_s = 0.0;
-        { /* from the bin of the ceil(nz/8)-th smallest non-zero |x| (nz of them): clipping 7/8
-           * of the non-zero magnitudes never pays (at s = 1 the error still falls as alpha
-           * grows unless 7/8 of them lie within 7% of one value, and more levels favour a
-           * larger alpha); the underflow bin counts as zero here */
-            double nz = 0.0, need, acc = 0.0;
-            for (i = 1; i <= nb + 1u; i++) nz += w.m[i];
-            need = nz / 8.0;
-            for (i = 1; i <= nb; i++)
-                if (w.m[i] > 0.0 && (acc += w.m[i]) >= need) {
-                    lo_s = dq__tr_lo(&h, i);
-                    break;
-                }
-        }
-        if (!(lo_s > 0.0)) lo_s = dq__tr_lo(&h, 1u) > 0.0 ? dq__tr_lo(&h, 1u) : top;
-        if (model && xm > lo_s) lo_s = xm;
-        if (lo_s > hi_s) lo_s = hi_s;
-        a = dq__tr_minimize(&o, lo_s, hi_s);
-        af = dq__tr_clamp_alpha(a, &inf.flags);
+        o.L = w.L;
+        af = dq__tr_clamp_alpha(dq__tr_search(&o, &h, top, xm), &inf.flags);
     }
-have_alpha:
-    /* the histogram describes alpha up to its overflow bin, or any alpha if that bin is empty */
-    inrange = (double)af <= dq__tr_lo(&h, nb + 1u) || w.m[nb + 1u] == 0.0;
 
-    /* 4. levels at the final alpha, and the report with exactly what is returned */
-    if (nu) {
-        if (inrange) {
-            dq__tr_compand(&h, (double)af, s, w.L);
-        } else { /* a given alpha above the histogram's range: uniform levels */
-            for (j = 0; j <= s; j++) w.L[j] = (double)j * (double)af / (double)s;
-        }
-        dq__tr_float_levels(w.L, s, af, levels);
-        for (j = 1; j <= s; j++) lvd[j] = (double)levels[j - 1u] * (double)af;
-        lvd[0] = 0.0;
-        lvd[s] = (double)af;
-    }
-    if (inrange) {
-        dq__tr_eval(&h, (double)af, nu ? lvd : NULL, s, &inf.var, &inf.bias, &inf.slack);
-        inf.var /= (double)n;
-        inf.bias /= (double)n;
-        inf.slack /= (double)n;
-        inf.mse = inf.var + inf.bias;
-    } else { /* given alpha above the histogram's range: report the exact sums instead */
-        dq_trunc_mse(x, n, af, bits, nu ? levels : NULL, &inf.var, &inf.bias);
-        inf.var /= (double)n;
-        inf.bias /= (double)n;
-        inf.mse = inf.var + inf.bias;
-    }
+    /* 4. levels and the report */
+    dq__tr_finish(x, n, &h, &w, af, bits, s, nu, levels, &inf);
     *alpha = af;
     if (info) *info = inf;
     return DQ_OK;
