@@ -208,11 +208,12 @@ def dqsgd_hook(state, bucket):
     out = torch.zeros(n, dtype=torch.float32)
     w = 1.0 / state.world_size
     for r in range(state.world_size):  # rank order: the same float sums on every rank
-        h = dqsgd.header_read(msgs[r])
+        m = dqsgd.Message(msgs[r])  # opened once: header, size, checksum
+        h = m.header
         if h.count != n or h.msg_size != sizes[r]:
             raise RuntimeError("dqsgd_hook: rank %d sent %d elements in %d bytes, bucket %d has %d" % (
                 r, h.count, sizes[r], idx, n))
-        dqsgd.decode_add(msgs[r], w, out)
+        m.decode_add(w, out)
 
     if state.keep_messages:
         state.last[idx] = {"msg": msg.copy(), "sizes": sizes, "result": out.clone(), "iter": state.iter,

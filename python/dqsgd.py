@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = [
     "DQError", "LayoutError", "Params", "Header", "SchedParams", "Schedule", "lib", "strerror",
-    "encode", "encode_capacity", "encode_bound", "header_read", "decode", "decode_add", "message_bits",
+    "encode", "encode_capacity", "encode_bound", "header_read", "decode", "decode_add", "Message", "message_bits",
     "message_norm2", "simd_backend", "version_number", "check_layout",
 ]
 
@@ -160,6 +160,10 @@ def _load():
         "dq_header_read": (st, [V, S, P(Header)]),
         "dq_decode": (st, [V, S, V, S]),
         "dq_decode_add": (st, [V, S, F, V, S]),
+        "dq_message_open": (st, [V, S, V]),
+        "dq_message_decode": (st, [V, V, S]),
+        "dq_message_decode_add": (st, [V, F, V, S]),
+        "dqpy_sizeof_message": (S, []),
         "dq_message_norm2": (st, [V, S, P(ctypes.c_double)]),
         "dq_message_bits": (ctypes.c_double, [S, ctypes.c_uint, ctypes.c_uint32]),
         "dq_sched_init": (st, [V, P(SchedParams)]),
@@ -352,6 +356,33 @@ def decode_add(msg, weight, acc):
     ptr, n, _keep = _bytes_ptr(msg)
     _check(lib.dq_decode_add(ptr, n, ctypes.c_float(weight), ap, an), "dq_decode_add")
     return acc
+
+
+class Message:
+    """dq_message_open: a message opened once (header, size, payload checksum); `header` is its
+    Header, and decode() / decode_add() do not parse it again. Keeps a reference to msg, whose
+    bytes must not change while the Message is used."""
+
+    def __init__(self, msg):
+        ptr, n, keep = _bytes_ptr(msg)
+        self._keep = (msg, keep)
+        words = (lib.dqpy_sizeof_message() + 7) // 8
+        self._m = (ctypes.c_uint64 * words)()  # 8-byte aligned, as dq_message needs
+        _check(lib.dq_message_open(ptr, n, ctypes.byref(self._m)), "dq_message_open")
+        self.header = Header.from_buffer_copy(self._m, 0)  # dq_message's first member
+
+    def decode(self):
+        """dq_message_decode: the values as a new float32 numpy array."""
+        out = np.empty(self.header.count, dtype=np.float32)
+        _check(lib.dq_message_decode(ctypes.byref(self._m), out.ctypes.data, out.size), "dq_message_decode")
+        return out
+
+    def decode_add(self, weight, acc):
+        """dq_message_decode_add: acc += weight * decoded, in place, as decode_add()."""
+        ap, an = _float_ptr(acc, "Message.decode_add acc", writable=True)
+        _check(lib.dq_message_decode_add(ctypes.byref(self._m), ctypes.c_float(weight), ap, an),
+               "dq_message_decode_add")
+        return acc
 
 
 def message_norm2(msg):

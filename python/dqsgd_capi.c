@@ -16,12 +16,15 @@
 
 DQPY_EXPORT size_t dqpy_sizeof_params(void);
 DQPY_EXPORT size_t dqpy_sizeof_header(void);
+DQPY_EXPORT size_t dqpy_sizeof_message(void);
 DQPY_EXPORT size_t dqpy_sizeof_sched_params(void);
 DQPY_EXPORT size_t dqpy_sizeof_sched(void);
 DQPY_EXPORT size_t dqpy_layout(int which, size_t *out, size_t cap);
 
 DQPY_EXPORT size_t dqpy_sizeof_params(void) { return sizeof(dq_params); }
 DQPY_EXPORT size_t dqpy_sizeof_header(void) { return sizeof(dq_header); }
+/* dq_message is opaque to the binding but for its first member, the header. */
+DQPY_EXPORT size_t dqpy_sizeof_message(void) { return sizeof(dq_message); }
 DQPY_EXPORT size_t dqpy_sizeof_sched_params(void) { return sizeof(dq_sched_params); }
 DQPY_EXPORT size_t dqpy_sizeof_sched(void) { return sizeof(dq_sched); }
 

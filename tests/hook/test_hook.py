@@ -127,6 +127,13 @@ def test_binding():
     acc_t = torch.zeros(n)
     dqsgd.decode_add(torch.from_numpy(msg.copy()), 1.0, acc_t)
     check("binding: decode_add into a torch tensor from a uint8 tensor", bits_equal(acc_t.numpy(), dec))
+    om = dqsgd.Message(msg)  # opened once
+    acc_m = np.arange(n, dtype=np.float32)
+    acc_r = acc_m.copy()
+    dqsgd.decode_add(msg, 0.3, acc_r)
+    om.decode_add(0.3, acc_m)
+    check("binding: Message header == header_read, decode and decode_add bit for bit",
+          bytes(om.header) == bytes(h) and bits_equal(om.decode(), dec) and bits_equal(acc_m, acc_r))
     r = np.zeros(n, np.float32)
     m2 = dqsgd.encode(x, bits=2, residual=r, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX)
     check("binding: error feedback keeps x - decoded", bits_equal(r, x - dqsgd.decode(m2)))
@@ -143,6 +150,11 @@ def test_binding():
         check("binding: garbage header raises", False, "no exception")
     except dqsgd.DQError as e:
         check("binding: garbage header raises DQ_ERR_BAD_MAGIC", e.status == -8, str(e))
+    try:
+        dqsgd.Message(b"\0" * 64)
+        check("binding: Message of a garbage header raises", False, "no exception")
+    except dqsgd.DQError as e:
+        check("binding: Message of a garbage header raises DQ_ERR_BAD_MAGIC", e.status == -8, str(e))
     try:
         dqsgd.decode_add(msg, 1.0, np.zeros(n + 1, np.float32))
         check("binding: wrong accumulator length raises", False, "no exception")
