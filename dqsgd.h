@@ -963,9 +963,11 @@ DQ_API dq_status dq_trunc_mse(const float *x, size_t n, float alpha, unsigned bi
  *   dq_decode_typed()     : out = half(dq_decode());
  *   dq_decode_add_typed() : acc = half(float(acc) + weight * decoded), i.e. dq_decode_add() on
  *                           float(acc), rounded.
- * They never allocate and never copy a whole vector: data moves in chunks of DQ__HCHUNK elements
- * through stack buffers (about 16 KiB for encoding, 8 KiB plus the coded-payload reader for
- * decoding), so each element is read from memory once per pass, and converted in L1. */
+ * Every scheme takes them: the codec has one pipeline, and 16-bit data move through it in chunks
+ * of 2048 elements converted on the stack (16 KiB for the two operands; the sparse encoders' own
+ * 16 KiB of selection scratch comes on top). They never allocate and never copy a whole vector:
+ * each element is read from memory once per pass, and converted in L1. Float data take the same
+ * path in one piece, without a copy. */
 typedef enum dq_dtype {
     DQ_F32 = 0, /* float (IEEE binary32) */
     DQ_F16 = 1, /* IEEE binary16: 1 sign, 5 exponent, 10 fraction bits */
@@ -990,8 +992,7 @@ DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype t
  *  that of dq_encode(p, float(x), n, float(residual), ...); the new residual is the float
  *  path's new residual rounded to rt. residual is written only when the call returns DQ_OK,
  *  and the status of a failing call is the float path's. x and residual must not overlap.
- *  Level schemes only (QSGD, NUQSGD, natural, TernGrad, two-means, TRUNC, TRUNC_NU), with every coder and
- *  bucket (DQ_BUCKET_WHOLE included); sparse schemes are DQ_ERR_PARAM (see the notes below).
+ *  Every scheme dq_encode() takes (level and sparse), with every coder and bucket.
  *  Note: an fp16 residual holds |r| <= 65504; a larger float residual saturates to Inf, and the
  *  next encode fails with DQ_ERR_NONFINITE (keep bf16 or float residuals for large gradients).
  *  With xt = rt = DQ_F32 (or residual NULL and xt = DQ_F32) this is dq_encode() itself. */
@@ -1000,7 +1001,7 @@ DQ_API dq_status dq_encode_typed(const dq_params *p, dq_dtype xt, const void *x,
 /*! dq_decode_typed() : out[0..count) (out_cap elements of dtype ot) = the decoded values,
  *  rounded to ot. Statuses, and what out holds after a failure, as dq_decode(): validated
  *  before out is touched, but for the one exception there (a checksummed coded message that is
- *  malformed). A sparse or sketch message is DQ_ERR_PARAM for ot != DQ_F32. */
+ *  malformed). Every message family: levels, sparse and sketch. */
 DQ_API dq_status dq_decode_typed(const void *src, size_t src_len, dq_dtype ot, void *out, size_t out_cap);
 /*! dq_decode_add_typed() : acc[i] = round(float(acc[i]) + weight * decoded[i]) for acc of dtype at
  *  (acc_len must equal the count). acc is untouched on failure, with the same one exception as
@@ -1776,26 +1777,27 @@ static inline int dq__norm_ok(unsigned scheme, unsigned wire) {
  * refuse its scheme id, as they refuse an unassigned one. */
 typedef struct dq__family_ops {
     dq_status (*capacity)(const dq_params *p, size_t n, size_t *size);
-    dq_status (*encode)(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
-                        size_t *dst_len);
+    dq_status (*encode)(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt, void *residual,
+                        void *dst, size_t dst_cap, size_t *dst_len);
     dq_status (*header)(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
-    dq_status (*decode)(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add, float *out);
+    dq_status (*decode)(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add, dq_dtype t,
+                        void *out);
 } dq__family_ops;
 static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size);
-static inline dq_status dq__lv_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
-                                      size_t dst_cap, size_t *dst_len);
+static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len);
 static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
 static inline dq_status dq__lv_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      float *out);
+                                      dq_dtype t, void *out);
 static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size);
-static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
-                                      size_t dst_cap, size_t *dst_len);
+static inline dq_status dq__sp_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len);
 static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
 static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      float *out);
+                                      dq_dtype t, void *out);
 static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
 static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      float *out);
+                                      dq_dtype t, void *out);
 static const dq__family_ops dq__families[4] = {
     {dq__lv_capacity, dq__lv_encode, dq__lv_header, dq__lv_decode}, /* DQ__FAM_NONE: refused by these */
     {dq__lv_capacity, dq__lv_encode, dq__lv_header, dq__lv_decode}, /* DQ__FAM_LEVELS */
@@ -2857,84 +2859,239 @@ static inline void dq__qctx_bucket(dq__qctx *q, const dq__cfg *c, const uint8_t 
     if (c->tm) q->neg = dq__bitsf(dq__ld32(scales + 4u * (c->nbuckets + k)));
 }
 
-/* Encode the scales and payload of elements [begin, end) into body, the part of the message
- * after the header (capacity already checked). x and res hold elements begin..end-1. Without
- * error feedback each bucket's statistics pass is followed at once by its quantization, while
- * the bucket is in cache. With error feedback every scale is computed first, from x + res
- * without writing res, so that a failing bucket leaves res untouched; then each bucket is
- * compensated in place (res = x + res) and quantized, leaving res = compensated - decoded. */
-static inline dq_status dq__encode_body(const dq__cfg *c, const dq_params *p, size_t begin, size_t end,
-                                        const float *x, float *res, uint8_t *body) {
+/* ---- the element adapter: one pipeline for float32, fp16 and bf16 vectors. The codec works on
+ * floats; a 16-bit vector moves through it in chunks of DQ__ELCHUNK elements converted on the
+ * stack, so nothing is allocated and each element is read from memory once per pass. A float
+ * vector is used in place, in one piece. */
+#define DQ__ELCHUNK 2048u /* elements per chunk: a multiple of the 256-element block and of 64 */
+
+DQ_API size_t dq_dtype_size(dq_dtype t) {
+    switch (t) {
+        case DQ_F32: return 4u;
+        case DQ_F16:
+        case DQ_BF16: return 2u;
+        default: return 0u;
+    }
+}
+/* cnt elements of dtype t starting at element i0 of src, as floats in buf; a float source is
+ * returned in place. */
+static inline const float *dq__el_in(dq_dtype t, const void *src, size_t i0, size_t cnt, float *buf) {
+    const uint8_t *s = (const uint8_t *)src + i0 * dq_dtype_size(t);
+    if (t == DQ_F32) return (const float *)(const void *)s;
+    if (t == DQ_F16)
+        dq__k_f16_to_f32(s, buf, cnt);
+    else
+        dq__k_bf16_to_f32(s, buf, cnt);
+    return buf;
+}
+/* The same for memory that is updated in place (a float residual) or through buf. */
+static inline float *dq__el_inout(dq_dtype t, void *src, size_t i0, size_t cnt, float *buf) {
+    if (t == DQ_F32) return (float *)src + i0;
+    (void)dq__el_in(t, src, i0, cnt, buf);
+    return buf;
+}
+/* buf[0..cnt) rounded to dtype t at element i0 of dst (nothing to do for float in place). */
+static inline void dq__el_out(dq_dtype t, const float *buf, size_t cnt, void *dst, size_t i0) {
+    uint8_t *d = (uint8_t *)dst + i0 * dq_dtype_size(t);
+    if (t == DQ_F16)
+        dq__k_f32_to_f16(buf, d, cnt);
+    else if (t == DQ_BF16)
+        dq__k_f32_to_bf16(buf, d, cnt);
+    else if ((const void *)buf != (const void *)d)
+        memcpy(d, buf, 4u * cnt);
+}
+/* Single elements, for the scattered reads and writes of the sparse schemes. */
+static inline float dq__el_get(dq_dtype t, const void *src, size_t i) {
+    float v;
+    return *dq__el_in(t, src, i, 1, &v);
+}
+static inline void dq__el_set(dq_dtype t, void *dst, size_t i, float v) { dq__el_out(t, &v, 1, dst, i); }
+/* The chunk length of a pass over n elements: all of them for float data. */
+static inline size_t dq__el_chunk(int flt, size_t n) { return flt ? n : DQ__ELCHUNK; }
+
+/* ---- level encoding
+ * A bucket's scale needs all of its elements before any of them is quantized. Without error
+ * feedback each bucket's statistics pass is followed at once by its quantization, while the
+ * bucket is in cache (one pass; a 16-bit vector in chunks of whole ranges). With error feedback,
+ * or when a range does not fit a chunk, every scale is computed first (from x + residual,
+ * without writing the residual, so that a failing bucket leaves it untouched), then each bucket
+ * is compensated (residual = x + residual) and quantized, leaving residual = compensated -
+ * decoded. Buckets that span chunks carry their statistics lanes from chunk to chunk, which
+ * gives the one-piece sums exactly (16 lanes in index order, doc/FORMAT.md 6.1). */
+
+/* Statistics of one bucket carried across chunks (dq__k_hstat_acc), for the norm's statistics;
+ * two-means (dq__k_tm_acc): the lanes of the non-negative (sq) and negative (ab) magnitudes, and
+ * the count of negative elements. */
+typedef struct dq__hstat {
+    double sq[DQ__SLANES], ab[DQ__SLANES];
+    uint32_t mx;
+    uint64_t nneg;
+} dq__hstat;
+/* The statistics dq__scale_bucket computes for the norm (all three for any other). */
+static inline unsigned dq__hstat_what(const dq__cfg *c) {
+    if (c->norm == DQ__NORM_WIRE_L2) return DQ__ST_SQ;
+    if (c->norm == DQ__NORM_WIRE_MEAN) return DQ__ST_ABS;
+    if (c->norm == DQ__NORM_WIRE_MAX || c->norm == DQ__NORM_WIRE_POW2 || c->norm == DQ__NORM_WIRE_ALPHA)
+        return DQ__ST_MAX;
+    return DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX; /* TernGrad's clip needs the maximum and the squares */
+}
+/* Adds elements off .. off+cnt-1 of the bucket (x, e hold them); what = 0: two-means. */
+static inline void dq__hstat_add(dq__hstat *a, unsigned what, const float *x, const float *e, size_t off, size_t cnt) {
+    double rs[DQ__SLANES], ra[DQ__SLANES];
+    unsigned k, r = (unsigned)(off % DQ__SLANES);
+    for (k = 0; k < DQ__SLANES; k++) { /* rotate so that element 0 of the piece meets lane off % 16 */
+        rs[k] = a->sq[(r + k) % DQ__SLANES];
+        ra[k] = a->ab[(r + k) % DQ__SLANES];
+    }
+    if (what)
+        dq__k_hstat_acc(x, e, cnt, what, rs, ra, &a->mx);
+    else
+        dq__k_tm_acc(x, e, cnt, rs, ra, &a->nneg);
+    for (k = 0; k < DQ__SLANES; k++) {
+        a->sq[(r + k) % DQ__SLANES] = rs[k];
+        a->ab[(r + k) % DQ__SLANES] = ra[k];
+    }
+}
+/* The scale of the bucket whose statistics a holds, into the message. */
+static inline dq_status dq__hstat_scale(const dq__cfg *c, const dq__hstat *a, size_t len, uint8_t *scales, size_t k) {
+    dq__stats st;
+    float scale;
+    dq_status s;
+    if (c->tm) return dq__tm_scales(c, a->sq, a->ab, a->nneg, len, scales, k);
+    st.sumsq = dq__lanes_sum(a->sq);
+    st.sumabs = dq__lanes_sum(a->ab);
+    st.maxbits = a->mx;
+    if ((s = dq__bucket_scale(c, &st, len, &scale)) != DQ_OK) return s;
+    dq__st32(scales + 4u * k, dq__fbits(scale));
+    return DQ_OK;
+}
+
+/* Every scale of the buckets of [begin, end) (begin on a bucket boundary) into the message, in
+ * bucket order (the first failing bucket's status). x and r (or NULL) hold elements begin ..,
+ * of dtypes xt and rt; ch is the chunk length, xb and rb its buffers. */
+static inline dq_status dq__lv_scales(const dq__cfg *c, size_t begin, size_t end, size_t ch, dq_dtype xt,
+                                      const void *x, dq_dtype rt, const void *r, uint8_t *scales, float *xb, float *rb) {
+    dq__hstat acc;
+    size_t b0, bi = begin / c->bucket, bstart = begin, bend = end - begin > c->bucket ? begin + c->bucket : end;
+    unsigned what = c->tm ? 0u : dq__hstat_what(c);
+    dq_status s;
+    memset(&acc, 0, sizeof acc);
+    for (b0 = begin; b0 < end; b0 += ch) {
+        size_t b1 = end - b0 < ch ? end : b0 + ch, pos = b0;
+        const float *xf = dq__el_in(xt, x, b0 - begin, b1 - b0, xb);
+        const float *rf = r ? dq__el_in(rt, r, b0 - begin, b1 - b0, rb) : NULL;
+        while (pos < b1) {
+            size_t seg = bend < b1 ? bend : b1;
+            if (pos == bstart && seg == bend) { /* the whole bucket is in this chunk */
+                s = dq__scale_bucket(c, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, bend - bstart, scales, bi);
+            } else {
+                dq__hstat_add(&acc, what, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, pos - bstart, seg - pos);
+                s = seg == bend ? dq__hstat_scale(c, &acc, bend - bstart, scales, bi) : DQ_OK;
+                if (seg == bend) memset(&acc, 0, sizeof acc);
+            }
+            if (s != DQ_OK) return s;
+            pos = seg;
+            if (pos == bend) {
+                bi++;
+                bstart = bend;
+                bend = end - bstart > c->bucket ? bstart + c->bucket : end;
+            }
+        }
+    }
+    return DQ_OK;
+}
+
+/* Quantizes elements [b0, b1) (b0 a multiple of the block, b1 too or the vector's end) into the
+ * payload; x holds them, r (or NULL) their residual, compensated here and left as the new
+ * residual. Enters at any block of a bucket. With `scale_here` (no residual, whole buckets) each
+ * bucket's scale is computed when it is entered; otherwise the scales are in the message. */
+static inline dq_status dq__lv_quant(const dq__cfg *c, const dq_params *p, size_t b0, size_t b1, const float *x,
+                                     float *r, int scale_here, uint8_t *body) {
     uint32_t codes[DQ__BLOCK];
     uint8_t *scales = body, *payload = body + c->prefix;
     dq__key key = dq__key_make(p->seed, p->step, p->stream);
     dq__qctx q;
-    size_t pos, bucket_end = begin, bi = begin / c->bucket;
-    const float *src = res ? res : x;
+    size_t pos = b0, bi = b0 / c->bucket, bend = b0;
+    const float *src = r ? r : x;
     dq_status s;
-    if (res) {
-        size_t k = bi;
-        for (pos = begin; pos < end; pos += c->bucket, k++) {
-            size_t len = end - pos < c->bucket ? end - pos : c->bucket;
-            if ((s = dq__scale_bucket(c, x + (pos - begin), res + (pos - begin), len, scales, k)) != DQ_OK) return s;
-        }
-    }
+    memset(&q, 0, sizeof q);
     q.bits = c->bits;
     q.smax = dq__levels(c->bits);
     q.thresh = c->stochastic ? -1.0f : 0.5f;
     q.k0 = key.k0;
-    q.inv = q.step = q.neg = q.scale = 0.0f;
     q.tab = c->table ? c->tab : NULL;
-    if (c->ntab && begin == 0) /* the level table follows the scales */
-        for (pos = 0; pos < c->ntab; pos++) dq__st32(scales + 4u * (c->nbuckets + pos), dq__fbits(c->tab[pos + 1u]));
-    pos = begin;
-    while (pos < end) {
-        size_t blk_end = pos + DQ__BLOCK <= end ? pos + DQ__BLOCK : end, blk_start = pos, off;
+    if (c->ntab && b0 == 0) { /* the level table follows the scales */
+        size_t l;
+        for (l = 0; l < c->ntab; l++) dq__st32(scales + 4u * (c->nbuckets + l), dq__fbits(c->tab[l + 1u]));
+    }
+    while (pos < b1) {
+        size_t blk_end = b1 - pos > DQ__BLOCK ? pos + DQ__BLOCK : b1, blk_start = pos;
         uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits);
         int packed = 0;
         q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
         /* The statistics pass of the next bucket reads memory while nothing else runs; pull the
          * data two blocks ahead into cache during this block's quantization instead. */
-        if (blk_start + 3u * DQ__BLOCK <= end) {
-            dq__prefetch(x + (blk_start - begin) + 2u * DQ__BLOCK, DQ__BLOCK);
-            if (res) dq__prefetch(res + (blk_start - begin) + 2u * DQ__BLOCK, DQ__BLOCK);
+        if (blk_start + 3u * DQ__BLOCK <= b1) {
+            dq__prefetch(x + (blk_start - b0) + 2u * DQ__BLOCK, DQ__BLOCK);
+            if (r) dq__prefetch(r + (blk_start - b0) + 2u * DQ__BLOCK, DQ__BLOCK);
         }
         while (pos < blk_end) {
-            size_t seg_end;
-            off = pos - begin;
-            if (pos == bucket_end) { /* enter the next bucket */
-                size_t len = end - pos < c->bucket ? end - pos : c->bucket;
-                if (res)
-                    dq__k_compensate(x + off, res + off, len);
-                else if ((s = dq__scale_bucket(c, x + off, NULL, len, scales, bi)) != DQ_OK)
+            size_t seg_end, off = pos - b0;
+            if (pos == bend) { /* enter bucket bi (the vector's end caps the last one below) */
+                bend = (bi + 1u) * c->bucket;
+                if (r) {
+                    dq__k_compensate(x + off, r + off, (bend < b1 ? bend : b1) - pos);
+                } else if (scale_here &&
+                           (s = dq__scale_bucket(c, x + off, NULL, (bend < b1 ? bend : b1) - pos, scales, bi)) != DQ_OK) {
                     return s;
+                }
                 dq__qctx_bucket(&q, c, scales, bi);
                 bi++;
-                bucket_end = pos + len;
             }
             q.lo = (uint32_t)pos;
+            seg_end = bend < blk_end ? bend : blk_end;
             if (q.tab) { /* table schemes: quantize, then pack below */
-                seg_end = bucket_end < blk_end ? bucket_end : blk_end;
-                dq__k_quant_tab(&q, src + off, seg_end - pos, codes + (pos - blk_start), res ? res + off : NULL);
-                pos = seg_end;
-                continue;
-            }
-            if (pos == blk_start && blk_end - blk_start == DQ__BLOCK && bucket_end >= blk_end) {
-                dq__k_quant_pack(&q, src + off, res ? res + off : NULL, blk_out); /* the common case */
+                dq__k_quant_tab(&q, src + off, seg_end - pos, codes + (pos - blk_start), r ? r + off : NULL);
+            } else if (pos == blk_start && seg_end - pos == DQ__BLOCK) { /* the common case */
+                dq__k_quant_pack(&q, src + off, r ? r + off : NULL, blk_out);
                 packed = 1;
-                pos = blk_end;
-                break;
+            } else {
+                dq__k_quant(&q, src + off, seg_end - pos, codes + (pos - blk_start), r ? r + off : NULL);
             }
-            seg_end = bucket_end < blk_end ? bucket_end : blk_end;
-            dq__k_quant(&q, src + off, seg_end - pos, codes + (pos - blk_start), res ? res + off : NULL);
             pos = seg_end;
         }
-        if (packed)
-            continue;
+        if (packed) continue;
         if (blk_end - blk_start == DQ__BLOCK)
             dq__k_pack_block(codes, c->bits, blk_out);
         else
             dq__pack_tail(codes, blk_end - blk_start, c->bits, blk_out);
+    }
+    return DQ_OK;
+}
+
+/* The scales and payload of elements [begin, end) of an n-element vector into body, the part of
+ * the message after the header (capacity already checked). x and r (or NULL) hold elements
+ * begin .. end - 1, of dtypes xt and rt; r is written only when the call succeeds. */
+static inline dq_status dq__lv_body(const dq__cfg *c, const dq_params *p, size_t n, size_t begin, size_t end,
+                                    dq_dtype xt, const void *x, dq_dtype rt, void *r, uint8_t *body) {
+    float xb[DQ__ELCHUNK], rb[DQ__ELCHUNK];
+    int flt = xt == DQ_F32 && (!r || rt == DQ_F32);
+    size_t a = dq__align(c, n), ch = dq__el_chunk(flt, end - begin), b0;
+    int one_pass = !r && (flt || a <= DQ__ELCHUNK);
+    dq_status s;
+    if (!flt && a <= DQ__ELCHUNK) ch = (DQ__ELCHUNK / a) * a; /* whole ranges when they fit */
+    if (!one_pass && (s = dq__lv_scales(c, begin, end, ch, xt, x, rt, r, body, xb, rb)) != DQ_OK)
+        return s;
+    for (b0 = begin; b0 < end; b0 += ch) {
+        size_t b1 = end - b0 < ch ? end : b0 + ch;
+        const float *xf = dq__el_in(xt, x, b0 - begin, b1 - b0, xb);
+        float *rf = r ? dq__el_inout(rt, r, b0 - begin, b1 - b0, rb) : NULL;
+        if (rf) { /* two calls, so that the one without a residual is compiled without it */
+            (void)dq__lv_quant(c, p, b0, b1, xf, rf, 0, body);
+            dq__el_out(rt, rf, b1 - b0, r, b0 - begin);
+        } else if ((s = dq__lv_quant(c, p, b0, b1, xf, NULL, one_pass, body)) != DQ_OK) {
+            return s; /* one pass only */
+        }
     }
     return DQ_OK;
 }
@@ -3004,7 +3161,7 @@ static inline dq_status dq__encode_common(const dq_params *p, size_t n, size_t b
         if (begin == 0) dq__write_header(&c, p, n, out);
         out += DQ_HEADER_SIZE;
     }
-    return dq__encode_body(&c, p, begin, end, x, residual, out);
+    return dq__lv_body(&c, p, n, begin, end, DQ_F32, x, DQ_F32, residual, out);
 }
 
 /* The payload checksum: CRC32C of everything between the header and the checksum itself. */
@@ -3012,22 +3169,11 @@ static inline uint32_t dq__body_crc(const uint8_t *msg, size_t msg_size) {
     return dq__crc32c(msg + DQ_HEADER_SIZE, msg_size - DQ_HEADER_SIZE - 4u);
 }
 
-static inline dq_status dq__encode_coded(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
-                                         size_t dst_cap, size_t *dst_len);
 DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
                            size_t *dst_len) {
     if (!dst_len) return DQ_ERR_NULL;
-    return (p ? dq__ops_params(p) : &dq__families[DQ__FAM_LEVELS])->encode(p, x, n, residual, dst, dst_cap, dst_len);
-}
-static inline dq_status dq__lv_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
-                                      size_t dst_cap, size_t *dst_len) {
-    size_t size = 0;
-    dq_status st;
-    if (p && p->coder != DQ_CODER_FIXED) return dq__encode_coded(p, x, n, residual, dst, dst_cap, dst_len);
-    if ((st = dq__encode_common(p, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
-    if (p->checksum) dq__st32((uint8_t *)dst + size - 4u, dq__body_crc((const uint8_t *)dst, size));
-    *dst_len = size;
-    return DQ_OK;
+    return (p ? dq__ops_params(p) : &dq__families[DQ__FAM_LEVELS])
+        ->encode(p, DQ_F32, x, n, DQ_F32, residual, dst, dst_cap, dst_len);
 }
 DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
                                  size_t dst_cap, size_t *dst_len) {
@@ -3174,29 +3320,55 @@ static inline void dq__decode_tail(const dq__cfg *c, const uint8_t *scales, cons
         i = seg_end;
     }
 }
-static inline dq_status dq__decode_body(const dq__cfg *cfg, const uint8_t *scales, const uint8_t *payload,
-                                        dq__cdec *cd, size_t n, size_t begin, size_t end, float w, int add, float *out) {
-    /* a local copy: out (float *) cannot alias it, so the loop keeps the configuration in
-     * registers instead of reloading it after every block it writes (13% at n = 2^16) */
-    const dq__cfg lc = *cfg, *c = &lc;
+/* The blocks of [b0, b1) (b0 a multiple of the block) into out[0..b1-b0), from the fixed payload
+ * in memory or, with cd, the blocks a coded payload produces in order (a stream across calls).
+ * May start inside a bucket. */
+static inline void dq__decode_run(const dq__cfg *c, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
+                                  size_t b0, size_t b1, float w, int add, float *out) {
     float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
     uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t bi = begin / c->bucket, pos, bucket_end = begin, blk = DQ__BLOCK_BYTES(c->bits);
+    size_t bi = b0 / c->bucket, pos, bucket_end = b0, blk = DQ__BLOCK_BYTES(c->bits);
+    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
+        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
+                            &bucket_end, cur, w, add, out + (pos - b0));
+    if (pos < b1) { /* the tail of the vector */
+        dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
+        dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
+    }
+}
+/* Chunk [i0, i0 + cnt) of an output of dtype t as floats to update: in place for float data,
+ * otherwise in buf, loaded from the output only when the update reads it (add). */
+static inline float *dq__el_acc(dq_dtype t, void *out, size_t i0, size_t cnt, int add, float *buf) {
+    if (t == DQ_F32) return (float *)out + i0;
+    if (add) (void)dq__el_in(t, out, i0, cnt, buf);
+    return buf;
+}
+/* Decode the elements [begin, end) into out[0..end-begin) of dtype t, everything validated
+ * before out is touched (but for a trusted coded stream, checked at its end). */
+static inline dq_status dq__decode_body(const dq__cfg *cfg, const uint8_t *scales, const uint8_t *payload,
+                                        dq__cdec *cd, size_t n, size_t begin, size_t end, float w, int add, dq_dtype t,
+                                        void *out) {
+    /* a local copy: out (float *) cannot alias it, so the loop keeps the configuration in
+     * registers instead of reloading it after every block it writes (13% at n = 2^16) */
+    const dq__cfg lc = *cfg, *c = &lc;
+    float buf[DQ__ELCHUNK];
+    uint32_t codes[DQ__BLOCK];
+    size_t b0, ch = dq__el_chunk(t == DQ_F32, end - begin);
     dq_status st;
-    if (!dq__scales_ok(c, scales, bi, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT; /* before touching out */
+    if (!dq__scales_ok(c, scales, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
     if (cd) {
         if (!cd->trusted && (st = dq__cdec_validate(cd)) != DQ_OK) return st;
     } else if (end == n && n % DQ__BLOCK) { /* and the tail's padding bits */
         size_t full = n - n % DQ__BLOCK;
-        if (!dq__unpack_tail(payload + (full / DQ__BLOCK) * blk, n - full, c->bits, codes)) return DQ_ERR_CORRUPT;
+        if (!dq__unpack_tail(payload + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), n - full, c->bits, codes))
+            return DQ_ERR_CORRUPT;
     }
-    for (pos = begin; pos + DQ__BLOCK <= end; pos += DQ__BLOCK)
-        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
-                            &bucket_end, cur, w, add, out + (pos - begin));
-    if (pos < end) {
-        dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, end - pos, c->bits, codes);
-        dq__decode_tail(c, scales, codes, pos, end, w, add, out + (pos - begin));
+    for (b0 = begin; b0 < end; b0 += ch) {
+        size_t cnt = end - b0 < ch ? end - b0 : ch;
+        float *o = dq__el_acc(t, out, b0 - begin, cnt, add, buf);
+        dq__decode_run(c, scales, payload, cd, b0, b0 + cnt, w, add, o);
+        dq__el_out(t, o, cnt, out, b0 - begin);
     }
     return cd && cd->trusted ? dq__cdec_end(cd) : DQ_OK;
 }
@@ -3247,31 +3419,34 @@ DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
 /* Whole messages (verified, output length checked against the count) and ranges. The body of an
  * opened message, whatever its family. */
 static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
-                                          float *out) {
-    return dq__ops_wire(h->scheme)->decode(src, h, c, w, add, out);
+                                          dq_dtype t, void *out) {
+    return dq__ops_wire(h->scheme)->decode(src, h, c, w, add, t, out);
 }
 static inline dq_status dq__lv_decode(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      float *out) {
+                                      dq_dtype t, void *out) {
     if (h->coder != DQ_CODER_FIXED) {
         dq__cdec cd;
         const uint8_t *scales = src + DQ__CODED_HEADER;
         if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK)
             return DQ_ERR_CORRUPT;
         cd.trusted = (h->flags & DQ_FLAG_CHECKSUM) != 0; /* verified when opened */
-        return dq__decode_body(c, scales, NULL, &cd, h->count, 0, h->count, w, add, out);
+        return dq__decode_body(c, scales, NULL, &cd, h->count, 0, h->count, w, add, t, out);
     }
     return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, 0, h->count, w,
-                           add, out);
+                           add, t, out);
 }
-static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, float *out, size_t out_n) {
+/* Whole messages, out of dtype t: out_n elements (exactly the count for add). */
+static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, dq_dtype t, void *out,
+                                       size_t out_n) {
     dq_header h;
     dq__cfg c;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
+    if (!dq_dtype_size(t)) return DQ_ERR_PARAM;
     if ((st = dq__header_parse((const uint8_t *)src, src_len, &h, &c)) != DQ_OK) return st;
     if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
     if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
-    return dq__decode_opened((const uint8_t *)src, &h, &c, w, add, out);
+    return dq__decode_opened((const uint8_t *)src, &h, &c, w, add, t, out);
 }
 static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
                                        float *out) {
@@ -3284,7 +3459,7 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
                            (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, begin, end, w, add,
-                           out);
+                           DQ_F32, out);
 }
 
 DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
@@ -3311,7 +3486,7 @@ DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2
 }
 
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap) {
-    return dq__decode_msg(src, src_len, 1.0f, 0, out, out_cap);
+    return dq__decode_msg(src, src_len, 1.0f, 0, DQ_F32, out, out_cap);
 }
 DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m) {
     if (!src || !m) return DQ_ERR_NULL;
@@ -3321,7 +3496,7 @@ DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m)
 static inline dq_status dq__message_decode(const dq_message *m, float w, int add, float *out, size_t out_n) {
     if (!m || !out) return DQ_ERR_NULL;
     if (add ? out_n != m->h.count : out_n < m->h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    return dq__decode_opened(m->src, &m->h, &m->c, w, add, out);
+    return dq__decode_opened(m->src, &m->h, &m->c, w, add, DQ_F32, out);
 }
 DQ_API dq_status dq_message_decode(const dq_message *m, float *out, size_t out_cap) {
     return dq__message_decode(m, 1.0f, 0, out, out_cap);
@@ -3330,7 +3505,7 @@ DQ_API dq_status dq_message_decode_add(const dq_message *m, float weight, float 
     return dq__message_decode(m, weight, 1, acc, acc_len);
 }
 DQ_API dq_status dq_decode_add(const void *src, size_t src_len, float weight, float *acc, size_t acc_len) {
-    return dq__decode_msg(src, src_len, weight, 1, acc, acc_len);
+    return dq__decode_msg(src, src_len, weight, 1, DQ_F32, acc, acc_len);
 }
 DQ_API dq_status dq_decode_range(const void *src, size_t src_len, size_t begin, size_t end, float *out) {
     return dq__decode_rng(src, src_len, begin, end, 1.0f, 0, out);
@@ -3354,7 +3529,7 @@ static inline dq_status dq__decode_blk(const dq_params *p, const void *src, size
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (src_len < body) return DQ_ERR_TRUNCATED;
     return dq__decode_body(&c, (const uint8_t *)src, (const uint8_t *)src + c.prefix, NULL, n, 0, n, w, add,
-                           out);
+                           DQ_F32, out);
 }
 DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out) {
     return dq__decode_blk(p, src, src_len, n, 1.0f, 0, out);
@@ -3638,35 +3813,37 @@ static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst
     return DQ__CODED_HEADER + sc + len;
 }
 
-/* dq_encode() with a coder other than fixed: quantize into the fixed layout, then re-code. */
-static inline dq_status dq__encode_coded(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
-                                         size_t dst_cap, size_t *dst_len) {
+/* dq_encode() of a level scheme, for x and residual of any dtype: quantize into the fixed
+ * layout, then, with another coder, re-code it in place. */
+static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
     dq__cfg c;
     dq__plan pl;
-    dq_params q;
     dq_status st;
-    size_t fixed, size = 0, crc;
+    size_t size, crc;
     uint8_t *out = (uint8_t *)dst;
     int ok;
     if (!p || !x || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    fixed = dq__size(&c, n, 1, &ok);
+    size = dq__size(&c, n, 1, &ok); /* the fixed layout's */
     if (!ok) return DQ_ERR_TOO_LARGE;
-    if (c.coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
+    if (c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
         size_t need = dq_encode_bound_coded(n, c.bits);
         if (!need) return DQ_ERR_TOO_LARGE;
         if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
     }
-    q = *p;
-    q.coder = DQ_CODER_FIXED;
-    if ((st = dq__encode_common(&q, n, 0, n, x, residual, dst, dst_cap, 1, &size)) != DQ_OK) return st;
+    if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
+    dq__write_header(&c, p, n, out);
+    if ((st = dq__lv_body(&c, p, n, 0, n, xt, x, rt, residual, out + DQ_HEADER_SIZE)) != DQ_OK) return st;
     crc = c.checksum ? 4u : 0u;
-    dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - fixed, &pl);
-    if (pl.coder != DQ_CODER_FIXED) {
-        size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
-        if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
-        size += crc;
+    if (c.coder != DQ_CODER_FIXED) {
+        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - size, &pl);
+        if (pl.coder != DQ_CODER_FIXED) {
+            size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
+            if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
+            size += crc;
+        }
     }
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
     *dst_len = size;
@@ -4647,22 +4824,59 @@ typedef struct dq__sp_cut {
     size_t r;
 } dq__sp_cut;
 
+/* The input of a sparse encoder: x and the residual e (or NULL) of dtypes xt and et, which the
+ * passes read a chunk at a time (float data in one piece, in place). */
+typedef struct dq__sp_src {
+    dq_dtype xt, et;
+    const void *x;
+    void *e;
+    int flt;
+    float xb[DQ__ELCHUNK], eb[DQ__ELCHUNK];
+} dq__sp_src;
+static inline void dq__sp_src_init(dq__sp_src *s, dq_dtype xt, const void *x, dq_dtype et, void *e) {
+    s->xt = xt;
+    s->et = et;
+    s->x = x;
+    s->e = e;
+    s->flt = xt == DQ_F32 && (!e || et == DQ_F32);
+}
+/* The chunk of elements from i0 (of n) as floats in *x, *e (NULL without a residual); returns
+ * its length. A float residual comes in place, a 16-bit one as a copy. */
+static inline size_t dq__sp_src_get(dq__sp_src *s, size_t i0, size_t n, const float **x, float **e) {
+    size_t cnt = dq__el_chunk(s->flt, n);
+    if (n - i0 < cnt) cnt = n - i0;
+    *x = dq__el_in(s->xt, s->x, i0, cnt, s->xb);
+    *e = s->e ? dq__el_inout(s->et, s->e, i0, cnt, s->eb) : NULL;
+    return cnt;
+}
+/* Element i of x (+ e). */
+static inline float dq__sp_src_at(const dq__sp_src *s, size_t i) {
+    float v = dq__el_get(s->xt, s->x, i);
+    if (s->e) v = v + dq__el_get(s->et, s->e, i);
+    return v;
+}
+
 /* Counting pass over [0, n): DQ_ERR_NONFINITE if a key is >= DQ__SP_FIN (every such key is
  * >= lo, lo <= DQ__SP_FIN), *above = keys > hi, hist[(key - lo) >> s] counts the keys in
  * [lo, hi] (hist may be NULL when hi < lo). */
-static inline dq_status dq__sp_count(const float *x, const float *e, size_t n, uint32_t lo, uint32_t hi, unsigned s,
-                                     uint64_t *hist, size_t *above) {
-    size_t i, a = 0;
-    for (i = 0; i < n; i += 64u) {
-        uint64_t m = dq__sp_mask(x, e, NULL, i, n, lo);
-        for (; m; m &= m - 1u) {
-            size_t j = i + dq__ctz64(m);
-            uint32_t key = dq__sp_key(e ? x[j] + e[j] : x[j]);
-            if (key >= DQ__SP_FIN) return DQ_ERR_NONFINITE;
-            if (key > hi)
-                a++;
-            else
-                hist[(key - lo) >> s]++;
+static inline dq_status dq__sp_count(dq__sp_src *src, size_t n, uint32_t lo, uint32_t hi, unsigned s, uint64_t *hist,
+                                     size_t *above) {
+    size_t i0, cnt, i, a = 0;
+    const float *x;
+    float *e;
+    for (i0 = 0; i0 < n; i0 += cnt) {
+        cnt = dq__sp_src_get(src, i0, n, &x, &e);
+        for (i = 0; i < cnt; i += 64u) {
+            uint64_t m = dq__sp_mask(x, e, NULL, i, cnt, lo);
+            for (; m; m &= m - 1u) {
+                size_t j = i + dq__ctz64(m);
+                uint32_t key = dq__sp_key(e ? x[j] + e[j] : x[j]);
+                if (key >= DQ__SP_FIN) return DQ_ERR_NONFINITE;
+                if (key > hi)
+                    a++;
+                else
+                    hist[(key - lo) >> s]++;
+            }
         }
     }
     *above = a;
@@ -4671,8 +4885,7 @@ static inline dq_status dq__sp_count(const float *x, const float *e, size_t n, u
 
 /* Bracket [lo, hi] for the k-th largest key from a strided sample: sample ranks a few standard
  * deviations either side of the expected rank. Only speed depends on it, never the result. */
-static inline void dq__sp_bracket(const float *x, const float *e, size_t n, size_t k, uint64_t *w, uint32_t *lo,
-                                  uint32_t *hi) {
+static inline void dq__sp_bracket(const dq__sp_src *src, size_t n, size_t k, uint64_t *w, uint32_t *lo, uint32_t *hi) {
     const size_t S = DQ__SP_NS;
     double q = (double)k / (double)n, mu = (double)S * q, sd = sqrt(mu * (1.0 - q)), sd4 = 4.0 * sd;
     double rl = ceil(mu + sd4 + 2.0), rh = floor(mu - sd4 - 2.0);
@@ -4680,7 +4893,7 @@ static inline void dq__sp_bracket(const float *x, const float *e, size_t n, size
     uint32_t l, h;
     for (t = 0; t < S; t++) {
         size_t i = (size_t)(((uint64_t)(2u * t + 1u) * (uint64_t)n) / (2u * S));
-        w[t] = dq__sp_key(e ? x[i] + e[i] : x[i]);
+        w[t] = dq__sp_key(dq__sp_src_at(src, i));
     }
     dq__sp_sort64(w, S); /* ascending: descending rank r is w[S - 1 - r] */
     l = rl >= (double)S ? 0u : (uint32_t)w[S - 1u - (size_t)rl];
@@ -4699,16 +4912,15 @@ static inline void dq__sp_bracket(const float *x, const float *e, size_t n, size
 /* The cut of the k largest keys (1 <= k <= n): counting passes until the k-th largest key lies
  * in a bin that is one key wide or holds at most DQ__SP_NC keys. The first pass also proves
  * the input finite. w: DQ__SP_NB words of scratch. */
-static inline dq_status dq__sp_plan_topk(const float *x, const float *e, size_t n, size_t k, uint64_t *w,
-                                         dq__sp_cut *cut) {
+static inline dq_status dq__sp_plan_topk(dq__sp_src *src, size_t n, size_t k, uint64_t *w, dq__sp_cut *cut) {
     uint32_t lo = 0, hi = DQ__SP_MAXKEY;
     if (k == n) { /* keep all: one key-0 boundary with room for every zero */
         size_t above;
         cut->blo = cut->bhi = 0;
         cut->r = n;
-        return dq__sp_count(x, e, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
+        return dq__sp_count(src, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
     }
-    if (n >= 8u * DQ__SP_NS) dq__sp_bracket(x, e, n, k, w, &lo, &hi);
+    if (n >= 8u * DQ__SP_NS) dq__sp_bracket(src, n, k, w, &lo, &hi);
     for (;;) {
         unsigned s = 0;
         size_t above = 0, acc, b, nb;
@@ -4716,7 +4928,7 @@ static inline dq_status dq__sp_plan_topk(const float *x, const float *e, size_t 
         while (((hi - lo) >> s) >= DQ__SP_NB) s++;
         nb = (size_t)((hi - lo) >> s) + 1u;
         memset(w, 0, nb * sizeof *w);
-        if ((st = dq__sp_count(x, e, n, lo, hi, s, w, &above)) != DQ_OK) return st;
+        if ((st = dq__sp_count(src, n, lo, hi, s, w, &above)) != DQ_OK) return st;
         if (above >= k) { /* the k-th largest is above the bracket */
             lo = hi + 1u;
             hi = DQ__SP_MAXKEY;
@@ -4748,25 +4960,32 @@ static inline dq_status dq__sp_plan_topk(const float *x, const float *e, size_t 
 }
 
 /* Collecting pass: the kept indices in ascending order into idx, the boundary candidates into
- * cand as key << 32 | (2^32 - 1 - index). With e, writes e = x + e (the compensated vector).
- * Returns the number of indices in idx; *nc the number of candidates. */
-static inline size_t dq__sp_collect(const float *x, float *e, size_t n, const dq__sp_cut *cut, uint32_t *idx,
-                                    uint64_t *cand, size_t *nc) {
-    size_t i, na = 0, c = 0, ties = cut->blo == cut->bhi ? cut->r : 0;
-    for (i = 0; i < n; i += 64u) {
-        uint64_t m = dq__sp_mask(x, e, e, i, n, cut->blo);
-        for (; m; m &= m - 1u) {
-            size_t j = i + dq__ctz64(m);
-            uint32_t key = dq__sp_key(e ? e[j] : x[j]);
-            if (key > cut->bhi) {
-                idx[na++] = (uint32_t)j;
-            } else if (cut->blo == cut->bhi) {
-                if (ties) {
-                    ties--;
-                    idx[na++] = (uint32_t)j;
+ * cand as key << 32 | (2^32 - 1 - index). A float residual becomes e = x + e (the compensated
+ * vector) here; a 16-bit one is left for the encoder's last pass. Returns the number of indices
+ * in idx; *nc the number of candidates. */
+static inline size_t dq__sp_collect(dq__sp_src *src, size_t n, const dq__sp_cut *cut, uint32_t *idx, uint64_t *cand,
+                                    size_t *nc) {
+    size_t i0, cnt, i, na = 0, c = 0, ties = cut->blo == cut->bhi ? cut->r : 0;
+    const float *x;
+    float *e, *eo;
+    for (i0 = 0; i0 < n; i0 += cnt) {
+        cnt = dq__sp_src_get(src, i0, n, &x, &e);
+        eo = src->flt ? e : NULL;
+        for (i = 0; i < cnt; i += 64u) {
+            uint64_t m = dq__sp_mask(x, e, eo, i, cnt, cut->blo);
+            for (; m; m &= m - 1u) {
+                size_t j = i + dq__ctz64(m);
+                uint32_t key = dq__sp_key(eo ? eo[j] : (e ? x[j] + e[j] : x[j]));
+                if (key > cut->bhi) {
+                    idx[na++] = (uint32_t)(i0 + j);
+                } else if (cut->blo == cut->bhi) {
+                    if (ties) {
+                        ties--;
+                        idx[na++] = (uint32_t)(i0 + j);
+                    }
+                } else {
+                    cand[c++] = (uint64_t)key << 32 | (0xFFFFFFFFu - (uint32_t)(i0 + j));
                 }
-            } else {
-                cand[c++] = (uint64_t)key << 32 | (0xFFFFFFFFu - (uint32_t)j);
             }
         }
     }
@@ -4790,26 +5009,27 @@ static inline void dq__sp_resolve(uint32_t *idx, size_t na, uint64_t *cand, size
     }
 }
 
-/* Top-k selection: the k indices ascending into idx. With e, the counting passes read x + e
- * and the collecting pass writes e = x + e. Nothing is written before the input is known
- * finite. */
-static inline dq_status dq__sp_topk(const float *x, float *e, size_t n, size_t k, uint32_t *idx) {
-    uint64_t w[DQ__SP_NB];
-    dq__sp_cut cut;
-    size_t na, nc = 0;
-    dq_status st = dq__sp_plan_topk(x, e, n, k, w, &cut);
-    if (st != DQ_OK) return st;
-    na = dq__sp_collect(x, e, n, &cut, idx, w, &nc);
+/* Top-k and threshold selection: the indices of the cut in ascending order into idx (room for
+ * k); w is the planning scratch, reused for the candidates. */
+static inline void dq__sp_select(dq__sp_src *src, size_t n, size_t k, const dq__sp_cut *cut, uint32_t *idx,
+                                 uint64_t *w) {
+    size_t nc = 0, na = dq__sp_collect(src, n, cut, idx, w, &nc);
     if (na < k) dq__sp_resolve(idx, na, w, nc, k - na);
-    return DQ_OK;
 }
 
 DQ_API dq_status dq_topk_select(const float *x, size_t n, size_t k, uint32_t *idx) {
+    uint64_t w[DQ__SP_NB];
+    dq__sp_src src;
+    dq__sp_cut cut;
+    dq_status st;
     if (!x || !idx) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((uint64_t)n > DQ__SP_MAX_N) return DQ_ERR_TOO_LARGE;
     if (k == 0 || k > n) return DQ_ERR_PARAM;
-    return dq__sp_topk(x, NULL, n, k, idx);
+    dq__sp_src_init(&src, DQ_F32, x, DQ_F32, NULL);
+    if ((st = dq__sp_plan_topk(&src, n, k, w, &cut)) != DQ_OK) return st;
+    dq__sp_select(&src, n, k, &cut, idx, w);
+    return DQ_OK;
 }
 
 /* ---- random-k strata (doc/FORMAT.md "Random-k indices"): stratum j is
@@ -4930,27 +5150,32 @@ static inline void dq__sp_finish(const dq__sp_cfg *c, uint8_t *dst, size_t size,
 
 /* Random-k: the finiteness pass (residual untouched on failure), the values, then the
  * residual: e = c everywhere, minus the value sent where one was. */
-static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params *p, const float *x, size_t n,
-                                            float *e, uint8_t *dst, size_t *len) {
+static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params *p, dq__sp_src *src, size_t n,
+                                            uint8_t *dst, size_t *len) {
     dq__sp_strata s;
     uint8_t *vals = dst + DQ__SP_RAND_VALS;
-    size_t above, j, k = c->k;
-    dq_status st = dq__sp_count(x, e, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
+    size_t above, j, k = c->k, i0, cnt, i = 0;
+    const float *x;
+    float *e;
+    dq_status st = dq__sp_count(src, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
     if (st != DQ_OK) return st;
     dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
     for (j = 0; j < k; j++) {
-        size_t i = dq__sp_strata_next(&s, (uint32_t)j);
-        float v = e ? x[i] + e[i] : x[i];
+        float v = dq__sp_src_at(src, dq__sp_strata_next(&s, (uint32_t)j));
         if (c->rescale) v = v * (float)s.m;
         if (dq__sp_key(v) >= DQ__SP_FIN) return DQ_ERR_OVERFLOW; /* m c beyond FLT_MAX */
         dq__st32(vals + 4u * j, dq__fbits(v));
     }
-    if (e) {
-        dq__k_compensate(x, e, n);
+    if (src->e) { /* the strata are in index order: walk them beside the chunks */
         dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
-        for (j = 0; j < k; j++) {
-            size_t i = dq__sp_strata_next(&s, (uint32_t)j);
-            e[i] = e[i] - dq__bitsf(dq__ld32(vals + 4u * j));
+        j = 0;
+        i = dq__sp_strata_next(&s, 0);
+        for (i0 = 0; i0 < n; i0 += cnt) {
+            cnt = dq__sp_src_get(src, i0, n, &x, &e);
+            dq__k_compensate(x, e, cnt);
+            for (; j < k && i < i0 + cnt; i = ++j < k ? dq__sp_strata_next(&s, (uint32_t)j) : n)
+                e[i - i0] = e[i - i0] - dq__bitsf(dq__ld32(vals + 4u * j));
+            dq__el_out(src->et, e, cnt, src->e, i0);
         }
     }
     dq__sp_head(c, p, n, k, dst);
@@ -4959,44 +5184,50 @@ static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params
 }
 
 /* Top-k and threshold: plan (read-only), check the room for k, collect into the index list at
- * the end of dst (writing the residual's compensated values), then the stream, the values and
- * the residual of the kept elements. */
-static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, const float *x, size_t n, float *e,
-                                          uint8_t *dst, size_t cap, size_t *len) {
+ * the end of dst, then the stream, and a last pass for the values and the residual of the kept
+ * elements (a 16-bit residual is compensated there, chunk by chunk). */
+static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, dq__sp_src *src, size_t n, uint8_t *dst,
+                                          size_t cap, size_t *len) {
     uint64_t w[DQ__SP_NB];
     dq__sp_cut cut;
     uint32_t *idx;
     uint8_t *vals;
-    size_t k, na, nc = 0, slen = 0, j, top;
+    size_t k, slen = 0, j = 0, top, i0, cnt;
+    const float *x;
+    float *e;
     dq_status st;
     if (c->scheme == DQ_SCHEME_TOPK) {
         if (cap < dq__sp_room(c, c->k, n)) return DQ_ERR_DST_TOO_SMALL;
-        if ((st = dq__sp_plan_topk(x, e, n, c->k, w, &cut)) != DQ_OK) return st;
+        if ((st = dq__sp_plan_topk(src, n, c->k, w, &cut)) != DQ_OK) return st;
     } else {
-        size_t cnt = 0;
+        size_t cnt_above = 0;
         cut.bhi = c->tkey;
         cut.blo = c->tkey + 1u; /* <= DQ__SP_FIN: a finite threshold */
         cut.r = 0;
-        if ((st = dq__sp_count(x, e, n, cut.blo, cut.bhi, 0, NULL, &cnt)) != DQ_OK) return st;
-        if (cap < dq__sp_room(c, cnt, n)) return DQ_ERR_DST_TOO_SMALL;
-        c->k = cnt;
+        if ((st = dq__sp_count(src, n, cut.blo, cut.bhi, 0, NULL, &cnt_above)) != DQ_OK) return st;
+        if (cap < dq__sp_room(c, cnt_above, n)) return DQ_ERR_DST_TOO_SMALL;
+        c->k = cnt_above;
     }
     k = c->k;
     /* the index list: 4-byte aligned, ending at most 3 bytes before dst + cap */
     top = cap - 4u * k;
     top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
     idx = (uint32_t *)(void *)(dst + top);
-    na = dq__sp_collect(x, e, n, &cut, idx, w, &nc);
-    if (na < k) dq__sp_resolve(idx, na, w, nc, k - na);
+    dq__sp_select(src, n, k, &cut, idx, w);
     /* the stream ends before the list (the room has 4 spare bytes), the values trail it */
     st = dq_index_encode(idx, k, (uint64_t)n, c->coder, dst + DQ__SP_STREAM, top - DQ__SP_STREAM, &slen);
     if (st != DQ_OK) return st; /* cannot happen: the room bounds the stream */
     vals = dst + DQ__SP_STREAM + slen;
-    for (j = 0; j < k; j++) { /* value j lands at or below idx[j], which was read first */
-        size_t i = idx[j];
-        float v = e ? e[i] : x[i];
-        if (e) e[i] = v - v; /* sent exactly: nothing left over */
-        dq__st32(vals + 4u * j, dq__fbits(v));
+    for (i0 = 0; i0 < n && (src->e || j < k); i0 += cnt) {
+        cnt = dq__sp_src_get(src, i0, n, &x, &e);
+        if (e && !src->flt) dq__k_compensate(x, e, cnt); /* the collecting pass did it for floats */
+        for (; j < k && idx[j] < i0 + cnt; j++) { /* value j lands at or below idx[j], which was read first */
+            size_t i = idx[j] - i0;
+            float v = e ? e[i] : x[i];
+            if (e) e[i] = v - v; /* sent exactly: nothing left over */
+            dq__st32(vals + 4u * j, dq__fbits(v));
+        }
+        if (e) dq__el_out(src->et, e, cnt, src->e, i0);
     }
     dq__sp_head(c, p, n, k, dst);
     dq__st64(dst + DQ__SP_LEN_OFF, (uint64_t)slen);
@@ -5004,19 +5235,21 @@ static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, con
     return DQ_OK;
 }
 
-static inline dq_status dq__sp_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst_v,
-                                      size_t cap, size_t *len) {
+static inline dq_status dq__sp_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                      void *residual, void *dst_v, size_t cap, size_t *len) {
     uint8_t *dst = (uint8_t *)dst_v;
     dq__sp_cfg c;
+    dq__sp_src src;
     dq_status st;
     if (!x || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__sp_cfg_make(p, n, &c)) != DQ_OK) return st;
+    dq__sp_src_init(&src, xt, x, rt, residual);
     if (c.scheme == DQ_SCHEME_RANDK) {
         if (cap < dq__sp_room(&c, c.k, n)) return DQ_ERR_DST_TOO_SMALL;
-        return dq__sp_encode_randk(&c, p, x, n, residual, dst, len);
+        return dq__sp_encode_randk(&c, p, &src, n, dst, len);
     }
-    return dq__sp_encode_idx(&c, p, x, n, residual, dst, cap, len);
+    return dq__sp_encode_idx(&c, p, &src, n, dst, cap, len);
 }
 
 /* ---- header */
@@ -5152,12 +5385,16 @@ static inline dq_status dq__sp_it_next(dq__sp_it *it, uint32_t *buf, size_t *cnt
     return DQ_OK;
 }
 
-static inline void dq__sp_apply(float *out, size_t i, float v, float w, int add) {
+/* out[i] = v, or += w v, for out of dtype t. */
+static inline void dq__sp_apply(dq_dtype t, void *out, size_t i, float v, float w, int add) {
     if (add) {
         float wv = w * v;
-        out[i] = out[i] + wv;
-    } else
-        out[i] = v;
+        v = (t == DQ_F32 ? ((float *)out)[i] : dq__el_get(t, out, i)) + wv;
+    }
+    if (t == DQ_F32)
+        ((float *)out)[i] = v;
+    else
+        dq__el_set(t, out, i, v);
 }
 
 /* Values: k finite float32 (DQ_ERR_CORRUPT otherwise). */
@@ -5169,17 +5406,17 @@ static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
 }
 
 static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      float *out) {
+                                      dq_dtype t, void *out) {
     size_t n = h->count, k = h->nnz, j;
     (void)c;
     if (h->scheme == DQ_SCHEME_RANDK) {
         const uint8_t *vals = msg + DQ__SP_RAND_VALS;
         dq__sp_strata s;
         if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
-        if (!add) memset(out, 0, n * sizeof *out);
+        if (!add) memset(out, 0, n * dq_dtype_size(t)); /* +0 in every dtype */
         dq__sp_strata_init(&s, n, k, h->seed, h->step, h->stream);
         for (j = 0; j < k; j++)
-            dq__sp_apply(out, dq__sp_strata_next(&s, (uint32_t)j), dq__bitsf(dq__ld32(vals + 4u * j)), w, add);
+            dq__sp_apply(t, out, dq__sp_strata_next(&s, (uint32_t)j), dq__bitsf(dq__ld32(vals + 4u * j)), w, add);
         return DQ_OK;
     } else {
         const uint8_t *stream = msg + DQ__SP_STREAM;
@@ -5195,10 +5432,11 @@ static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, co
             while (!it.end) {
                 if (dq__sp_it_next(&it, buf, &cnt) != DQ_OK) return DQ_ERR_CORRUPT;
                 if (pass)
-                    for (j = 0; j < cnt; j++) dq__sp_apply(out, buf[j], dq__bitsf(dq__ld32(vals + 4u * (done + j))), w, add);
+                    for (j = 0; j < cnt; j++)
+                        dq__sp_apply(t, out, buf[j], dq__bitsf(dq__ld32(vals + 4u * (done + j))), w, add);
                 done += cnt;
             }
-            if (!pass && !add) memset(out, 0, n * sizeof *out);
+            if (!pass && !add) memset(out, 0, n * dq_dtype_size(t));
         }
         return DQ_OK;
     }
@@ -5692,20 +5930,28 @@ static inline dq_status dq__sk_header(const uint8_t *in, size_t src_len, uint64_
 
 /* dq_decode()/dq_decode_add() for scheme 11, after the header, size and checksum checks. */
 static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      float *out) {
+                                      dq_dtype t, void *out) {
     const uint8_t *tab = msg + DQ_SKETCH_HEADER_SIZE;
-    (void)c;
-    size_t i, n = h->count;
+    float buf[DQ__ELCHUNK];
+    size_t i, i0, cnt, n = h->count;
     uint32_t bad = 0;
+    (void)c;
     for (i = 0; i < n; i++) bad |= (uint32_t)((dq__ld32(tab + 4u * i) & 0x7F800000u) == 0x7F800000u);
     if (bad) return DQ_ERR_CORRUPT; /* a NaN or Inf cell: nothing written */
-    if (add) {
-        for (i = 0; i < n; i++) {
-            float t = w * dq__bitsf(dq__ld32(tab + 4u * i));
-            out[i] = out[i] + t;
+    for (i0 = 0; i0 < n; i0 += cnt) {
+        float *o;
+        cnt = dq__el_chunk(t == DQ_F32, n);
+        if (n - i0 < cnt) cnt = n - i0;
+        o = dq__el_acc(t, out, i0, cnt, add, buf);
+        for (i = 0; i < cnt; i++) {
+            float v = dq__bitsf(dq__ld32(tab + 4u * (i0 + i)));
+            if (add) {
+                float wv = w * v;
+                v = o[i] + wv;
+            }
+            o[i] = v;
         }
-    } else {
-        for (i = 0; i < n; i++) out[i] = dq__bitsf(dq__ld32(tab + 4u * i));
+        dq__el_out(t, o, cnt, out, i0);
     }
     return DQ_OK;
 }
@@ -6619,53 +6865,16 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 }
 
 
-/* ---------------------------------------------------------------- fp16 and bf16: the typed codec */
+/* ---------------------------------------------------------------- fp16 and bf16: the typed codec
+ * The codec's own pipeline with 16-bit data (the element adapter of the level encoder). */
 
-#define DQ__HCHUNK 2048u /* elements per chunk: a multiple of the 256-element block and of 16 */
-
-DQ_API size_t dq_dtype_size(dq_dtype t) {
-    switch (t) {
-        case DQ_F32: return 4u;
-        case DQ_F16:
-        case DQ_BF16: return 2u;
-        default: return 0u;
-    }
-}
 DQ_API uint16_t dq_f32_to_f16(float f) { return dq__f32_to_f16_bits(dq__fbits(f)); }
 DQ_API float dq_f16_to_f32(uint16_t h) { return dq__bitsf(dq__f16_to_f32_bits(h)); }
 DQ_API uint16_t dq_f32_to_bf16(float f) { return dq__f32_to_bf16_bits(dq__fbits(f)); }
 DQ_API float dq_bf16_to_f32(uint16_t h) { return dq__bitsf(dq__bf16_to_f32_bits(h)); }
 
-/* cnt elements of dtype t starting at element i0 of src, as floats in buf; a float source is
- * returned in place. */
-static inline const float *dq__h_in(dq_dtype t, const void *src, size_t i0, size_t cnt, float *buf) {
-    const uint8_t *s = (const uint8_t *)src + i0 * dq_dtype_size(t);
-    if (t == DQ_F32) return (const float *)(const void *)s;
-    if (t == DQ_F16)
-        dq__k_f16_to_f32(s, buf, cnt);
-    else
-        dq__k_bf16_to_f32(s, buf, cnt);
-    return buf;
-}
-/* The same for memory that is updated in place (a float residual) or through buf. */
-static inline float *dq__h_inout(dq_dtype t, void *src, size_t i0, size_t cnt, float *buf) {
-    if (t == DQ_F32) return (float *)src + i0;
-    (void)dq__h_in(t, src, i0, cnt, buf);
-    return buf;
-}
-/* buf[0..cnt) rounded to dtype t at element i0 of dst (nothing to do for float in place). */
-static inline void dq__h_out(dq_dtype t, const float *buf, size_t cnt, void *dst, size_t i0) {
-    uint8_t *d = (uint8_t *)dst + i0 * dq_dtype_size(t);
-    if (t == DQ_F16)
-        dq__k_f32_to_f16(buf, d, cnt);
-    else if (t == DQ_BF16)
-        dq__k_f32_to_bf16(buf, d, cnt);
-    else if ((const void *)buf != (const void *)d)
-        memcpy(d, buf, 4u * cnt);
-}
-
 DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype to, void *dst) {
-    float buf[DQ__HCHUNK];
+    float buf[DQ__ELCHUNK];
     size_t i;
     if (!src || !dst) return DQ_ERR_NULL;
     if (!dq_dtype_size(from) || !dq_dtype_size(to)) return DQ_ERR_PARAM;
@@ -6673,183 +6882,13 @@ DQ_API dq_status dq_convert(dq_dtype from, const void *src, size_t n, dq_dtype t
     if (from == to) {
         if (src != dst) memmove(dst, src, n * dq_dtype_size(to));
     } else if (from == DQ_F32) { /* narrowing: the kernels store each group behind its loads */
-        dq__h_out(to, (const float *)src, n, dst, 0);
+        dq__el_out(to, (const float *)src, n, dst, 0);
     } else if (to == DQ_F32) {
-        (void)dq__h_in(from, src, 0, n, (float *)dst);
+        (void)dq__el_in(from, src, 0, n, (float *)dst);
     } else { /* fp16 <-> bf16 through float, a chunk at a time */
-        for (i = 0; i < n; i += DQ__HCHUNK) {
-            size_t cnt = n - i < DQ__HCHUNK ? n - i : DQ__HCHUNK;
-            dq__h_out(to, dq__h_in(from, src, i, cnt, buf), cnt, dst, i);
-        }
-    }
-    return DQ_OK;
-}
-
-/* ---- encoding
- * Without a residual, when a range fits a chunk (dq_range_align() <= DQ__HCHUNK): one pass,
- * dq__encode_body on each chunk (whole ranges, as dq_encode_range does). Otherwise two passes,
- * as the float path's error-feedback encoder makes: first every bucket's scale into the
- * message, in bucket order (so a failing bucket fails before the residual is touched, with the
- * float path's status); buckets that span chunks carry their statistics lanes from chunk to
- * chunk, which gives the float path's sums exactly (16 lanes in index order, doc/FORMAT.md
- * 6.1). Then dq__h_quant on each chunk, with those scales: compensation, quantization and the
- * residual, which is rounded back into the caller's dtype chunk by chunk. */
-
-/* Statistics of one bucket carried across chunks (dq__k_hstat_acc), for the norm's statistics;
- * two-means (dq__k_tm_acc): the lanes of the non-negative (sq) and negative (ab) magnitudes, and
- * the count of negative elements. */
-typedef struct dq__hstat {
-    double sq[DQ__SLANES], ab[DQ__SLANES];
-    uint32_t mx;
-    uint64_t nneg;
-} dq__hstat;
-/* The statistics dq__scale_bucket computes for the norm (all three for any other). */
-static inline unsigned dq__h_what(const dq__cfg *c) {
-    if (c->norm == DQ__NORM_WIRE_L2) return DQ__ST_SQ;
-    if (c->norm == DQ__NORM_WIRE_MEAN) return DQ__ST_ABS;
-    if (c->norm == DQ__NORM_WIRE_MAX || c->norm == DQ__NORM_WIRE_POW2 || c->norm == DQ__NORM_WIRE_ALPHA)
-        return DQ__ST_MAX;
-    return DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX; /* TernGrad's clip needs the maximum and the squares */
-}
-/* Adds elements off .. off+cnt-1 of the bucket (x, e hold them); what = 0: two-means. */
-static inline void dq__hstat_add(dq__hstat *a, unsigned what, const float *x, const float *e, size_t off, size_t cnt) {
-    double rs[DQ__SLANES], ra[DQ__SLANES];
-    unsigned k, r = (unsigned)(off % DQ__SLANES);
-    for (k = 0; k < DQ__SLANES; k++) { /* rotate so that element 0 of the piece meets lane off % 16 */
-        rs[k] = a->sq[(r + k) % DQ__SLANES];
-        ra[k] = a->ab[(r + k) % DQ__SLANES];
-    }
-    if (what)
-        dq__k_hstat_acc(x, e, cnt, what, rs, ra, &a->mx);
-    else
-        dq__k_tm_acc(x, e, cnt, rs, ra, &a->nneg);
-    for (k = 0; k < DQ__SLANES; k++) {
-        a->sq[(r + k) % DQ__SLANES] = rs[k];
-        a->ab[(r + k) % DQ__SLANES] = ra[k];
-    }
-}
-
-/* Every bucket's scale into scales[], in bucket order (the first failing bucket's status). */
-static inline dq_status dq__h_scales(const dq__cfg *c, size_t n, size_t ch, dq_dtype xt, const void *x, dq_dtype rt,
-                                     const void *r, uint8_t *scales, float *xb, float *rb) {
-    dq__hstat acc;
-    size_t b0, bi = 0, bstart = 0, bend = c->bucket < n ? c->bucket : n;
-    unsigned what = c->tm ? 0u : dq__h_what(c);
-    float scale;
-    dq_status s;
-    memset(&acc, 0, sizeof acc);
-    for (b0 = 0; b0 < n; b0 += ch) {
-        size_t b1 = n - b0 < ch ? n : b0 + ch, pos = b0;
-        const float *xf = dq__h_in(xt, x, b0, b1 - b0, xb);
-        const float *rf = r ? dq__h_in(rt, r, b0, b1 - b0, rb) : NULL;
-        while (pos < b1) {
-            size_t seg = bend < b1 ? bend : b1;
-            if (pos == bstart && seg == bend) { /* the whole bucket is in this chunk */
-                if ((s = dq__scale_bucket(c, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, bend - bstart, scales,
-                                          bi)) != DQ_OK)
-                    return s;
-            } else {
-                dq__hstat_add(&acc, what, xf + (pos - b0), rf ? rf + (pos - b0) : NULL, pos - bstart, seg - pos);
-                if (seg == bend && c->tm) {
-                    s = dq__tm_scales(c, acc.sq, acc.ab, acc.nneg, bend - bstart, scales, bi);
-                    memset(&acc, 0, sizeof acc);
-                    if (s != DQ_OK) return s;
-                } else if (seg == bend) {
-                    dq__stats st;
-                    st.sumsq = dq__lanes_sum(acc.sq);
-                    st.sumabs = dq__lanes_sum(acc.ab);
-                    st.maxbits = acc.mx;
-                    memset(&acc, 0, sizeof acc);
-                    if ((s = dq__bucket_scale(c, &st, bend - bstart, &scale)) != DQ_OK) return s;
-                    dq__st32(scales + 4u * bi, dq__fbits(scale));
-                }
-            }
-            pos = seg;
-            if (pos == bend) {
-                bi++;
-                bstart = bend;
-                bend = n - bstart > c->bucket ? bstart + c->bucket : n;
-            }
-        }
-    }
-    return DQ_OK;
-}
-
-/* Quantize elements [b0, b1) (b0 a multiple of the block, b1 too or n) with the scales already in
- * the message: dq__encode_body's quantization loop, entered at any block of a bucket. xf holds
- * the elements; rf (or NULL) the residual, compensated here and left as the new residual. */
-static inline void dq__h_quant(const dq__cfg *c, const dq_params *p, size_t b0, size_t b1, const float *xf, float *rf,
-                               uint8_t *body) {
-    uint32_t codes[DQ__BLOCK];
-    const uint8_t *scales = body;
-    uint8_t *payload = body + c->prefix;
-    dq__key key = dq__key_make(p->seed, p->step, p->stream);
-    dq__qctx q;
-    size_t pos = b0, bi = b0 / c->bucket, bend = b0;
-    const float *src = rf ? rf : xf;
-    memset(&q, 0, sizeof q);
-    q.bits = c->bits;
-    q.smax = dq__levels(c->bits);
-    q.thresh = c->stochastic ? -1.0f : 0.5f;
-    q.k0 = key.k0;
-    q.tab = c->table ? c->tab : NULL;
-    if (c->ntab && b0 == 0) { /* the level table follows the scales */
-        size_t l;
-        for (l = 0; l < c->ntab; l++) dq__st32(body + 4u * (c->nbuckets + l), dq__fbits(c->tab[l + 1u]));
-    }
-    if (rf) dq__k_compensate(xf, rf, b1 - b0);
-    while (pos < b1) {
-        size_t blk_end = b1 - pos > DQ__BLOCK ? pos + DQ__BLOCK : b1, blk_start = pos;
-        uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits);
-        int packed = 0;
-        q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
-        while (pos < blk_end) {
-            size_t seg_end, off = pos - b0;
-            if (pos == bend) { /* enter bucket bi */
-                bend = (bi + 1u) * c->bucket;
-                dq__qctx_bucket(&q, c, scales, bi);
-                bi++;
-            }
-            q.lo = (uint32_t)pos;
-            seg_end = bend < blk_end ? bend : blk_end;
-            if (q.tab) {
-                dq__k_quant_tab(&q, src + off, seg_end - pos, codes + (pos - blk_start), rf ? rf + off : NULL);
-            } else if (pos == blk_start && seg_end - pos == DQ__BLOCK) {
-                dq__k_quant_pack(&q, src + off, rf ? rf + off : NULL, blk_out);
-                packed = 1;
-            } else {
-                dq__k_quant(&q, src + off, seg_end - pos, codes + (pos - blk_start), rf ? rf + off : NULL);
-            }
-            pos = seg_end;
-        }
-        if (packed) continue;
-        if (blk_end - blk_start == DQ__BLOCK)
-            dq__k_pack_block(codes, c->bits, blk_out);
-        else
-            dq__pack_tail(codes, blk_end - blk_start, c->bits, blk_out);
-    }
-}
-
-/* The fixed-coder message of a level scheme (size checked by the caller), header included. */
-static inline dq_status dq__h_encode_fixed(const dq__cfg *c, const dq_params *p, size_t n, dq_dtype xt,
-                                           const void *x, dq_dtype rt, void *r, uint8_t *out) {
-    float xb[DQ__HCHUNK], rb[DQ__HCHUNK];
-    uint8_t *body = out + DQ_HEADER_SIZE;
-    size_t a = dq__align(c, n), b0;
-    size_t ch = a <= DQ__HCHUNK ? (DQ__HCHUNK / a) * a : DQ__HCHUNK; /* whole ranges when they fit */
-    int one_pass = !r && a <= DQ__HCHUNK;
-    dq_status s;
-    dq__write_header(c, p, n, out);
-    if (!one_pass && (s = dq__h_scales(c, n, ch, xt, x, rt, r, body, xb, rb)) != DQ_OK) return s;
-    for (b0 = 0; b0 < n; b0 += ch) {
-        size_t b1 = n - b0 < ch ? n : b0 + ch;
-        const float *xf = dq__h_in(xt, x, b0, b1 - b0, xb);
-        float *rf = r ? dq__h_inout(rt, r, b0, b1 - b0, rb) : NULL;
-        if (one_pass) {
-            if ((s = dq__encode_body(c, p, b0, b1, xf, NULL, body)) != DQ_OK) return s;
-        } else {
-            dq__h_quant(c, p, b0, b1, xf, rf, body);
-            if (rf) dq__h_out(rt, rf, b1 - b0, r, b0);
+        for (i = 0; i < n; i += DQ__ELCHUNK) {
+            size_t cnt = n - i < DQ__ELCHUNK ? n - i : DQ__ELCHUNK;
+            dq__el_out(to, dq__el_in(from, src, i, cnt, buf), cnt, dst, i);
         }
     }
     return DQ_OK;
@@ -6857,109 +6896,16 @@ static inline dq_status dq__h_encode_fixed(const dq__cfg *c, const dq_params *p,
 
 DQ_API dq_status dq_encode_typed(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
                                  void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
-    uint8_t *out = (uint8_t *)dst;
-    dq__cfg c;
-    dq_status st;
-    size_t size;
-    int ok;
     if (!dst_len || !p || !x || !dst) return DQ_ERR_NULL;
     if (!dq_dtype_size(xt) || !dq_dtype_size(rt)) return DQ_ERR_PARAM;
-    if (xt == DQ_F32 && (!residual || rt == DQ_F32))
-        return dq_encode(p, (const float *)x, n, (float *)residual, dst, dst_cap, dst_len);
-    if (n == 0) return DQ_ERR_EMPTY;
-    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st; /* sparse schemes: DQ_ERR_PARAM here */
-    size = dq__size(&c, n, 1, &ok);
-    if (!ok) return DQ_ERR_TOO_LARGE;
-    if (c.coder == DQ_CODER_FIXED) {
-        if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
-        if ((st = dq__h_encode_fixed(&c, p, n, xt, x, rt, residual, out)) != DQ_OK) return st;
-    } else { /* dq__encode_coded: the fixed message, then re-coded in place */
-        dq__plan pl;
-        size_t fixed = size, crc = c.checksum ? 4u : 0u;
-        dq__cfg cf = c;
-        if (c.coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
-            size_t need = dq_encode_bound_coded(n, c.bits);
-            if (!need) return DQ_ERR_TOO_LARGE;
-            if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
-        }
-        if (dst_cap < fixed) return DQ_ERR_DST_TOO_SMALL;
-        cf.coder = DQ_CODER_FIXED;
-        if ((st = dq__h_encode_fixed(&cf, p, n, xt, x, rt, residual, out)) != DQ_OK) return st;
-        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - fixed, &pl);
-        if (pl.coder != DQ_CODER_FIXED) {
-            size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
-            if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
-            size += crc;
-        }
-    }
-    if (c.checksum) dq__st32(out + size - 4u, dq__body_crc(out, size));
-    *dst_len = size;
-    return DQ_OK;
+    return dq__ops_params(p)->encode(p, xt, x, n, rt, residual, dst, dst_cap, dst_len);
 }
-
-/* ---- decoding: dq__decode_body's loop over blocks [b0, b1) (b0 a multiple of the block), which
- * may start inside a bucket and reads a coded payload as a stream across calls */
-static inline void dq__h_decode_run(const dq__cfg *c, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
-                                    size_t b0, size_t b1, float w, int add, float *out) {
-    float cur[2] = {0.0f, 0.0f};
-    uint32_t codes[DQ__BLOCK];
-    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t pos, bi = b0 / c->bucket, bend = b0, blk = DQ__BLOCK_BYTES(c->bits);
-    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
-        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
-                            &bend, cur, w, add, out + (pos - b0));
-    if (pos < b1) { /* the tail of the vector */
-        dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
-        dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
-    }
-}
-
-static inline dq_status dq__h_decode(const void *src, size_t src_len, float w, int add, dq_dtype t, void *out,
-                                     size_t out_n) {
-    const uint8_t *in = (const uint8_t *)src;
-    float buf[DQ__HCHUNK];
-    dq_header h;
-    dq__cfg c;
-    dq__cdec cd;
-    dq_status st;
-    const uint8_t *scales;
-    size_t b0;
-    if (!src || !out) return DQ_ERR_NULL;
-    if (!dq_dtype_size(t)) return DQ_ERR_PARAM;
-    if (t == DQ_F32) return add ? dq_decode_add(src, src_len, w, (float *)out, out_n) : dq_decode(src, src_len, (float *)out, out_n);
-    if ((st = dq__header_parse(in, src_len, &h, &c)) != DQ_OK) return st;
-    if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
-    if (!dq__is_levels(h.scheme)) return DQ_ERR_PARAM; /* sparse, sketch: not chunked yet */
-    if (h.coder == DQ_CODER_FIXED) {
-        scales = in + DQ_HEADER_SIZE;
-        if ((st = dq__fixed_check(&c, h.count, scales, scales + c.prefix)) != DQ_OK) return st;
-    } else {
-        scales = in + DQ__CODED_HEADER;
-        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + c.prefix, h.payload_size) != DQ_OK)
-            return DQ_ERR_CORRUPT;
-        if ((st = dq__fixed_check(&c, 0, scales, NULL)) != DQ_OK) return st;
-        /* an unverified stream is decoded once to validate it; a checksummed one is trusted and
-         * checked at its end, as dq_decode() does */
-        cd.trusted = (h.flags & DQ_FLAG_CHECKSUM) != 0;
-        if (!cd.trusted && (st = dq__cdec_validate(&cd)) != DQ_OK) return st;
-    }
-    for (b0 = 0; b0 < h.count; b0 += DQ__HCHUNK) {
-        size_t cnt = h.count - b0 < DQ__HCHUNK ? h.count - b0 : DQ__HCHUNK;
-        if (add) (void)dq__h_in(t, out, b0, cnt, buf);
-        dq__h_decode_run(&c, scales, scales + c.prefix, h.coder == DQ_CODER_FIXED ? NULL : &cd, b0, b0 + cnt, w, add,
-                         buf);
-        dq__h_out(t, buf, cnt, out, b0);
-    }
-    return h.coder != DQ_CODER_FIXED && cd.trusted ? dq__cdec_end(&cd) : DQ_OK;
-}
-
 DQ_API dq_status dq_decode_typed(const void *src, size_t src_len, dq_dtype ot, void *out, size_t out_cap) {
-    return dq__h_decode(src, src_len, 1.0f, 0, ot, out, out_cap);
+    return dq__decode_msg(src, src_len, 1.0f, 0, ot, out, out_cap);
 }
 DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weight, dq_dtype at, void *acc,
                                      size_t acc_len) {
-    return dq__h_decode(src, src_len, weight, 1, at, acc, acc_len);
+    return dq__decode_msg(src, src_len, weight, 1, at, acc, acc_len);
 }
 
 

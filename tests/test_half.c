@@ -504,7 +504,25 @@ static dq_params base_params(dq_scheme sc, unsigned bits, uint32_t bucket) {
     return p;
 }
 
-/* A grid over QSGD, then random cases over every level scheme. */
+/* A sparse scheme's params: k kept (top-k, random-k) or a threshold near the 1 - q quantile of
+ * |x| for a gaussian of scale sd. */
+static dq_params sparse_params(dq_t_rng *r, dq_scheme sc, size_t n, double sd) {
+    dq_params p = base_params(sc, 0, 0);
+    size_t k = 1u + (size_t)(dq_t_next(r) % (n < 300u ? n : 300u));
+    if (dq_t_next(r) % 8u == 0) k = n; /* keep everything: the boundary holds every zero */
+    if (sc == DQ_SCHEME_THRESHOLD)
+        p.threshold = (float)(sd * (0.5 + (double)(dq_t_next(r) % 5u) * 0.5));
+    else
+        p.k = k;
+    if (sc == DQ_SCHEME_RANDK)
+        p.unbiased = (unsigned)(dq_t_next(r) % 2u);
+    else
+        p.index_coder = (unsigned)(dq_t_next(r) % 4u);
+    p.checksum = (unsigned)(dq_t_next(r) % 2u);
+    return p;
+}
+
+/* A grid over QSGD, then random cases over every level and sparse scheme. */
 static void test_encode_equiv(void) {
     static const uint32_t buckets[5] = {8u, 512u, 1000u, 4096u, DQ_BUCKET_WHOLE};
     static const size_t lens[8] = {1u, 7u, 256u, 1000u, 2048u, 2049u, 5000u, 9001u};
@@ -532,11 +550,12 @@ static void test_encode_equiv(void) {
     }
     /* random: every level scheme, coders, dtypes */
     for (t = 0; t < 260; t++) {
-        static const dq_scheme sch[6] = {DQ_SCHEME_QSGD, DQ_SCHEME_NUQSGD, DQ_SCHEME_NATURAL,
-                                         DQ_SCHEME_TERNGRAD, DQ_SCHEME_TRUNC, DQ_SCHEME_TRUNC_NU};
+        static const dq_scheme sch[7] = {DQ_SCHEME_QSGD,     DQ_SCHEME_NUQSGD, DQ_SCHEME_NATURAL,   DQ_SCHEME_TERNGRAD,
+                                         DQ_SCHEME_TWOMEANS, DQ_SCHEME_TRUNC,  DQ_SCHEME_TRUNC_NU};
         enc_case c;
-        dq_scheme sc = sch[dq_t_next(&r) % 6u];
+        dq_scheme sc = sch[dq_t_next(&r) % 7u];
         unsigned b = sc == DQ_SCHEME_TERNGRAD ? 2u : (sc == DQ_SCHEME_TRUNC_NU ? 4u : 2u + (unsigned)(dq_t_next(&r) % 7u));
+        if (sc == DQ_SCHEME_TWOMEANS) b = 1u;
         c.p = base_params(sc, b, buckets[dq_t_next(&r) % 5u]);
         c.p.rounding = dq_t_next(&r) % 3u == 0 ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
         if (sc == DQ_SCHEME_QSGD || sc == DQ_SCHEME_NUQSGD) c.p.norm = dq_t_next(&r) % 2u ? DQ_NORM_MAX : DQ_NORM_L2;
@@ -553,6 +572,20 @@ static void test_encode_equiv(void) {
         cases++;
         good += (size_t)check_encode_case(&c, &r);
     }
+    /* random: the sparse schemes, over chunk boundaries (2048) and ties */
+    for (t = 0; t < 240; t++) {
+        static const dq_scheme sch[3] = {DQ_SCHEME_TOPK, DQ_SCHEME_RANDK, DQ_SCHEME_THRESHOLD};
+        enc_case c;
+        c.n = lens[dq_t_next(&r) % 8u];
+        c.xt = (dq_dtype)(dq_t_next(&r) % 3u);
+        c.rt = (dq_dtype)(dq_t_next(&r) % 3u);
+        c.has_res = dq_t_next(&r) % 4u != 0;
+        if (c.xt == DQ_F32 && (!c.has_res || c.rt == DQ_F32)) c.xt = DQ_BF16;
+        c.sd = c.xt == DQ_F16 ? 2.0 : 50.0;
+        c.p = sparse_params(&r, sch[t % 3u], c.n, c.sd);
+        cases++;
+        good += (size_t)check_encode_case(&c, &r);
+    }
     if (dq_t_verbose()) printf("  encode: %lu of %lu cases identical\n", (unsigned long)good, (unsigned long)cases);
     CHECK(good == cases);
 }
@@ -561,13 +594,21 @@ static void test_encode_equiv(void) {
 static void test_encode_long(void) {
     dq_t_rng r = {31u};
     static const uint32_t buckets[3] = {512u, 5000u, DQ_BUCKET_WHOLE};
+    static const dq_scheme sparse[3] = {DQ_SCHEME_TOPK, DQ_SCHEME_RANDK, DQ_SCHEME_THRESHOLD};
     unsigned i;
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 6; i++) { /* QSGD; then sparse: sampled brackets (n >= 8 x 2048), many chunks */
         enc_case c;
-        c.p = base_params(DQ_SCHEME_QSGD, 4, buckets[i]);
-        c.n = ((size_t)1 << 19) + 77u;
-        c.xt = i == 1 ? DQ_BF16 : DQ_F16;
-        c.rt = i == 2 ? DQ_BF16 : DQ_F16;
+        if (i < 3) {
+            c.p = base_params(DQ_SCHEME_QSGD, 4, buckets[i]);
+            c.n = ((size_t)1 << 19) + 77u;
+        } else {
+            c.p = base_params(sparse[i - 3], 0, 0);
+            c.p.k = i == 5 ? 0u : 5000u;
+            c.p.threshold = i == 5 ? 2.5f : 0.0f;
+            c.n = ((size_t)1 << 18) + 77u;
+        }
+        c.xt = i % 3u == 1 ? DQ_BF16 : DQ_F16;
+        c.rt = i % 3u == 2 ? DQ_BF16 : DQ_F16;
         c.has_res = 1;
         c.sd = 1.0;
         CHECK(check_encode_case(&c, &r));
@@ -752,11 +793,19 @@ static void test_encode_errors(void) {
     q.coder = DQ_CODER_RANS; /* a forced coder needs dq_encode_bound_coded() */
     CHECK(dq_encode_typed(&q, DQ_F16, x, n, DQ_F16, res, m2, size, &len) == DQ_ERR_DST_TOO_SMALL);
     CHECK(dq_encode(&q, xf, n, rf, m1, size, &l1) == DQ_ERR_DST_TOO_SMALL);
-    q = p;
-    q.scheme = DQ_SCHEME_TOPK; /* sparse schemes: not on the typed path */
+    q = base_params(DQ_SCHEME_TOPK, 4, 0); /* sparse schemes: the float path's checks and statuses */
     q.k = 10;
     CHECK(dq_encode_typed(&q, DQ_F16, x, n, DQ_F16, res, m2, sizeof m2, &len) == DQ_ERR_PARAM);
+    q.bits = 0;
+    CHECK(dq_encode_capacity(&q, n, &size) == DQ_OK);
+    CHECK(dq_encode_typed(&q, DQ_F16, x, n, DQ_F16, res, m2, size - 1u, &len) == DQ_ERR_DST_TOO_SMALL);
+    x[n / 2] = 0x7C00u; /* +Inf: found by the first pass, before the residual is written */
+    CHECK(dq_encode_typed(&q, DQ_F16, x, n, DQ_F16, res, m2, sizeof m2, &len) == DQ_ERR_NONFINITE);
+    q.scheme = DQ_SCHEME_RANDK;
+    CHECK(dq_encode_typed(&q, DQ_F16, x, n, DQ_BF16, res, m2, sizeof m2, &len) == DQ_ERR_NONFINITE);
     CHECK(memcmp(keep, res, sizeof res) == 0 && len == 5);
+    make_input(&r, DQ_F16, DQ_F16, n, 1.0, x, NULL);
+    CHECK(dq_encode_capacity(&p, n, &size) == DQ_OK);
     /* exactly the size is enough */
     CHECK(dq_encode_typed(&p, DQ_F16, x, n, DQ_F16, res, m2, size, &len) == DQ_OK && len == size);
     /* float x with float or no residual is dq_encode() itself */
@@ -846,6 +895,31 @@ static void test_decode_equiv(void) {
         free(x);
         free(msg);
     }
+    for (t = 0; t < 60; t++) { /* sparse messages */
+        static const dq_scheme sp[3] = {DQ_SCHEME_TOPK, DQ_SCHEME_RANDK, DQ_SCHEME_THRESHOLD};
+        size_t n = lens[dq_t_next(&r) % 6u], cap = big_cap(n), len = 0;
+        dq_params p = sparse_params(&r, sp[t % 3u], n, 3.0);
+        float *x = (float *)xmalloc(n * 4u);
+        uint8_t *msg = (uint8_t *)xmalloc(cap);
+        char what[160];
+        make_input(&r, DQ_F32, DQ_F32, n, 3.0, x, NULL);
+        snprintf(what, sizeof what, "sparse scheme %d k %lu n %lu", (int)p.scheme, (unsigned long)p.k, (unsigned long)n);
+        CHECK(dq_encode(&p, x, n, NULL, msg, cap, &len) == DQ_OK);
+        CHECK(check_decode(msg, len, n, &r, what));
+        free(x);
+        free(msg);
+    }
+    { /* a count-sketch message: its table as the vector */
+        float tab[3 * 700], x[5000];
+        dq_sketch s;
+        uint8_t msg[3 * 700 * 4 + 256];
+        size_t len = 0;
+        make_input(&r, DQ_F32, DQ_F32, 5000u, 3.0, x, NULL);
+        CHECK(dq_sketch_init(&s, 3, 700, 5000u, 99u, tab, 3u * 700u) == DQ_OK);
+        CHECK(dq_sketch_add_dense(&s, 0, x, 5000u) == DQ_OK);
+        CHECK(dq_sketch_encode(&s, 1, msg, sizeof msg, &len) == DQ_OK);
+        CHECK(check_decode(msg, len, 3u * 700u, &r, "sketch"));
+    }
 }
 
 /* Every failure leaves out / acc untouched, with the float path's status. */
@@ -898,15 +972,27 @@ static void test_decode_failures(void) {
             CHECK(memcmp(out, keep, n * 2u) == 0);
         }
     }
-    { /* a sparse message: decoded by the float path, refused by the typed one */
-        dq_params p = base_params(DQ_SCHEME_TOPK, 0, 0);
-        p.k = 50;
-        if (dq_encode(&p, x, n, NULL, msg, cap, &len) == DQ_OK) {
-            CHECK(dq_decode(msg, len, f, n) == DQ_OK);
-            CHECK(dq_decode_typed(msg, len, DQ_F16, out, n) == DQ_ERR_PARAM);
-            CHECK(dq_decode_typed(msg, len, DQ_F32, f, n) == DQ_OK);
-            CHECK(memcmp(out, keep, n * 2u) == 0);
+    for (mut = 0; mut < 3; mut++) { /* sparse messages: every corruption with the float path's status */
+        dq_params p = base_params(mut == 0 ? DQ_SCHEME_TOPK : (mut == 1 ? DQ_SCHEME_RANDK : DQ_SCHEME_THRESHOLD), 0, 0);
+        unsigned t;
+        p.k = mut == 2 ? 0u : 50u;
+        p.threshold = mut == 2 ? 2.0f : 0.0f;
+        CHECK(dq_encode(&p, x, n, NULL, msg, cap, &len) == DQ_OK);
+        for (t = 0; t < 300; t++) {
+            dq_status s1, s2, s3;
+            size_t at = DQ_HEADER_SIZE + (size_t)(dq_t_next(&r) % (len - DQ_HEADER_SIZE));
+            memcpy(bad, msg, len);
+            bad[at] ^= (uint8_t)(1u + dq_t_next(&r) % 255u);
+            s1 = dq_decode(bad, len, f, n);
+            s2 = dq_decode_typed(bad, len, DQ_F16, out, n);
+            s3 = dq_decode_add_typed(bad, len, 0.5f, DQ_BF16, out, n);
+            CHECKF(s1 == s2 && s1 == s3, "sparse %u mutation %u: %d %d %d", mut, t, (int)s1, (int)s2, (int)s3);
+            if (s2 != DQ_OK && s3 != DQ_OK) CHECKF(memcmp(out, keep, n * 2u) == 0, "sparse %u mutation %u: written", mut, t);
+            memcpy(out, keep, n * 2u);
         }
+        CHECK(dq_decode_typed(msg, len, DQ_F16, out, n - 1u) == DQ_ERR_DST_TOO_SMALL);
+        CHECK(dq_decode_add_typed(msg, len, 1.0f, DQ_BF16, out, n - 1u) == DQ_ERR_SIZE_MISMATCH);
+        CHECK(memcmp(out, keep, n * 2u) == 0);
     }
     free(x);
     free(f);
