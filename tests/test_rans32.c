@@ -259,7 +259,7 @@ static void test_single_symbol(void) {
  * status is DQ_ERR_CORRUPT for each mutation here (fixed seeds). */
 static void test_corrupt(void) {
     dq_t_rng r = {3};
-    static const size_t ms[] = {1, 31, 32, 100, 1000, 5000};
+    static const size_t ms[] = {1, 31, 32, 100, 320, 1000, 4096, 5000};
     uint32_t f[256], *dtab = (uint32_t *)xmalloc(4096u * sizeof(uint32_t));
     dq__r32_esym et[256];
     size_t i;
@@ -322,6 +322,32 @@ static void test_corrupt(void) {
     }
     CHECKF(undetected == 0, "%u of %u corruptions decoded as valid", undetected, cases);
     free(dtab);
+}
+
+/* A missing word that would have been 0: the states end at 2^16 and every word present is
+ * read, so only the missing-word flag tells. Searches (fixed seed) for a chunk whose last word
+ * (the encoder's first) is 0 and drops it. */
+static void test_missing_zero_word(void) {
+    dq_t_rng r = {8};
+    uint32_t f[256], dtab[4096];
+    dq__r32_esym et[256];
+    uint8_t s[64], buf[128 + 2 * 64], dec[65];
+    unsigned t, found = 0;
+    memset(f, 0, sizeof f);
+    f[0] = 1; /* symbol 0 is rare: one of them makes its state emit a word */
+    f[1] = 4095;
+    CHECK(dq__r32_tables(f, 2, dtab, et));
+    for (t = 0; t < 2000000u && found < 3u; t++) {
+        size_t len, k;
+        memset(s, 1, sizeof s);
+        for (k = 0; k < 3; k++) s[dq_t_next(&r) % 64u] = 0;
+        len = dq__r32_encode__scalar(s, 64, et, buf, sizeof buf);
+        if (len <= DQ__R32_HEAD || buf[sizeof buf - 1] || buf[sizeof buf - 2]) continue;
+        found++;
+        CHECK(decode_all(buf + sizeof buf - len, len, 64, dtab, dec, "zero word") == DQ_OK);
+        CHECK(decode_all(buf + sizeof buf - len, len - 2u, 64, dtab, dec, "zero word dropped") == DQ_ERR_CORRUPT);
+    }
+    CHECKF(found == 3u, "found %u chunks ending in a zero word", found);
 }
 
 /* Arbitrary bytes: the twins agree whatever they are given. */
@@ -472,6 +498,7 @@ int main(void) {
     RUN(test_small);
     RUN(test_large);
     RUN(test_corrupt);
+    RUN(test_missing_zero_word);
     RUN(test_garbage);
     RUN(test_entropy_bound);
     RUN(test_blocks);
