@@ -291,6 +291,11 @@ bench-sparse: ## top-k, random-k, threshold: encode and decode-add GB/s against 
 bench-sketch: ## count sketch: accumulate GB/s and heavy-hitter recovery time
 bench-half: ## fp16/bf16 input and output against the float32 path
 bench-ratedist: ## rate-distortion table: bits per element against relative error, every scheme
+# htscodecs (Debian libhtscodecs-dev) is an optional comparator: linked only when its header is there.
+HTS_LIBS = $(if $(wildcard /usr/include/htscodecs/rANS_static4x16.h),-lhtscodecs)
+bench-rans32: deps | $(BUILD) ## 32-way rANS chunk kernels vs the 8-way coder, memcpy, fixed decode (and htscodecs if installed), M sym/s (ARGS="--n N --reps R --bits B")
+	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -D_POSIX_C_SOURCE=199309L -I. bench/rans32.c -o $(BUILD)/bench_rans32 $(LDLIBS) $(HTS_LIBS)
+	$(Q)$(BUILD)/bench_rans32 $(ARGS)
 bench-%: deps | $(BUILD)
 	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -D_POSIX_C_SOURCE=199309L -I. bench/$*.c -o $(BUILD)/bench_$* $(LDLIBS)
 	$(Q)$(BUILD)/bench_$* $(ARGS)

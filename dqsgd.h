@@ -1589,6 +1589,120 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
     a->sum = sum;
 }
 
+/* ---- rANS, 32 ways: the chunk kernels' scalar twins (coder 3 draft, doc/FORMAT.md 17.6).
+ * One chunk of m symbols: 32 u32 LE states X_0..X_31, then u16 LE words read in order; symbol
+ * j runs on state j mod 32; probabilities in units of 1/4096 and 16-bit renormalization as the
+ * 8-way coder of section 17.3 (further down: DQ__RANS_*). The kernels dq__k_r32_get (decode)
+ * and dq__k_r32_encode have SIMD twins in dqsgd_simd.h that write the same bytes; the chunk
+ * API (tables, open, finish, whole-chunk decode, one fixed block) sits beside the 8-way coder.
+ * Placed here, before the kernel selection, because the SIMD twins fall back on these for
+ * their heads and tails. */
+#define DQ__R32_WAYS 32u
+#define DQ__R32_HEAD 128u  /* bytes of the 32 states */
+#define DQ__R32_L 65536u   /* states live in [L, 2^32) */
+#define DQ__R32_M 4096u
+
+/* Encoder constants of one symbol (8 bytes, gathered by the SIMD twin as two u32):
+ *   info = f | s << 13 | bias << 17  (f = f_s in 0..4096, s in 0..11, bias in 0..8190)
+ *   rcp  = Granlund-Montgomery reciprocal: for every 32-bit x, with t = (x * rcp) >> 32,
+ *          q = (t + ((x - t) >> 1)) >> s equals floor(x / f) (f >= 2), and x - 1 for f = 1.
+ * Derivation (f >= 2): let l = ceil(log2 f) and m = ceil(2^(32+l) / f), so 2^32 <= m < 2^33
+ * and m f - 2^(32+l) < f <= 2^l; then floor(x m / 2^(32+l)) = floor(x / f) for x < 2^32,
+ * because x (m f - 2^(32+l)) / (f 2^(32+l)) < 2^32 2^l / (f 2^(32+l)) <= 1/f. With rcp = m - 2^32,
+ * x m / 2^32 = x + t' (t' = x rcp / 2^32 exactly), and floor((x + t) / 2^l) for t = floor(t')
+ * is the same integer; t <= x, so (x + t) / 2 = t + (x - t) / 2 without a 33-bit sum, hence
+ * the shift s = l - 1 after the halving (powers of two get rcp = 0). f = 1 would need m = 2^32:
+ * rcp = 2^32 - 1 gives t = x - 1 for 1 <= x < 2^32, s = 0 gives q = x - 1, and the missing
+ * (M - 1) is added back through bias = c + M - 1 (bias = c otherwise). Then the new state is
+ * x + q (M - f) + bias = (x div f) M + (x mod f) + c. */
+typedef struct dq__r32_esym {
+    uint32_t rcp;
+    uint32_t info;
+} dq__r32_esym;
+
+/* Decoder of one chunk, as it advances. */
+typedef struct dq__r32_dec {
+    uint32_t x[DQ__R32_WAYS];
+    const uint8_t *p;   /* next word */
+    const uint8_t *end; /* end of the chunk; end - p is even */
+    size_t j;           /* symbols decoded so far (symbol j runs on state j mod 32) */
+    uint32_t bad;       /* a state needed a word after the last one */
+} dq__r32_dec;
+
+/* Decode the next cnt symbols into out. A state that needs a word when none is left takes
+ * 0 instead (x << 16, which keeps it in [L, 2^32)) and marks the chunk bad; the symbols are
+ * written all the same, so every twin writes the same cnt bytes whatever the stream. */
+static inline void dq__r32_get__scalar(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
+    const uint8_t *p = d->p, *end = d->end;
+    size_t i, j = d->j;
+    uint32_t bad = d->bad;
+    for (i = 0; i < cnt; i++) {
+        uint32_t *xp = d->x + ((j + i) & (DQ__R32_WAYS - 1u));
+        uint32_t x = *xp, e = tab[x & (DQ__R32_M - 1u)], t;
+        out[i] = (uint8_t)e;
+        t = ((e >> 8 & 0xFFFu) + 1u) * (x >> 12);
+        x = t + (e >> 20);
+        if (x < DQ__R32_L) {
+            if (p != end) {
+                x = x << 16 | dq__ld16(p);
+                p += 2;
+            } else {
+                x <<= 16;
+                bad = 1;
+            }
+        }
+        *xp = x;
+    }
+    d->p = p;
+    d->j = j + cnt;
+    d->bad = bad;
+}
+
+/* One encode step of symbol constants e on *xp, the word (if any) below offset *w of buf;
+ * 0 when the word would go below buf. */
+static inline int dq__r32_put1(uint32_t *xp, const dq__r32_esym *e, uint8_t *buf, size_t *w) {
+    uint32_t x = *xp, f = e->info & 0x1FFFu, t, q;
+    if ((x >> 20) >= f) { /* x >= f 2^20 (never for f = 4096) */
+        if (*w < 2u) return 0;
+        *w -= 2u;
+        dq__st16(buf + *w, x & 0xFFFFu);
+        x >>= 16;
+    }
+    t = (uint32_t)(((uint64_t)x * e->rcp) >> 32);
+    q = (t + ((x - t) >> 1)) >> (e->info >> 13 & 15u);
+    t = q * (DQ__R32_M - f);
+    *xp = x + t + (e->info >> 17);
+    return 1;
+}
+/* Symbols hi - 1 down to lo, symbol j on state x[j mod 32]; 0 on overflow. */
+static inline int dq__r32_put_range(uint32_t *x, const uint8_t *sym, size_t hi, size_t lo, const dq__r32_esym *et,
+                                    uint8_t *buf, size_t *w) {
+    size_t j;
+    for (j = hi; j-- > lo;)
+        if (!dq__r32_put1(x + (j & (DQ__R32_WAYS - 1u)), et + sym[j], buf, w)) return 0;
+    return 1;
+}
+/* The 32 states below offset w; the chunk's size, or 0 when they do not fit. */
+static inline size_t dq__r32_put_states(const uint32_t *x, uint8_t *buf, size_t w, size_t cap) {
+    unsigned k;
+    if (w < DQ__R32_HEAD) return 0;
+    w -= DQ__R32_HEAD;
+    for (k = 0; k < DQ__R32_WAYS; k++) dq__st32(buf + w + 4u * k, x[k]);
+    return cap - w;
+}
+/* Encode sym[0..m) as one chunk at the end of buf[0..cap): returns the chunk's size L (it
+ * starts at buf + cap - L), or 0 when it does not fit. Every symbol must have f_s > 0 (else
+ * the bytes are defined but do not decode to it). */
+static inline size_t dq__r32_encode__scalar(const uint8_t *sym, size_t m, const dq__r32_esym *et, uint8_t *buf,
+                                            size_t cap) {
+    uint32_t x[DQ__R32_WAYS];
+    size_t w = cap;
+    unsigned k;
+    for (k = 0; k < DQ__R32_WAYS; k++) x[k] = DQ__R32_L;
+    if (!dq__r32_put_range(x, sym, m, 0, et, buf, &w)) return 0;
+    return dq__r32_put_states(x, buf, w, cap);
+}
+
 /* Scalar twins defined further down that SIMD kernels in dqsgd_simd.h call for their tails. */
 static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
                                            uint32_t *out);
@@ -1651,6 +1765,12 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 #endif
 #ifndef dq__k_sp_mask64 /* the sparsifiers' scan */
 #define dq__k_sp_mask64 dq__sp_mask64__scalar
+#endif
+#ifndef dq__k_r32_get /* 32-way rANS chunk decode and encode (coder 3 draft) */
+#define dq__k_r32_get dq__r32_get__scalar
+#endif
+#ifndef dq__k_r32_encode
+#define dq__k_r32_encode dq__r32_encode__scalar
 #endif
 #ifndef dq__k_sk_hash /* count-sketch hashes */
 #define dq__k_sk_hash dq__sk_hash__scalar
@@ -2599,6 +2719,110 @@ static inline uint64_t dq__rans_payload_bound(uint64_t n, unsigned b) {
     uint64_t nsym = (n + dq__sym_group(b) - 1u) / dq__sym_group(b), A = (uint64_t)1 << dq__sym_bits(b);
     return A / 8u + 2u * A + 4u * DQ__RANS_WAYS +
            2u * ((nsym * ((12u << 16) + DQ__RANS_STEP_SLACK) + (16u << 16) - 1u) / (16u << 16)) + 2u * DQ__RANS_WAYS;
+}
+
+/* ---- rANS, 32 ways: the chunk API (coder 3 draft, doc/FORMAT.md 17.6). The stream and the
+ * step kernels (dq__r32_get__scalar, dq__r32_encode__scalar; dq__k_r32_get, dq__k_r32_encode)
+ * are defined above the kernel selection. A message cuts its symbols into chunks; each chunk
+ * is coded on its own with the message's one frequency table, so chunks decode independently
+ * and in any order. */
+
+/* Both tables from frequencies f[0..A) (A <= 256): dtab[slot] = s | (f_s - 1) << 8 |
+ * (slot - c_s) << 20 for the 4096 slots, et[s] as dq__r32_esym says (f_s = 0 gets f = 0, rcp
+ * = 0, s = 0, bias = 0: defined, never decodable). Either output may be NULL. Returns 0 (and
+ * writes nothing) unless every f_s <= 4096 and they sum to 4096. */
+static inline int dq__r32_tables(const uint32_t *f, unsigned A, uint32_t *dtab, dq__r32_esym *et) {
+    uint32_t sum = 0, c = 0, i;
+    unsigned s;
+    if (A > 256u) return 0;
+    for (s = 0; s < A; s++) {
+        if (f[s] > DQ__R32_M) return 0;
+        sum += f[s];
+    }
+    if (sum != DQ__R32_M) return 0;
+    for (s = 0; s < A; s++) {
+        uint32_t fs = f[s], l = 0, rcp = 0, sh = 0, bias = c;
+        if (dtab)
+            for (i = 0; i < fs; i++) dtab[c + i] = s | (fs - 1u) << 8 | i << 20;
+        while ((1u << l) < fs) l++;
+        if (fs == 1u) {
+            rcp = 0xFFFFFFFFu;
+            bias = c + DQ__R32_M - 1u;
+        } else if (fs > 1u) {
+            rcp = (uint32_t)((((uint64_t)1 << (32u + l)) + fs - 1u) / fs - ((uint64_t)1 << 32));
+            sh = l - 1u;
+        }
+        if (et) {
+            et[s].rcp = rcp;
+            et[s].info = fs | sh << 13 | bias << 17;
+        }
+        c += fs;
+    }
+    return 1;
+}
+
+/* Starts decoding the chunk stream[0..len): DQ_ERR_CORRUPT (and d untouched) unless len >= 128,
+ * len - 128 is even and every state is >= 2^16. */
+static inline dq_status dq__r32_open(dq__r32_dec *d, const uint8_t *stream, size_t len) {
+    uint32_t x[DQ__R32_WAYS];
+    unsigned k;
+    if (len < DQ__R32_HEAD || (len - DQ__R32_HEAD) % 2u) return DQ_ERR_CORRUPT;
+    for (k = 0; k < DQ__R32_WAYS; k++) {
+        x[k] = dq__ld32(stream + 4u * k);
+        if (x[k] < DQ__R32_L) return DQ_ERR_CORRUPT;
+    }
+    memcpy(d->x, x, sizeof x);
+    d->p = stream + DQ__R32_HEAD;
+    d->end = stream + len;
+    d->j = 0;
+    d->bad = 0;
+    return DQ_OK;
+}
+/* After the chunk's last symbol: every state back at 2^16, every word read, none missing. */
+static inline dq_status dq__r32_finish(const dq__r32_dec *d) {
+    uint32_t ok = !d->bad && d->p == d->end;
+    unsigned k;
+    for (k = 0; k < DQ__R32_WAYS; k++) ok &= d->x[k] == DQ__R32_L;
+    return ok ? DQ_OK : DQ_ERR_CORRUPT;
+}
+/* The whole chunk stream[0..len) of m symbols into out[0..m) (dtab from dq__r32_tables). A
+ * DQ_ERR_CORRUPT from the states leaves out untouched; any later one has written all m
+ * symbols, the same bytes with every kernel set. */
+static inline dq_status dq__r32_decode(const uint8_t *stream, size_t len, size_t m, const uint32_t *dtab,
+                                       uint8_t *out) {
+    dq__r32_dec d;
+    dq_status st = dq__r32_open(&d, stream, len);
+    if (st != DQ_OK) return st;
+    dq__k_r32_get(&d, dtab, out, m);
+    return dq__r32_finish(&d);
+}
+/* The chunk of sym[0..m) at the end of buf[0..cap): its size, 0 if it does not fit. The SIMD
+ * twins may also write (garbage) into buf below the chunk, never outside buf[0..cap). */
+static inline size_t dq__r32_encode(const uint8_t *sym, size_t m, const dq__r32_esym *et, uint8_t *buf,
+                                    size_t cap) {
+    return dq__k_r32_encode(sym, m, et, buf, cap);
+}
+/* Symbols in a fixed-payload block of b bits (b <= 8): 32b (b in 1, 2, 4, 8) or 256/g, a
+ * multiple of 32 either way, so every full block starts a new group of the 32 states. */
+static inline size_t dq__r32_block_syms(unsigned b) { return DQ__BLOCK / dq__sym_group(b); }
+/* Fused decode of fixed-payload block k (the tail when k = n / 256) from the chunk being
+ * decoded: its symbols go to buf (32b bytes, stays in L1) and come back as the block's bytes in
+ * the section 8 layout, ready for dq__k_decode_block & co. For b in {1, 2, 4, 8} they are the
+ * bytes; otherwise buf holds the symbols first (256 bytes) and out the packed block. A symbol
+ * with codes or bits past element n - 1 marks the chunk bad (as a missing word does). */
+static inline const uint8_t *dq__r32_block(dq__r32_dec *d, const uint32_t *dtab, unsigned b, size_t n, size_t k,
+                                           uint8_t *buf, uint8_t *out) {
+    size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK;
+    size_t nsym = (cnt + dq__sym_group(b) - 1u) / dq__sym_group(b);
+    if (dq__sym_bytes(b)) {
+        nsym = (cnt * b + 7u) / 8u;
+        dq__k_r32_get(d, dtab, buf, nsym);
+        if (cnt < DQ__BLOCK && !dq__block_from_syms(b, n, k, buf, buf)) d->bad = 1;
+        return buf;
+    }
+    dq__k_r32_get(d, dtab, buf, nsym);
+    if (!dq__block_from_syms(b, n, k, buf, out)) d->bad = 1;
+    return out;
 }
 
 /* ---- the coded-payload reader: produces the fixed payload block by block, in order */

@@ -143,6 +143,27 @@ static const dectm_k DECTM_K[] = {
 #endif
     {NULL, NULL}};
 
+/* 32-way rANS chunk kernels (scalar twin first, so every table has at least one entry). */
+typedef void (*r32get_fn)(dq__r32_dec *, const uint32_t *, uint8_t *, size_t);
+typedef size_t (*r32enc_fn)(const uint8_t *, size_t, const dq__r32_esym *, uint8_t *, size_t);
+typedef struct { const char *name; r32get_fn fn; } r32get_k;
+typedef struct { const char *name; r32enc_fn fn; } r32enc_k;
+static const r32get_k R32GET_K[] = {
+    {"scalar", dq__r32_get__scalar},
+#if KS_SSE2
+    {"sse2", dq__r32_get__sse2},
+#endif
+#if KS_AVX2
+    {"avx2", dq__r32_get__avx2},
+#endif
+    {NULL, NULL}};
+static const r32enc_k R32ENC_K[] = {
+    {"scalar", dq__r32_encode__scalar},
+#if KS_AVX2
+    {"avx2", dq__r32_encode__avx2},
+#endif
+    {NULL, NULL}};
+
 /* Kernel constants as dq__encode_body derives them from a bucket scale. */
 static inline void qctx_make(dq__qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h,
                              uint32_t lo) {
