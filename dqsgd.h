@@ -195,8 +195,11 @@ typedef struct dq_header {
  * values; they differ in size and speed. */
 #define DQ_CODER_FIXED 0u /* b bits per code, SIMD-packed; the default, and the only one ranges take */
 #define DQ_CODER_ELIAS 1u /* QSGD's sparse layout: Elias omega gaps, signs and levels (b >= 2) */
-#define DQ_CODER_RANS 2u  /* rANS over groups of codes, frequency table in the message (b <= 8) */
-#define DQ_CODER_AUTO 255u /* dq_params only: the smallest of the three for this message */
+#define DQ_CODER_RANS8 2u /* the first rANS layout (8 states, one stream): read, no longer written;
+                            * in dq_params or dq_recode() it asks for DQ_CODER_RANS */
+#define DQ_CODER_RANS 3u  /* rANS over groups of codes, 32 interleaved states, in chunks of 2^16
+                            * symbols; frequency table in the message (b <= 8) */
+#define DQ_CODER_AUTO 255u /* dq_params only: the smallest of fixed, Elias and rANS for this message */
 
 /* The receiver-side bound: no level-scheme message of n elements at `bits` bits is larger,
  * whatever the params and coder (a coded form larger than the fixed layout is never written,
@@ -1658,20 +1661,29 @@ static inline void dq__r32_get__scalar(dq__r32_dec *d, const uint32_t *tab, uint
     d->bad = bad;
 }
 
-/* One encode step of symbol constants e on *xp, the word (if any) below offset *w of buf;
- * 0 when the word would go below buf. */
-static inline int dq__r32_put1(uint32_t *xp, const dq__r32_esym *e, uint8_t *buf, size_t *w) {
+/* One encode step of symbol constants e on *xp: returns 1 when the state sheds a word first
+ * (its low 16 bits into *word, unless word is NULL). dq__r32_put1 writes that word below offset
+ * *w of buf; 0 (and nothing done) when it would go below buf. */
+static inline int dq__r32_step(uint32_t *xp, const dq__r32_esym *e, uint32_t *word) {
     uint32_t x = *xp, f = e->info & 0x1FFFu, t, q;
-    if ((x >> 20) >= f) { /* x >= f 2^20 (never for f = 4096) */
-        if (*w < 2u) return 0;
-        *w -= 2u;
-        dq__st16(buf + *w, x & 0xFFFFu);
+    int shed = (x >> 20) >= f; /* x >= f 2^20 (never for f = 4096) */
+    if (shed) {
+        if (word) *word = x & 0xFFFFu;
         x >>= 16;
     }
     t = (uint32_t)(((uint64_t)x * e->rcp) >> 32);
     q = (t + ((x - t) >> 1)) >> (e->info >> 13 & 15u);
     t = q * (DQ__R32_M - f);
     *xp = x + t + (e->info >> 17);
+    return shed;
+}
+static inline int dq__r32_put1(uint32_t *xp, const dq__r32_esym *e, uint8_t *buf, size_t *w) {
+    uint32_t word = 0;
+    if ((*xp >> 20) >= (e->info & 0x1FFFu) && *w < 2u) return 0;
+    if (dq__r32_step(xp, e, &word)) {
+        *w -= 2u;
+        dq__st16(buf + *w, word);
+    }
     return 1;
 }
 /* Symbols hi - 1 down to lo, symbol j on state x[j mod 32]; 0 on overflow. */
@@ -1963,7 +1975,8 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
     if (p->checksum > 1u) return DQ_ERR_PARAM;
     if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
-    if ((p->coder == DQ_CODER_ELIAS && bits == 1u) || (p->coder == DQ_CODER_RANS && bits > 8u)) return DQ_ERR_PARAM;
+    if ((p->coder == DQ_CODER_ELIAS && bits == 1u) ||
+        ((p->coder == DQ_CODER_RANS8 || p->coder == DQ_CODER_RANS) && bits > 8u)) return DQ_ERR_PARAM;
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
     s = bits == 1u ? 1u : (1u << (bits - 1u)) - 1u;
     memset(c, 0, sizeof *c);
@@ -1977,7 +1990,7 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     c->stochastic = p->rounding != DQ_ROUND_NEAREST && !(row->flags & DQ__S_NEAREST);
     c->norm = dq__scheme_norm(scheme, bits, p->norm, (int)c->stochastic);
     c->checksum = p->checksum;
-    c->coder = p->coder;
+    c->coder = !wire && p->coder == DQ_CODER_RANS8 ? DQ_CODER_RANS : p->coder; /* the encoder's rANS is coder 3 */
     c->bucket_wire = bk == DQ_BUCKET_WHOLE ? 0u : bk;
     c->bucket = bk == DQ_BUCKET_WHOLE ? (n ? n : 1u) : (size_t)bk;
     c->nbuckets = n ? (n - 1u) / c->bucket + 1u : 0u;
@@ -2444,21 +2457,6 @@ static inline int dq__block_from_syms(unsigned b, size_t n, size_t k, const uint
 #define DQ__RANS_WAYS 8u
 #define DQ__RANS_MAX_SYMS ((uint64_t)1 << 40) /* keeps the size bounds in 64-bit integers */
 
-typedef struct dq__rans_esym {
-    uint32_t xmax;  /* emit 16 bits first when x >= xmax = f << 20 */
-    uint32_t magic; /* x / f = (x + (x * magic >> 32)) >> shift, exact for every 32-bit x */
-    uint32_t cmpl;  /* M - f: x' = x + (x / f) * (M - f) + cum = (x / f) * M + x mod f + cum */
-    uint32_t cum;
-    unsigned shift;
-} dq__rans_esym;
-
-typedef struct dq__rans_enc {
-    uint32_t x[DQ__RANS_WAYS];
-    uint8_t *buf; /* NULL: count the bytes only */
-    size_t w;     /* offset of the lowest byte written; output grows downwards */
-    int over;     /* a write would have gone below its limit */
-} dq__rans_enc;
-
 typedef struct dq__rans_dec {
     uint32_t x[DQ__RANS_WAYS];
     const uint8_t *p;
@@ -2540,21 +2538,6 @@ static inline size_t dq__rans_table_read(const uint8_t *in, size_t len, unsigned
     return sum == DQ__RANS_M ? pos : 0;
 }
 
-static inline void dq__rans_esyms(const uint32_t *f, unsigned A, dq__rans_esym *e) {
-    uint32_t cum = 0;
-    unsigned s;
-    for (s = 0; s < A; s++) {
-        uint32_t fs = f[s] ? f[s] : 1u, sh = 0;
-        while ((1u << sh) < fs) sh++;
-        e[s].xmax = fs < DQ__RANS_M ? fs << 20 : 0xFFFFFFFFu; /* f = M: x never changes, never reaches it */
-        /* m = ceil(2^(32+sh) / f) lies in [2^32, 2^33): store m - 2^32 (Granlund-Montgomery) */
-        e[s].magic = (uint32_t)((((uint64_t)1 << (32u + sh)) + fs - 1u) / fs - ((uint64_t)1 << 32));
-        e[s].shift = sh;
-        e[s].cmpl = DQ__RANS_M - fs;
-        e[s].cum = cum;
-        cum += f[s];
-    }
-}
 /* Decode table: slot -> symbol | (f - 1) << 8 | (slot - cum) << 20. */
 static inline void dq__rans_dtab(const uint32_t *f, unsigned A, uint32_t *tab) {
     uint32_t slot = 0, i;
@@ -2562,70 +2545,6 @@ static inline void dq__rans_dtab(const uint32_t *f, unsigned A, uint32_t *tab) {
     for (s = 0; s < A; s++)
         for (i = 0; i < f[s]; i++, slot++) tab[slot] = s | (f[s] - 1u) << 8 | i << 20;
 }
-
-/* One encode step without branches, for the unchecked loop: the low half of x is stored
- * below w every time and kept (w moves) only when x must shrink. */
-#define DQ__RANS_PUT_FAST(x, s, buf, w)                                                              \
-    do {                                                                                            \
-        const dq__rans_esym *es_ = t + (s);                                                         \
-        uint32_t q_, big_ = (x) >= es_->xmax;                                                       \
-        if (buf) dq__st16((buf) + (w) - 2u, (x) & 0xFFFFu);                                         \
-        (w) -= 2u * big_;                                                                           \
-        (x) >>= 16u * big_;                                                                         \
-        q_ = (uint32_t)(((uint64_t)(x) + (((uint64_t)(x) * es_->magic) >> 32)) >> es_->shift);     \
-        (x) = (x) + q_ * es_->cmpl + es_->cum;                                                     \
-    } while (0)
-/* One encode step of symbol s on state x; the word, if any, goes below *w (room checked). */
-#define DQ__RANS_PUT(x, s, buf, w)                                                                   \
-    do {                                                                                            \
-        const dq__rans_esym *es_ = t + (s);                                                         \
-        uint32_t q_;                                                                                \
-        if ((x) >= es_->xmax) {                                                                     \
-            (w) -= 2u;                                                                              \
-            if (buf) dq__st16((buf) + (w), (x) & 0xFFFFu);                                         \
-            (x) >>= 16;                                                                             \
-        }                                                                                           \
-        q_ = (uint32_t)(((uint64_t)(x) + (((uint64_t)(x) * es_->magic) >> 32)) >> es_->shift);     \
-        (x) = (x) + q_ * es_->cmpl + es_->cum;                                                     \
-    } while (0)
-
-/* Encode sym[0..cnt) (global indices first..first+cnt-1), last first. Stops with e->over set
- * rather than write below offset lim. A step writes at most one word, so when the room for
- * cnt words is there the loop runs without checks, eight states in registers. */
-static inline void dq__rans_put(dq__rans_enc *e, const dq__rans_esym *t, const uint8_t *sym, size_t first, size_t cnt,
-                                size_t lim) {
-    size_t k = cnt, w = e->w;
-    uint8_t *buf = e->buf;
-    if (first % DQ__RANS_WAYS == 0 && cnt % DQ__RANS_WAYS == 0 && w >= lim && w - lim >= 2u * cnt + 2u) {
-        uint32_t x0 = e->x[0], x1 = e->x[1], x2 = e->x[2], x3 = e->x[3], x4 = e->x[4], x5 = e->x[5], x6 = e->x[6],
-                 x7 = e->x[7];
-        while (k > 0) {
-            k -= 8u;
-            DQ__RANS_PUT_FAST(x7, sym[k + 7u], buf, w);
-            DQ__RANS_PUT_FAST(x6, sym[k + 6u], buf, w);
-            DQ__RANS_PUT_FAST(x5, sym[k + 5u], buf, w);
-            DQ__RANS_PUT_FAST(x4, sym[k + 4u], buf, w);
-            DQ__RANS_PUT_FAST(x3, sym[k + 3u], buf, w);
-            DQ__RANS_PUT_FAST(x2, sym[k + 2u], buf, w);
-            DQ__RANS_PUT_FAST(x1, sym[k + 1u], buf, w);
-            DQ__RANS_PUT_FAST(x0, sym[k], buf, w);
-        }
-        e->x[0] = x0, e->x[1] = x1, e->x[2] = x2, e->x[3] = x3, e->x[4] = x4, e->x[5] = x5, e->x[6] = x6, e->x[7] = x7;
-        e->w = w;
-        return;
-    }
-    while (k-- > 0) {
-        unsigned j = (unsigned)((first + k) & (DQ__RANS_WAYS - 1u));
-        if (e->x[j] >= t[sym[k]].xmax && w < lim + 2u) {
-            e->over = 1;
-            break;
-        }
-        DQ__RANS_PUT(e->x[j], sym[k], buf, w);
-    }
-    e->w = w;
-}
-#undef DQ__RANS_PUT
-#undef DQ__RANS_PUT_FAST
 
 /* One decode step on state x; a word is read when x falls below L and one is left. */
 #define DQ__RANS_GET(x, o, p, end, bad)                                                              \
@@ -2678,41 +2597,14 @@ static inline void dq__rans_get(dq__rans_dec *d, const uint32_t *tab, size_t fir
 /* Bounds on the bytes of words for these counts, from the cost of a symbol, log2(M/f) bits:
  * each encode step adds at most cost + log2(17/16) to log2 x (x >= 16 f there), each word
  * removes at least 16, and x starts and ends in [2^16, 2^32). Costs are in 1/65536 bit:
- * log2(1 + t) >= t on [0, 1] gives an upper bound, and log2(1 + t) <= t + 0.0861 a lower one. */
+ * log2(1 + t) >= t on [0, 1] gives an upper bound, and log2(1 + t) <= t + 0.0861 a lower one
+ * (5701 + 6102: that, and log2(16/15), below the upper bound). */
 static inline uint64_t dq__rans_cost_ub(uint32_t f) {
     unsigned e = 0;
     while ((2u << e) <= f) e++;
     return ((uint64_t)(DQ__RANS_BITS - e) << 16) - ((((uint64_t)f - (1u << e)) << 16) >> e);
 }
 #define DQ__RANS_STEP_SLACK 5732u /* log2(17/16) in 1/65536 bit, rounded up */
-static inline uint64_t dq__rans_words_ub(const uint64_t *cnt, const uint32_t *f, unsigned A) {
-    uint64_t bits = 0;
-    unsigned s;
-    for (s = 0; s < A; s++)
-        if (cnt[s]) bits += cnt[s] * (dq__rans_cost_ub(f[s]) + DQ__RANS_STEP_SLACK);
-    return 2u * ((bits + (16u << 16) - 1u) / (16u << 16)) + 2u * DQ__RANS_WAYS; /* whole words, rounded per state */
-}
-static inline uint64_t dq__rans_words_lb(const uint64_t *cnt, const uint32_t *f, unsigned A) {
-    uint64_t bits = 0;
-    unsigned s;
-    for (s = 0; s < A; s++) {
-        uint64_t c = dq__rans_cost_ub(f[s]);
-        if (cnt[s] && c > 5701u + 6102u) bits += cnt[s] * (c - 5701u - 6102u); /* cost lb minus log2(16/15) */
-    }
-    bits = bits > ((uint64_t)128u << 16) ? bits - ((uint64_t)128u << 16) : 0u;
-    return bits / 527342u; /* / (8 (16 + log2(16/15)) / 16 * 65536) */
-}
-/* Largest amount by which the words of any suffix of the symbols can outgrow the fixed-width
- * bytes they replace, rounded up: the room an in-place encoder needs. */
-static inline uint64_t dq__rans_excess_ub(const uint64_t *cnt, const uint32_t *f, unsigned A, unsigned symbits) {
-    uint64_t bits = 0, fixed = (uint64_t)symbits << 16;
-    unsigned s;
-    for (s = 0; s < A; s++) {
-        uint64_t c = dq__rans_cost_ub(f[s]) + DQ__RANS_STEP_SLACK;
-        if (cnt[s] && c > fixed) bits += cnt[s] * (c - fixed);
-    }
-    return (bits + (8u << 16) - 1u) / (8u << 16) + 2u * DQ__RANS_WAYS;
-}
 
 /* Worst-case rANS payload for n codes of b bits: full table, states, 12 + 0.0875 bits per symbol. */
 static inline uint64_t dq__rans_payload_bound(uint64_t n, unsigned b) {
@@ -2825,14 +2717,35 @@ static inline const uint8_t *dq__r32_block(dq__r32_dec *d, const uint32_t *dtab,
     return out;
 }
 
+/* ---- coder 3: a message's symbols in chunks (doc/FORMAT.md 17.6). Chunk c holds symbols
+ * [c S, min((c + 1) S, m)) of the m = ceil(n / g) symbols, S = 2^16, so 2^16 g elements (whole
+ * blocks); in the payload, after the frequency table, each chunk is its stream's byte length
+ * (u32) and the stream. Chunks are coded on their own, with the message's table. */
+#define DQ__R32_CHUNK 65536u /* symbols per chunk */
+static inline uint64_t dq__r32_nsym(uint64_t n, unsigned b) { return (n + dq__sym_group(b) - 1u) / dq__sym_group(b); }
+static inline uint64_t dq__r32_nchunks(uint64_t n, unsigned b) {
+    return (dq__r32_nsym(n, b) + DQ__R32_CHUNK - 1u) / DQ__R32_CHUNK;
+}
+/* Elements and fixed-payload bytes of a full chunk (multiples of the block and its bytes). */
+static inline size_t dq__r32_chunk_elems(unsigned b) { return (size_t)DQ__R32_CHUNK * dq__sym_group(b); }
+static inline size_t dq__r32_chunk_bytes(unsigned b) { return (size_t)DQ__R32_CHUNK * dq__sym_bits(b) / 8u; }
+/* Worst-case coder-3 payload: the largest table, then per chunk its length, its states and at
+ * most one word per symbol (FORMAT 17.6). */
+static inline uint64_t dq__r32_payload_bound(uint64_t n, unsigned b) {
+    uint64_t A = (uint64_t)1 << dq__sym_bits(b);
+    return A / 8u + 2u * A + dq__r32_nchunks(n, b) * (4u + DQ__R32_HEAD) + 2u * dq__r32_nsym(n, b);
+}
+
 /* ---- the coded-payload reader: produces the fixed payload block by block, in order */
 typedef struct dq__cdec {
     unsigned coder, bits;
     size_t n, k, isym;
     const uint8_t *pay;
     size_t len;
-    size_t body; /* rANS: offset of the states */
+    size_t body; /* rANS: offset of the states (coder 2) or of the first chunk (coder 3) */
+    size_t pos, cblocks; /* coder 3: offset of the next chunk; blocks per chunk */
     dq__rans_dec r;
+    dq__r32_dec d32;
     dq_bitreader br;     /* Elias */
     uint64_t left, at;   /* Elias: entries still to read; element index + 1 of the last one */
     uint32_t next_code;  /* Elias: the entry read ahead, at index at - 1 (none when left == 0 and at == 0) */
@@ -2877,6 +2790,10 @@ static inline dq_status dq__cdec_rewind(dq__cdec *d) {
         dq__elias_next(d);
         return d->bad ? DQ_ERR_CORRUPT : DQ_OK;
     }
+    if (d->coder == DQ_CODER_RANS) { /* chunks open as the blocks reach them */
+        d->pos = d->body;
+        return DQ_OK;
+    }
     for (j = 0; j < DQ__RANS_WAYS; j++) {
         d->r.x[j] = dq__ld32(d->pay + d->body + 4u * j);
         if (d->r.x[j] < DQ__RANS_L) return DQ_ERR_CORRUPT;
@@ -2897,9 +2814,35 @@ static inline dq_status dq__cdec_open(dq__cdec *d, unsigned coder, unsigned b, s
     d->len = len;
     if (coder == DQ_CODER_ELIAS) return dq__cdec_rewind(d);
     d->body = dq__rans_table_read(pay, len, A, f);
-    if (d->body == 0 || len - d->body < 4u * DQ__RANS_WAYS || (len - d->body) % 2u) return DQ_ERR_CORRUPT;
+    if (d->body == 0) return DQ_ERR_CORRUPT;
+    if (coder == DQ_CODER_RANS) {
+        d->cblocks = dq__r32_chunk_elems(b) / DQ__BLOCK;
+        (void)dq__r32_tables(f, A, d->tab, NULL); /* the table read is well formed */
+        return dq__cdec_rewind(d);
+    }
+    if (len - d->body < 4u * DQ__RANS_WAYS || (len - d->body) % 2u) return DQ_ERR_CORRUPT;
     dq__rans_dtab(f, A, d->tab);
     return dq__cdec_rewind(d);
+}
+/* Coder 3: the previous chunk checked at its end, the next one opened. A length or stream that
+ * does not fit marks the message bad and leaves a decoder that reads no word. */
+static inline void dq__cdec_chunk(dq__cdec *d) {
+    size_t len;
+    unsigned j;
+    if (d->k && dq__r32_finish(&d->d32) != DQ_OK) d->bad = 1;
+    if (d->len - d->pos >= 4u) {
+        len = dq__ld32(d->pay + d->pos);
+        if (len <= d->len - d->pos - 4u && dq__r32_open(&d->d32, d->pay + d->pos + 4u, len) == DQ_OK) {
+            d->pos += 4u + len;
+            return;
+        }
+    }
+    d->bad = 1;
+    for (j = 0; j < DQ__R32_WAYS; j++) d->d32.x[j] = DQ__R32_L;
+    d->d32.p = d->d32.end = d->pay + d->len;
+    d->d32.j = 0;
+    d->d32.bad = 1;
+    d->pos = d->len;
 }
 /* The next block of the fixed payload (32b bytes, or the tail's) into out. */
 static inline const uint8_t *dq__cdec_block(dq__cdec *d, uint8_t *out) {
@@ -2922,6 +2865,13 @@ static inline const uint8_t *dq__cdec_block(dq__cdec *d, uint8_t *out) {
         d->k++;
         return out;
     }
+    if (d->coder == DQ_CODER_RANS) {
+        const uint8_t *p;
+        if (d->k % d->cblocks == 0) dq__cdec_chunk(d);
+        p = dq__r32_block(&d->d32, d->tab, b, d->n, d->k, dq__sym_bytes(b) ? out : sym, out);
+        d->k++;
+        return p;
+    }
     nsym = (cnt + dq__sym_group(b) - 1u) / dq__sym_group(b);
     if (dq__sym_bytes(b)) { /* the symbols are the payload bytes: decode them in place */
         dq__rans_get(&d->r, d->tab, d->isym, out, nsym);
@@ -2940,6 +2890,8 @@ static inline dq_status dq__cdec_end(dq__cdec *d) {
     int ok;
     if (d->coder == DQ_CODER_ELIAS) {
         ok = !d->bad && !d->has_next && dq_br_finish(&d->br) == DQ_OK;
+    } else if (d->coder == DQ_CODER_RANS) {
+        ok = !d->bad && dq__r32_finish(&d->d32) == DQ_OK && d->pos == d->len;
     } else {
         ok = !d->bad && !d->r.bad && d->r.left == 0;
         for (j = 0; j < DQ__RANS_WAYS; j++) ok &= d->r.x[j] == DQ__RANS_L;
@@ -2966,12 +2918,13 @@ static inline uint64_t dq__elias_payload_bound(uint64_t n, unsigned b) {
 }
 /* Largest payload a coded message of this coder may declare. */
 static inline uint64_t dq__coded_bound(unsigned coder, uint64_t n, unsigned b) {
-    return coder == DQ_CODER_RANS ? dq__rans_payload_bound(n, b) : dq__elias_payload_bound(n, b);
+    if (coder == DQ_CODER_RANS) return dq__r32_payload_bound(n, b);
+    return coder == DQ_CODER_RANS8 ? dq__rans_payload_bound(n, b) : dq__elias_payload_bound(n, b);
 }
 DQ_API size_t dq_encode_bound_coded(size_t n, unsigned bits) {
     uint64_t fixed = dq_encode_bound(n, bits), r = 0, e = 0, s;
     if (!fixed) return 0;
-    if (bits <= 8u) r = dq__rans_payload_bound(n, bits);
+    if (bits <= 8u) r = dq__r32_payload_bound(n, bits);
     if (bits >= 2u) e = dq__elias_payload_bound(n, bits);
     s = fixed + 8u + (r > e ? r : e) + 16u; /* the fixed message, then room to re-code it in place */
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
@@ -3791,33 +3744,6 @@ static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, u
     }
 }
 
-/* rANS-code the fixed payload at buf + pay (n codes of b bits) with frequencies f. The states
- * and words are written downwards ending at offset e->w of buf (NULL buf: only counted).
- * In place (inplace = 1) the writer stays above the block being read, else above lim; e->over
- * reports a write that would not fit. On return e->w is the offset of the first state. */
-static inline void dq__rans_encode(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, dq__rans_enc *e,
-                                   int inplace, size_t pay, size_t lim) {
-    dq__rans_esym es[256];
-    uint8_t sym[DQ__BLOCK];
-    unsigned A = 1u << dq__sym_bits(b), g = dq__sym_group(b), j;
-    size_t k = (n + DQ__BLOCK - 1u) / DQ__BLOCK, m;
-    dq__rans_esyms(f, A, es);
-    for (j = 0; j < DQ__RANS_WAYS; j++) e->x[j] = DQ__RANS_L;
-    e->over = 0;
-    while (k-- > 0 && !e->over) {
-        m = dq__block_syms(b, n, payload, k, sym);
-        dq__rans_put(e, es, sym, k * (DQ__BLOCK / g), m, inplace ? pay + k * DQ__BLOCK_BYTES(b) : lim);
-    }
-    if (e->over || e->w < (inplace ? pay : lim) + 4u * DQ__RANS_WAYS) {
-        e->over = 1;
-        return;
-    }
-    for (j = DQ__RANS_WAYS; j-- > 0;) {
-        e->w -= 4u;
-        if (e->buf) dq__st32(e->buf + e->w, e->x[j]);
-    }
-}
-
 /* Bytes of fixed payload in blocks 0..k. */
 static inline size_t dq__fixed_through(unsigned b, size_t n, size_t k) {
     uint64_t end = (uint64_t)(k + 1u) * DQ__BLOCK < n ? (uint64_t)(k + 1u) * DQ__BLOCK : n;
@@ -3892,42 +3818,141 @@ static inline size_t dq__elias_encode(unsigned b, size_t n, const uint8_t *paylo
 /* What the coders would cost for the fixed payload of a message, and the one to send. */
 typedef struct dq__plan {
     unsigned coder;   /* the choice */
-    uint64_t size[3]; /* payload bytes per coder (coded ones include the 8-byte length); 0 = n/a */
+    uint64_t size[4]; /* payload bytes per coder id (coded ones include the 8-byte length); 0 = n/a */
     uint32_t f[256];  /* rANS frequencies */
     size_t table;     /* rANS table bytes */
-    uint64_t room[3]; /* working room an in-place re-code needs beyond the fixed message */
+    uint64_t room[4]; /* working room an in-place re-code needs beyond the fixed message */
     uint64_t nnz;     /* Elias: the non-zero codes, counted while sizing it */
 } dq__plan;
 
-/* Exact rANS payload bytes by a dry run of the encoder. */
-static inline uint64_t dq__rans_exact(unsigned b, size_t n, const uint8_t *payload, const dq__plan *pl) {
-    dq__rans_enc e;
-    e.buf = NULL;
-    e.w = SIZE_MAX;
-    dq__rans_encode(b, n, payload, pl->f, &e, 0, 0, 0);
-    return (uint64_t)(SIZE_MAX - e.w) + pl->table;
+/* Sets the coder byte of a message header and its CRC. */
+static inline void dq__header_coder(uint8_t *msg, unsigned coder) {
+    msg[DQ__H_CODER] = (uint8_t)coder;
+    dq__st32(msg + DQ__H_CRC, dq__crc32c(msg, DQ__H_CRC));
 }
 
-/* The working room (bytes past the fixed message) an in-place rANS re-code needs: the words
- * of the blocks from k to the end may not outgrow the fixed bytes they replace by more, for
- * every k, and the whole coded message must fit. Bounded per block from the symbol costs. */
-static inline uint64_t dq__rans_room(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table,
-                                     unsigned crc) {
-    int64_t cost[256], acc = 0, worst = 0, need;
+/* ---- coder 3 (rANS, 32 states, chunks): sizing and in-place encoding */
+
+/* The symbols of chunk ci as one stream at the end of buf[0..cap) (dq__r32_encode): the payload
+ * bytes themselves for b in {1, 2, 4, 8}; otherwise block by block from the last, the states
+ * carried (every block starts a group of 32 symbols). Returns its size, 0 if it did not fit. */
+static inline size_t dq__r32_chunk_encode(unsigned b, size_t n, const uint8_t *payload, size_t ci,
+                                          const dq__r32_esym *et, uint8_t *buf, size_t cap) {
+    size_t cb = dq__r32_chunk_bytes(b), e0 = ci * dq__r32_chunk_elems(b), e1, k, k0 = e0 / DQ__BLOCK, w = cap;
+    uint32_t x[DQ__R32_WAYS];
     uint8_t sym[DQ__BLOCK];
-    unsigned A = 1u << dq__sym_bits(b), s;
-    size_t k = (n + DQ__BLOCK - 1u) / DQ__BLOCK, m, i, full = DQ__BLOCK_BYTES(b);
-    for (s = 0; s < A; s++) cost[s] = (int64_t)(dq__rans_cost_ub(f[s] ? f[s] : 1u) + DQ__RANS_STEP_SLACK);
-    while (k-- > 0) {
-        size_t fixed = k * DQ__BLOCK + DQ__BLOCK <= n ? full : (size_t)(((uint64_t)(n - k * DQ__BLOCK) * b + 7u) / 8u);
-        m = dq__block_syms(b, n, payload, k, sym);
-        for (i = 0; i < m; i++) acc += cost[sym[i]];
-        acc -= (int64_t)fixed << 19;
-        if (acc > worst) worst = acc;
+    unsigned j;
+    if (dq__sym_bytes(b)) {
+        size_t f0 = ci * cb, f1 = (size_t)(((uint64_t)n * b + 7u) / 8u);
+        if (f1 - f0 > cb) f1 = f0 + cb;
+        return dq__r32_encode(payload + f0, f1 - f0, et, buf, cap);
     }
-    worst = (worst + (8 << 16) - 1) / (8 << 16);
-    need = (acc + (8 << 16) - 1) / (8 << 16) + 8 + (int64_t)table + 4 * (int64_t)DQ__RANS_WAYS + (int64_t)crc;
-    return (uint64_t)(need > worst ? need : worst);
+    e1 = n - e0 > dq__r32_chunk_elems(b) ? e0 + dq__r32_chunk_elems(b) : n;
+    for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
+    for (k = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK; k-- > k0;) {
+        size_t m = dq__block_syms(b, n, payload, k, sym);
+        if (!dq__r32_put_range(x, sym, m, 0, et, buf, &w)) return 0;
+    }
+    return dq__r32_put_states(x, buf, w, cap);
+}
+
+/* The cost bounds of every symbol (1/65536 bit, the step slack included). */
+static inline void dq__r32_costs(const uint32_t *f, unsigned A, uint64_t *cost) {
+    unsigned s;
+    for (s = 0; s < A; s++) cost[s] = dq__rans_cost_ub(f[s] ? f[s] : 1u) + DQ__RANS_STEP_SLACK;
+}
+/* Upper bound on chunk ci's stream from its symbols' costs: 8 L <= 1024 + sum of costs. */
+static inline uint64_t dq__r32_chunk_ub(unsigned b, size_t n, const uint8_t *payload, size_t ci, const uint64_t *cost) {
+    uint8_t sym[DQ__BLOCK];
+    size_t e0 = ci * dq__r32_chunk_elems(b), e1 = n - e0 > dq__r32_chunk_elems(b) ? e0 + dq__r32_chunk_elems(b) : n;
+    size_t k, i, m;
+    uint64_t bits = 0;
+    for (k = e0 / DQ__BLOCK; k * DQ__BLOCK < e1; k++) {
+        m = dq__block_syms(b, n, payload, k, sym);
+        for (i = 0; i < m; i++) bits += cost[sym[i]];
+    }
+    return DQ__R32_HEAD + 2u * ((bits + (16u << 16) - 1u) / (16u << 16));
+}
+/* The working room (bytes past the fixed message) an in-place coder-3 re-code needs. Chunks are
+ * written whole, from the last, downwards from the end of dst, each below the ones after it and
+ * above its own fixed bytes: room >= 4 + L_c + sum over c' > c of (4 + L_c' - fixed_c') for every
+ * c; and the coded message must fit: room >= 8 + table + sum of (4 + L_c) - fixed. */
+static inline uint64_t dq__r32_room(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
+    uint64_t cost[256];
+    int64_t acc = 0, worst = 0, fixed = (int64_t)(((uint64_t)n * b + 7u) / 8u), cb = (int64_t)dq__r32_chunk_bytes(b);
+    size_t ci = (size_t)dq__r32_nchunks(n, b);
+    dq__r32_costs(f, 1u << dq__sym_bits(b), cost);
+    while (ci-- > 0) {
+        int64_t ub = 4 + (int64_t)dq__r32_chunk_ub(b, n, payload, ci, cost);
+        int64_t fc = fixed - (int64_t)ci * cb < cb ? fixed - (int64_t)ci * cb : cb;
+        if (acc + ub > worst) worst = acc + ub;
+        acc += ub - fc;
+    }
+    acc += 8 + (int64_t)table;
+    return (uint64_t)(acc > worst ? acc : worst);
+}
+/* Exact coder-3 payload bytes (the table included) by a dry run of the encoder's steps. */
+static inline uint64_t dq__r32_exact(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
+    dq__r32_esym et[256];
+    uint8_t sym[DQ__BLOCK];
+    uint64_t bytes = table;
+    size_t ci, nch = (size_t)dq__r32_nchunks(n, b), E = dq__r32_chunk_elems(b);
+    (void)dq__r32_tables(f, 1u << dq__sym_bits(b), NULL, et);
+    for (ci = 0; ci < nch; ci++) {
+        uint32_t x[DQ__R32_WAYS];
+        size_t e1 = n - ci * E > E ? ci * E + E : n, k, k0 = ci * E / DQ__BLOCK, m, j;
+        uint64_t words = 0;
+        for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
+        for (k = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK; k-- > k0;) {
+            m = dq__block_syms(b, n, payload, k, sym);
+            for (j = m; j-- > 0;) words += (uint64_t)dq__r32_step(x + (j & (DQ__R32_WAYS - 1u)), et + sym[j], NULL);
+        }
+        bytes += 4u + DQ__R32_HEAD + 2u * words;
+    }
+    return bytes;
+}
+/* Bounds on the coder-3 payload (table included) from the message's symbol counts: per chunk
+ * the states, the length and whole words; below, the states absorb at most 16 bits each. */
+static inline void dq__r32_bounds(const uint64_t *cnt, const uint32_t *f, unsigned A, uint64_t nch, size_t table,
+                                  uint64_t *ub, uint64_t *lb) {
+    uint64_t hi = 0, lo = 0, c, slack = nch * ((uint64_t)(16u * DQ__R32_WAYS) << 16);
+    unsigned s;
+    for (s = 0; s < A; s++) {
+        if (!cnt[s]) continue;
+        c = dq__rans_cost_ub(f[s]);
+        hi += cnt[s] * (c + DQ__RANS_STEP_SLACK);
+        if (c > 5701u + 6102u) lo += cnt[s] * (c - 5701u - 6102u); /* cost lb minus log2(16/15) */
+    }
+    *ub = table + nch * (4u + DQ__R32_HEAD + 2u) + 2u * (hi / (16u << 16));
+    *lb = table + nch * (4u + DQ__R32_HEAD) + (lo > slack ? (lo - slack) / 527342u : 0u);
+}
+
+/* Re-codes, inside dst[0..cap), the fixed message dst holds (checksum not yet written) as
+ * coder 3 with the plan's table; returns the new size without the checksum, 0 if it did not
+ * fit (which the plan's room rules out). */
+static inline size_t dq__r32_recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst, size_t cap, const dq__plan *pl) {
+    dq__r32_esym et[256];
+    unsigned b = c->bits, A = 1u << dq__sym_bits(b);
+    size_t sc = c->prefix, pay = DQ_HEADER_SIZE + sc, w = cap - (c->checksum ? 4u : 0u), z, base = DQ__CODED_HEADER + sc;
+    size_t fixed = (size_t)(((uint64_t)n * b + 7u) / 8u), cb = dq__r32_chunk_bytes(b);
+    size_t ci = (size_t)dq__r32_nchunks(n, b), L;
+    (void)dq__r32_tables(pl->f, A, NULL, et);
+    while (ci-- > 0) { /* chunk ci's stream lands below the later ones, above its own fixed bytes */
+        size_t end = pay + (fixed - ci * cb < cb ? fixed : ci * cb + cb);
+        if (w < end + 4u) return 0;
+        L = dq__r32_chunk_encode(b, n, dst + pay, ci, et, dst + end, w - end);
+        if (!L || L + 4u > w - end) return 0;
+        w -= L + 4u;
+        dq__st32(dst + w, (uint32_t)L);
+    }
+    z = cap - (c->checksum ? 4u : 0u) - w;
+    if (base + pl->table + z > cap - (c->checksum ? 4u : 0u)) return 0;
+    memmove(dst + base + pl->table, dst + w, z); /* first: the chunks may sit where the table goes */
+    memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
+    (void)dq__rans_table_write(pl->f, A, dst + base);
+    dq__st64(dst + DQ_HEADER_SIZE, (uint64_t)(pl->table + z));
+    dq__header_coder(dst, DQ_CODER_RANS);
+    return base + pl->table + z;
 }
 
 /* A lower bound on the Elias payload from the symbol counts (b <= 8): every entry costs at
@@ -3963,15 +3988,17 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
     pl->coder = DQ_CODER_FIXED;
     if (rans) {
         unsigned A = 1u << dq__sym_bits(b);
+        uint64_t nch = dq__r32_nchunks(n, b);
         dq__sym_count(b, n, payload, cnt);
-        dq__rans_normalize(cnt, A, (n + dq__sym_group(b) - 1u) / dq__sym_group(b), pl->f);
+        dq__rans_normalize(cnt, A, dq__r32_nsym(n, b), pl->f);
         pl->table = dq__rans_table_size(pl->f, A);
-        ub = 8u + pl->table + 4u * DQ__RANS_WAYS + dq__rans_words_ub(cnt, pl->f, A);
-        lb = 8u + pl->table + 4u * DQ__RANS_WAYS + dq__rans_words_lb(cnt, pl->f, A);
-        pl->room[DQ_CODER_RANS] = dq__rans_excess_ub(cnt, pl->f, A, dq__sym_bits(b)) + 8u + pl->table +
-                                  4u * DQ__RANS_WAYS + crc;
-        if (!exact && want == DQ_CODER_AUTO && pl->room[DQ_CODER_RANS] > room && ub < fixed) /* tight: look closer */
-            pl->room[DQ_CODER_RANS] = dq__rans_room(b, n, payload, pl->f, pl->table, crc);
+        dq__r32_bounds(cnt, pl->f, A, nch, pl->table, &ub, &lb);
+        ub += 8u;
+        lb += 8u;
+        /* the room: every chunk fits after the fixed payload, or a closer look chunk by chunk */
+        pl->room[DQ_CODER_RANS] = ub - 8u - pl->table;
+        if (!exact && want == DQ_CODER_AUTO && pl->room[DQ_CODER_RANS] > room && ub < fixed)
+            pl->room[DQ_CODER_RANS] = dq__r32_room(b, n, payload, pl->f, pl->table);
         if (want == DQ_CODER_AUTO && !exact && pl->room[DQ_CODER_RANS] > room) rans = 0;
         if (want == DQ_CODER_AUTO && rans && elias && dq__elias_lb(b, cnt) > (ub < fixed ? ub : fixed))
             elias = 0; /* cannot beat rANS or fixed */
@@ -3987,7 +4014,7 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
     other = pl->size[DQ_CODER_ELIAS] && pl->size[DQ_CODER_ELIAS] < fixed ? pl->size[DQ_CODER_ELIAS] : fixed;
     if (rans) {
         if (exact || (want == DQ_CODER_AUTO && lb < other && ub >= other) || (want == DQ_CODER_RANS && ub > fixed))
-            pl->size[DQ_CODER_RANS] = 8u + dq__rans_exact(b, n, payload, pl); /* bounds do not decide */
+            pl->size[DQ_CODER_RANS] = 8u + dq__r32_exact(b, n, payload, pl->f, pl->table); /* bounds do not decide */
         else if (ub < other || want == DQ_CODER_RANS)
             pl->size[DQ_CODER_RANS] = ub; /* the smallest for certain; its exact size comes when it is written */
     }
@@ -3995,43 +4022,23 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
         pl->coder = pl->size[want] > fixed ? DQ_CODER_FIXED : want;
         return;
     }
-    for (k = 1; k < 3; k++)
+    for (k = 1; k < 4; k++)
         if (pl->size[k] && pl->size[k] < pl->size[pl->coder]) pl->coder = k;
-}
-
-/* Sets the coder byte of a message header and its CRC. */
-static inline void dq__header_coder(uint8_t *msg, unsigned coder) {
-    msg[DQ__H_CODER] = (uint8_t)coder;
-    dq__st32(msg + DQ__H_CRC, dq__crc32c(msg, DQ__H_CRC));
 }
 
 /* Re-codes, inside dst[0..cap), the fixed message dst holds (its checksum not yet written) as
  * planned. Returns the new size without the checksum, 0 if it did not fit (which the plan's
  * room rules out). */
 static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst, size_t cap, const dq__plan *pl) {
-    size_t sc = c->prefix, pay = DQ_HEADER_SIZE + sc, len = 0;
-    if (pl->coder == DQ_CODER_RANS) {
-        dq__rans_enc e;
-        uint8_t tbl[32u + 512u];
-        size_t tl, z;
-        e.buf = dst;
-        e.w = cap;
-        dq__rans_encode(c->bits, n, dst + pay, pl->f, &e, 1, pay, 0);
-        tl = dq__rans_table_write(pl->f, 1u << dq__sym_bits(c->bits), tbl);
-        z = cap - e.w;
-        if (e.over || DQ__CODED_HEADER + sc + tl + z + (c->checksum ? 4u : 0u) > cap) return 0;
-        memmove(dst + DQ__CODED_HEADER + sc + tl, dst + e.w, z);
-        memcpy(dst + DQ__CODED_HEADER + sc, tbl, tl);
-        len = tl + z;
-        memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
-    } else { /* Elias writes forwards: move the fixed payload to the end of dst, the scales up */
-        size_t f = dq__fixed_through(c->bits, n, (n - 1u) / DQ__BLOCK), at = cap - f, out = DQ__CODED_HEADER + sc;
-        memmove(dst + at, dst + pay, f);
-        memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
-        len = dq__elias_encode(c->bits, n, dst + at, pl->nnz, dst + out, cap - (c->checksum ? 4u : 0u) - out, 1,
-                               at - out);
-        if (!len) return 0;
-    }
+    size_t sc = c->prefix, len, f, at, out = DQ__CODED_HEADER + sc;
+    if (pl->coder == DQ_CODER_RANS) return dq__r32_recode_inplace(c, n, dst, cap, pl);
+    /* Elias writes forwards: move the fixed payload to the end of dst, the scales up */
+    f = dq__fixed_through(c->bits, n, (n - 1u) / DQ__BLOCK);
+    at = cap - f;
+    memmove(dst + at, dst + DQ_HEADER_SIZE + sc, f);
+    memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
+    len = dq__elias_encode(c->bits, n, dst + at, pl->nnz, dst + out, cap - (c->checksum ? 4u : 0u) - out, 1, at - out);
+    if (!len) return 0;
     dq__st64(dst + DQ_HEADER_SIZE, (uint64_t)len);
     dq__header_coder(dst, pl->coder);
     return DQ__CODED_HEADER + sc + len;
@@ -4085,15 +4092,17 @@ static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_
 }
 
 /* Opens a message for re-coding: header, size, checksum, then the whole body's validity. */
-static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigned coder, dq_header *h, dq__cfg *c,
+static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigned *coder, dq_header *h, dq__cfg *c,
                                         dq__cdec *cd) {
     const uint8_t *in = (const uint8_t *)src;
     dq_status st;
     if ((st = dq__open(src, src_len, 1, h, c)) != DQ_OK) return st;
     if (!dq__is_levels(h->scheme)) return DQ_ERR_PARAM; /* re-coding: level schemes only */
-    if (coder > DQ_CODER_RANS && coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
-    if ((coder == DQ_CODER_ELIAS && h->bits == 1u) || (coder == DQ_CODER_RANS && h->bits > 8u)) return DQ_ERR_PARAM;
-    if (h->coder != DQ_CODER_FIXED && coder != DQ_CODER_FIXED && coder != h->coder) return DQ_ERR_PARAM;
+    if (*coder > DQ_CODER_RANS && *coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
+    if ((*coder == DQ_CODER_ELIAS && h->bits == 1u) || (*coder >= DQ_CODER_RANS8 && *coder <= DQ_CODER_RANS && h->bits > 8u))
+        return DQ_ERR_PARAM;
+    if (*coder == DQ_CODER_RANS8 && h->coder != DQ_CODER_RANS8) *coder = DQ_CODER_RANS; /* written as coder 3 */
+    if (h->coder != DQ_CODER_FIXED && *coder != DQ_CODER_FIXED && *coder != h->coder) return DQ_ERR_PARAM;
     c->checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
     if (h->coder == DQ_CODER_FIXED) return dq__fixed_check(c, h->count, in + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + c->prefix);
     if ((st = dq__fixed_check(c, 0, in + DQ__CODED_HEADER, NULL)) != DQ_OK) return st;
@@ -4111,7 +4120,7 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
     dq__plan pl;
     dq_status st;
     if (!src || !size) return DQ_ERR_NULL;
-    if ((st = dq__recode_open(src, src_len, coder, &h, &c, &cd)) != DQ_OK) return st;
+    if ((st = dq__recode_open(src, src_len, &coder, &h, &c, &cd)) != DQ_OK) return st;
     if (coder == h.coder) {
         *size = h.msg_size;
     } else if (coder == DQ_CODER_FIXED) {
@@ -4136,7 +4145,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
     dq_status st;
     size_t sc, size, crc;
     if (!src || !dst || !dst_len) return DQ_ERR_NULL;
-    if ((st = dq__recode_open(src, src_len, coder, &h, &c, &cd)) != DQ_OK) return st;
+    if ((st = dq__recode_open(src, src_len, &coder, &h, &c, &cd)) != DQ_OK) return st;
     sc = c.prefix;
     crc = c.checksum ? 4u : 0u;
     if (coder == h.coder) { /* nothing to re-code */
@@ -4167,13 +4176,22 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         memcpy(out, in, DQ_HEADER_SIZE);
         dq__st64(out + DQ_HEADER_SIZE, pl.size[pl.coder] - 8u);
         memcpy(out + DQ__CODED_HEADER, in + DQ_HEADER_SIZE, sc);
-        if (pl.coder == DQ_CODER_RANS) {
-            dq__rans_enc e;
-            size_t tl = dq__rans_table_write(pl.f, 1u << dq__sym_bits(h.bits), out + DQ__CODED_HEADER + sc);
-            e.buf = out;
-            e.w = size - crc;
-            dq__rans_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, pl.f, &e, 0, 0, DQ__CODED_HEADER + sc + tl);
-            if (e.over || e.w != DQ__CODED_HEADER + sc + tl) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
+        if (pl.coder == DQ_CODER_RANS) { /* chunk by chunk, each written at its end, then moved down */
+            dq__r32_esym et[256];
+            size_t at = DQ__CODED_HEADER + sc + dq__rans_table_write(pl.f, 1u << dq__sym_bits(h.bits),
+                                                                      out + DQ__CODED_HEADER + sc);
+            size_t ci, nch = (size_t)dq__r32_nchunks(h.count, h.bits), L;
+            (void)dq__r32_tables(pl.f, 1u << dq__sym_bits(h.bits), NULL, et);
+            for (ci = 0; ci < nch; ci++) {
+                if (size - crc - at < 4u) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
+                L = dq__r32_chunk_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, ci, et, out + at + 4u,
+                                         size - crc - at - 4u);
+                if (!L) return DQ_ERR_CORRUPT;
+                memmove(out + at + 4u, out + size - crc - L, L);
+                dq__st32(out + at, (uint32_t)L);
+                at += 4u + L;
+            }
+            if (at != size - crc) return DQ_ERR_CORRUPT;
         } else if (!dq__elias_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, pl.nnz, out + DQ__CODED_HEADER + sc,
                                      size - crc - DQ__CODED_HEADER - sc, 0, 0)) {
             return DQ_ERR_CORRUPT; /* unreachable: sized exactly */

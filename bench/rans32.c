@@ -1,5 +1,5 @@
-/* bench/rans32.c - the 32-way rANS chunk kernels (coder 3 draft, doc/FORMAT.md 17.6) against
- * the 8-way coder, plain memory passes and, when its header is there, htscodecs' rANS 4x16 /
+/* bench/rans32.c - the 32-way rANS chunk kernels (coder 3, doc/FORMAT.md 17.6) against plain
+ * memory passes and, when its header is there, htscodecs' rANS 4x16 /
  * 32x16, all in one process. Built for the native ISA by `make bench-rans32`; every SIMD twin
  * at or below it runs (an AVX-512 build runs the scalar, SSE2 and AVX2 kernels).
  *
@@ -53,28 +53,23 @@ typedef struct kern {
 
 typedef struct ctx {
     unsigned b;
-    size_t n, cap, len, len8, hlen[3];
-    uint8_t *sym, *out, *enc, *enc8, *hts[3], *blk;
+    size_t n, cap, len, hlen[3];
+    uint8_t *sym, *out, *enc, *hts[3], *blk;
     float *acc;
-    uint32_t *dtab, tab8[4096];
+    uint32_t *dtab;
     dq__r32_esym et[256];
-    dq__rans_esym es8[256];
-    uint32_t x8[8];
-    size_t w8;
     float rowstep[32];
 } ctx;
 
 enum {
     K_MEMCPY,
     K_FIXED,
-    K_OLD8_DEC,
     K_DEC_SCALAR,
     K_DEC_SSE2,
     K_DEC_AVX2,
     K_FUSED,
     K_FUSED_SCALAR,
     K_TWOPASS,
-    K_OLD8_ENC,
     K_ENC_SCALAR,
     K_ENC_AVX2,
     K_HTS_DEC4,
@@ -117,16 +112,6 @@ static void run(ctx *c, int id) {
         for (k = 0; k < nb; k++)
             dq__k_decode_block(c->sym + 32u * c->b * k, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
         break;
-    case K_OLD8_DEC: {
-        dq__rans_dec d;
-        memcpy(d.x, c->x8, sizeof d.x);
-        d.p = c->enc8 + c->w8;
-        d.left = c->cap - c->w8;
-        d.bad = 0;
-        dq__rans_get(&d, c->tab8, 0, c->out, c->n);
-        sink += (uint32_t)d.left + d.x[0];
-        break;
-    }
     case K_DEC_SCALAR:
         sink += (uint32_t)r32_dec(c, dq__r32_get__scalar);
         break;
@@ -151,16 +136,6 @@ static void run(ctx *c, int id) {
         for (k = 0; k < nb; k++)
             dq__k_decode_block(c->out + 32u * c->b * k, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
         break;
-    case K_OLD8_ENC: {
-        dq__rans_enc e;
-        for (k = 0; k < 8; k++) e.x[k] = DQ__RANS_L;
-        e.buf = c->enc8;
-        e.w = c->cap;
-        e.over = 0;
-        dq__rans_put(&e, c->es8, c->sym, 0, c->n, 0);
-        sink += (uint32_t)e.w;
-        break;
-    }
     case K_ENC_SCALAR:
         sink += (uint32_t)dq__r32_encode__scalar(c->sym, c->n, c->et, c->enc, c->cap);
         break;
@@ -235,11 +210,10 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     c.out = (uint8_t *)malloc(3u * n + 4096u);
     c.cap = 128u + 2u * n + 64u;
     c.enc = (uint8_t *)malloc(c.cap);
-    c.enc8 = (uint8_t *)malloc(c.cap);
     c.acc = (float *)calloc(nel + 256u, sizeof(float));
     c.dtab = (uint32_t *)malloc(4096u * sizeof(uint32_t));
     c.blk = (uint8_t *)malloc(256);
-    if (!c.sym || !c.out || !c.enc || !c.enc8 || !c.acc || !c.dtab || !c.blk) exit(1);
+    if (!c.sym || !c.out || !c.enc || !c.acc || !c.dtab || !c.blk) exit(1);
     for (i = 0; i < n; i += h.payload_size) {
         size_t k = n - i < h.payload_size ? n - i : h.payload_size;
         memcpy(c.sym + i, msg + h.msg_size - h.payload_size, k);
@@ -250,20 +224,7 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
         if (cnt[s]) H -= (double)cnt[s] / (double)n * log2((double)cnt[s] / (double)n);
     dq__rans_normalize(cnt, 256, n, f);
     dq__r32_tables(f, 256, c.dtab, c.et);
-    dq__rans_esyms(f, 256, c.es8);
-    dq__rans_dtab(f, 256, c.tab8);
     c.len = dq__r32_encode__scalar(c.sym, n, c.et, c.enc, c.cap);
-    { /* the 8-way stream, states kept aside */
-        dq__rans_enc e;
-        for (i = 0; i < 8; i++) e.x[i] = DQ__RANS_L;
-        e.buf = c.enc8;
-        e.w = c.cap;
-        e.over = 0;
-        dq__rans_put(&e, c.es8, c.sym, 0, n, 0);
-        memcpy(c.x8, e.x, sizeof c.x8);
-        c.w8 = e.w;
-        c.len8 = c.cap - e.w + 32u;
-    }
 #if BENCH_HTS
     for (i = 0; i < 3; i++) {
         unsigned int osz = rans_compress_bound_4x16((unsigned int)n, i ? RANS_ORDER_X32 : 0);
@@ -276,7 +237,6 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
 #define ADD(nm, k) ks[nk].name = nm, ks[nk].id = k, ks[nk].best = 1e30, nk++
     ADD("memcpy", K_MEMCPY);
     ADD("fixed-decode-add", K_FIXED);
-    ADD("rans8-decode-scalar", K_OLD8_DEC);
     ADD("r32-decode-scalar", K_DEC_SCALAR);
 #if DQ__HAS_SSE2_KERNELS
     ADD("r32-decode-sse2", K_DEC_SSE2);
@@ -292,7 +252,6 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     ADD("hts-32x16-decode-simd", K_HTS_DEC32);
     ADD("hts-32x16-decode-scalar", K_HTS_DEC32S);
 #endif
-    ADD("rans8-encode-scalar", K_OLD8_ENC);
     ADD("r32-encode-scalar", K_ENC_SCALAR);
 #if DQ__HAS_AVX2_KERNELS
     ADD("r32-encode-avx2", K_ENC_AVX2);
@@ -306,7 +265,7 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     /* untimed checks */
     for (i = 0; i < nk; i++) {
         int id = ks[i].id;
-        if (id == K_OLD8_DEC || id == K_DEC_SCALAR || id == K_DEC_SSE2 || id == K_DEC_AVX2 || id == K_HTS_DEC4 ||
+        if (id == K_DEC_SCALAR || id == K_DEC_SSE2 || id == K_DEC_AVX2 || id == K_HTS_DEC4 ||
             id == K_HTS_DEC32 || id == K_HTS_DEC32S)
             if (!check(&c, id)) fprintf(stderr, "bench_rans32: %s does not give the symbols back\n", ks[i].name);
     }
@@ -329,10 +288,9 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
             t = now() - t0;
             if (t < ks[i].best) ks[i].best = t;
         }
-    printf("\nb = %u, n = %lu symbols (%s), entropy %.3f bits/symbol; sizes: fixed %lu, r32 %lu (%.3f bits/sym), "
-           "rans8 %lu",
+    printf("\nb = %u, n = %lu symbols (%s), entropy %.3f bits/symbol; sizes: fixed %lu, r32 %lu (%.3f bits/sym)",
            b, (unsigned long)n, n <= ((size_t)1 << 16) ? "in cache" : "memory", H, (unsigned long)n,
-           (unsigned long)c.len, (double)c.len * 8.0 / (double)n, (unsigned long)c.len8);
+           (unsigned long)c.len, (double)c.len * 8.0 / (double)n);
 #if BENCH_HTS
     printf(", hts 4x16 %lu, 32x16 %lu", (unsigned long)c.hlen[0], (unsigned long)c.hlen[1]);
 #endif
@@ -347,7 +305,6 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     free(c.sym);
     free(c.out);
     free(c.enc);
-    free(c.enc8);
     free(c.acc);
     free(c.dtab);
     free(c.blk);

@@ -729,7 +729,7 @@ static void test_header_fields(void) {
         const msg *m = &std_msgs[i];
         static const uint64_t scheme_bad[] = {0, 5, 12, 0xFF};
         static const uint64_t bits_bad[] = {0, 17, 32, 0xFF};
-        static const uint64_t coder_bad[] = {3, 0x7F, 0xFF}; /* 1 (Elias) and 2 (rANS) are coders now */
+        static const uint64_t coder_bad[] = {4, 0x7F, 0xFF}; /* 1 (Elias), 2 and 3 (rANS) are coders now */
         static const uint64_t norm_bad[] = {3, 4, 0xFF};
         static const uint64_t flags_bad[] = {4, 6, 7, 0x100, 0x8000, 0xFFFF, 0xFFFC};
         static const uint64_t bucket_bad[] = {1, 4, 7, 9, 12, 65, 0xFFFFFFFFu, 0xFFFFFFFCu, 0x80000001u};

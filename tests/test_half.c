@@ -560,9 +560,9 @@ static void test_encode_equiv(void) {
         c.p.rounding = dq_t_next(&r) % 3u == 0 ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
         if (sc == DQ_SCHEME_QSGD || sc == DQ_SCHEME_NUQSGD) c.p.norm = dq_t_next(&r) % 2u ? DQ_NORM_MAX : DQ_NORM_L2;
         c.p.checksum = (unsigned)(dq_t_next(&r) % 2u);
-        c.p.coder = (unsigned)(dq_t_next(&r) % 4u);
-        if (c.p.coder == 3u) c.p.coder = DQ_CODER_AUTO;
-        if (c.p.coder == DQ_CODER_RANS && c.p.bits > 8u) c.p.coder = DQ_CODER_ELIAS;
+        c.p.coder = (unsigned)(dq_t_next(&r) % 5u); /* 2: the old rANS id, which asks for rANS */
+        if (c.p.coder == 4u) c.p.coder = DQ_CODER_AUTO;
+        if ((c.p.coder == DQ_CODER_RANS8 || c.p.coder == DQ_CODER_RANS) && c.p.bits > 8u) c.p.coder = DQ_CODER_ELIAS;
         c.n = lens[dq_t_next(&r) % 8u];
         c.xt = (dq_dtype)(dq_t_next(&r) % 3u);
         c.rt = (dq_dtype)(dq_t_next(&r) % 3u);
@@ -878,9 +878,10 @@ static void test_decode_equiv(void) {
         p = base_params(sc, b, buckets[dq_t_next(&r) % 5u]);
         p.rounding = t % 3u ? DQ_ROUND_STOCHASTIC : DQ_ROUND_NEAREST;
         p.checksum = (t / 3u) % 2u;
-        p.coder = (unsigned)(dq_t_next(&r) % 4u);
-        if (p.coder == 3u) p.coder = DQ_CODER_AUTO;
-        if ((p.coder == DQ_CODER_RANS && b > 8u) || (p.coder == DQ_CODER_ELIAS && b == 1u)) p.coder = DQ_CODER_AUTO;
+        p.coder = (unsigned)(dq_t_next(&r) % 5u); /* 2: the old rANS id, which asks for rANS */
+        if (p.coder == 4u) p.coder = DQ_CODER_AUTO;
+        if (((p.coder == DQ_CODER_RANS8 || p.coder == DQ_CODER_RANS) && b > 8u) || (p.coder == DQ_CODER_ELIAS && b == 1u))
+            p.coder = DQ_CODER_AUTO;
         cap = big_cap(n);
         x = (float *)xmalloc(n * 4u);
         msg = (uint8_t *)xmalloc(cap);

@@ -384,7 +384,7 @@ static void test_coders_ranges(void) {
         p.checksum = 1;
         CHECK(dq_encode(&p, x, N, NULL, msg, cap, &len) == DQ_OK);
         CHECK(dq_decode(msg, len, ref, N) == DQ_OK);
-        for (coder = DQ_CODER_ELIAS; coder <= DQ_CODER_RANS + 1u; coder++) {
+        for (coder = DQ_CODER_ELIAS; coder <= DQ_CODER_RANS + 1u; coder++) { /* 2 asks for rANS too */
             dq_params q = p;
             q.coder = coder == DQ_CODER_RANS + 1u ? DQ_CODER_AUTO : coder;
             CHECK(dq_encode(&q, x, N, NULL, m2, cap, &len2) == DQ_OK);

@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dq_params p;
     dq_status stF, st;
     size_t n, m, i, capF, capC, lenF = 0, len = 0, sz = 0, fsz = 0;
-    unsigned coder, rep, bytes_mode, ef, slack;
+    unsigned coder, other, rep, bytes_mode, ef, slack;
     float *x, *r0 = NULL, *rF = NULL, *yF, *tmp;
     uint8_t *mF, *mC = NULL;
     if (size < 9) return 0;
@@ -193,8 +193,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             st = dq_recode(mC, len, DQ_CODER_AUTO, o, capC, &sz); /* AUTO from coded: refused, or a copy */
             CHECK(st == DQ_ERR_PARAM || (st == DQ_OK && sz == len && memcmp(o, mC, len) == 0));
             CHECK(dq_coded_size(mC, len, DQ_CODER_AUTO, &sz) == st && (st != DQ_OK || sz == len));
-            CHECK(dq_recode(mC, len, 3u - coder, o, capC, &sz) == DQ_ERR_PARAM); /* coded -> coded */
-            CHECK(dq_coded_size(mC, len, 3u - coder, &sz) == DQ_ERR_PARAM);
+            other = coder == DQ_CODER_ELIAS ? DQ_CODER_RANS : DQ_CODER_ELIAS;
+            CHECK(dq_recode(mC, len, other, o, capC, &sz) == DQ_ERR_PARAM); /* coded -> coded */
+            CHECK(dq_coded_size(mC, len, other, &sz) == DQ_ERR_PARAM);
             free(o);
         }
     } else { /* AUTO: exactly the fixed size, a little more, the roomy bound */
@@ -207,7 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lenA2 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, capC, tmp, &mC);
         CHECK(lenA2 <= lenA3 && lenA3 <= lenA1); /* more room never costs bytes */
         if (lenA2) { /* the smallest coder for this message */
-            for (k = 1; k < 3; k++) {
+            for (k = DQ_CODER_ELIAS; k <= DQ_CODER_RANS; k += DQ_CODER_RANS - DQ_CODER_ELIAS) {
                 if (!coder_ok(k, p.bits)) {
                     CHECK(dq_coded_size(mF, lenF, k, &sz) == DQ_ERR_PARAM);
                     continue;
