@@ -13,8 +13,15 @@
  *  (c) for the version this library writes: dq_encode of NAME.in (with residual NAME.res when
  *      ef=1) gives exactly NAME.dqsg (and the residual NAME.resout), dq_encode_block gives it
  *      without the header and dq_decode_block decodes that body to NAME.out; a coded message
- *      (coder=elias|rans, encoded with that coder forced) is also the fixed message re-coded
- *      (dq_recode both ways, dq_coded_size), and the block API checks use that fixed body;
+ *      (coder=elias|rans|rans32, encoded with that coder forced) is also the fixed message
+ *      re-coded (dq_recode both ways, dq_coded_size), and the block API checks use that fixed
+ *      body. One rule for frozen files this library no longer writes ("legacy": a wire coder
+ *      encoders no longer write, i.e. coder=rans, wire coder 2 of library 0.3 to 0.6; or a coded
+ *      form larger than the fixed layout, which 0.5 sent and 0.6 replaced with the fixed one):
+ *      instead of byte identity, dq_recode of the file to fixed must be the fixed re-encoding,
+ *      and the re-encoding (what dq_recode of that fixed message with the asked coder gives:
+ *      coder 3 for rANS, or fixed where that is smaller) must be written by dq_encode and
+ *      decode to NAME.out bit for bit;
  *  (d) L2 messages (qsgd, nuqsgd): dq_message_norm2 equals the sum of the squared scales, and
  *      agrees with ||input||^2 to float rounding; other norms give DQ_ERR_PARAM.
  * Older versions get (a), (b) and (d): a decoder keeps reading every earlier format version.
@@ -32,7 +39,7 @@
 
 /* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
  * cases; a new format version needs its own entry and directory. */
-static const unsigned long k_min_cases[] = {0, 139};
+static const unsigned long k_min_cases[] = {0, 147};
 #define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
 
 /* ---------------------------------------------------------------- files (C99 stdio) */
@@ -246,8 +253,13 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
             c->scheme = ok ? k_schemes[j].scheme : 0u;
         } else if (!strcmp(tok, "coder")) {
             key = K_CODER;
-            ok = !strcmp(val, "fixed") || !strcmp(val, "elias") || !strcmp(val, "rans");
-            c->coder = !strcmp(val, "elias") ? DQ_CODER_ELIAS : !strcmp(val, "rans") ? DQ_CODER_RANS : DQ_CODER_FIXED;
+            /* the wire coder of the frozen message: rans is coder 2 (library 0.3 to 0.6, read but no
+             * longer written), rans32 coder 3 (0.7, FORMAT.md 17.6) */
+            ok = !strcmp(val, "fixed") || !strcmp(val, "elias") || !strcmp(val, "rans") || !strcmp(val, "rans32");
+            c->coder = !strcmp(val, "elias")    ? DQ_CODER_ELIAS
+                       : !strcmp(val, "rans")   ? DQ_CODER_RANS8
+                       : !strcmp(val, "rans32") ? DQ_CODER_RANS
+                                                : DQ_CODER_FIXED;
         } else if (!strcmp(tok, "bits")) {
             key = K_BITS;
             ok = parse_u64(val, 16u, &v) && v >= 1u;
@@ -346,10 +358,39 @@ static void path_of(char *buf, size_t cap, const char *dir, const char *name, co
     CHECKF(k >= 0 && (size_t)k < cap, "path too long: %s/%s%s", dir, name, ext);
 }
 
+/* msg decodes to want[0..n) bit for bit through dq_decode (nothing written past count),
+ * dq_decode_add with weight 1 onto -0.0, and dq_message_open + dq_message_decode; out has
+ * room for n + 1 floats. */
+static void check_decodes(const char *what, const uint8_t *msg, size_t len, const float *want, size_t n, float *out) {
+    char lbl[96];
+    dq_message m;
+    dq_status st;
+    size_t i;
+    out[n] = 12345.0f; /* sentinel: nothing past count is written */
+    st = dq_decode(msg, len, out, n + 1u);
+    CHECKF(st == DQ_OK, "%s: dq_decode: %s", what, dq_strerror(st));
+    snprintf(lbl, sizeof lbl, "%s: dq_decode vs .out", what);
+    if (st == DQ_OK) check_same(lbl, out, want, n);
+    CHECK(u32(out[n]) == u32(12345.0f));
+    for (i = 0; i < n; i++) out[i] = -0.0f; /* -0 + v == v for every v, -0.0 included */
+    st = dq_decode_add(msg, len, 1.0f, out, n);
+    CHECKF(st == DQ_OK, "%s: dq_decode_add: %s", what, dq_strerror(st));
+    snprintf(lbl, sizeof lbl, "%s: dq_decode_add onto -0.0 vs .out", what);
+    if (st == DQ_OK) check_same(lbl, out, want, n);
+    st = dq_message_open(msg, len, &m);
+    CHECKF(st == DQ_OK, "%s: dq_message_open: %s", what, dq_strerror(st));
+    if (st == DQ_OK) {
+        st = dq_message_decode(&m, out, n);
+        CHECKF(st == DQ_OK, "%s: dq_message_decode: %s", what, dq_strerror(st));
+        snprintf(lbl, sizeof lbl, "%s: dq_message_decode vs .out", what);
+        if (st == DQ_OK) check_same(lbl, out, want, n);
+    }
+}
+
 static void run_case(const char *dir, unsigned ver, const gcase *c) {
     char path[1024];
     size_t n = c->n, len = 0, i, nb, blen, off = c->coder ? DQ_HEADER_SIZE + 8u : DQ_HEADER_SIZE;
-    uint8_t *msg, *buf = NULL, *fixed = NULL;
+    uint8_t *msg, *buf = NULL, *fixed = NULL, *recoded = NULL;
     float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *cin = NULL;
     dq_header h;
     dq_status st;
@@ -405,15 +446,7 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
 
     /* (b) decode, decode-add */
     out = (float *)xmalloc(4u * (n + 1u));
-    out[n] = 12345.0f; /* sentinel: nothing past count is written */
-    st = dq_decode(msg, len, out, n + 1u);
-    CHECKF(st == DQ_OK, "dq_decode: %s", dq_strerror(st));
-    if (st == DQ_OK) check_same("dq_decode vs .out", out, want, n);
-    CHECK(u32(out[n]) == u32(12345.0f));
-    for (i = 0; i < n; i++) out[i] = -0.0f; /* -0 + v == v for every v, -0.0 included */
-    st = dq_decode_add(msg, len, 1.0f, out, n);
-    CHECKF(st == DQ_OK, "dq_decode_add: %s", dq_strerror(st));
-    if (st == DQ_OK) check_same("dq_decode_add onto -0.0 vs .out", out, want, n);
+    check_decodes(".dqsg", msg, len, want, n, out);
     for (i = 0; i < n; i++) out[i] = 0.0f;
     st = dq_decode_add(msg, len, 1.0f, out, n);
     CHECKF(st == DQ_OK, "dq_decode_add: %s", dq_strerror(st));
@@ -443,50 +476,63 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     if (ver == (unsigned)DQ_FORMAT_VERSION) {
         float *r = c->ef ? (float *)xmalloc(4u * n) : NULL;
         size_t cap = c->coder ? dq_encode_bound_coded(n, c->bits) : dq_encode_bound(n, c->bits), size = 0, body;
-        const uint8_t *fmsg = msg; /* the fixed message: msg, or msg re-coded */
-        size_t fsize = 0, wlen;
-        dq_params pf = p;
-        int larger; /* a coded file larger than the fixed layout: written by 0.5; 0.6 sends it fixed */
-        pf.coder = DQ_CODER_FIXED;
-        CHECK(dq_encode_capacity(&pf, n, &fsize) == DQ_OK);
-        larger = c->coder && len > fsize;
-        wlen = larger ? fsize : len;
+        const uint8_t *fmsg = msg; /* the fixed message: msg, or the fixed re-encoding */
+        const uint8_t *wmsg = msg; /* what dq_encode must write: msg, or for a legacy file its re-coding */
+        size_t fsize = 0, wlen = len;
         buf = (uint8_t *)xmalloc(cap);
-        if (r) memcpy(r, res, 4u * n);
-        st = dq_encode(&p, x, n, r, buf, cap, &blen);
-        CHECKF(st == DQ_OK, "dq_encode: %s", dq_strerror(st));
-        if (st == DQ_OK && larger) { /* the fixed message, with the file's values */
-            CHECKF(blen == fsize && buf[8] == DQ_CODER_FIXED, "dq_encode wrote %lu bytes (coder %u), fixed is %lu",
-                   (unsigned long)blen, buf[8], (unsigned long)fsize);
-            st = dq_decode(buf, blen, out, n);
-            CHECKF(st == DQ_OK, "dq_decode of the re-encoded message: %s", dq_strerror(st));
-            if (st == DQ_OK) check_same("re-encoded (fixed) vs .out", out, want, n);
-            if (r) check_same("residual after dq_encode vs .resout", r, resout, n);
-        } else if (st == DQ_OK) {
-            CHECKF(blen == len, "dq_encode wrote %lu bytes, .dqsg has %lu", (unsigned long)blen, (unsigned long)len);
-            for (i = 0; i < len && i < blen; i++)
-                if (buf[i] != msg[i]) break;
-            CHECKF(i == len && blen == len, "dq_encode differs from .dqsg at byte %lu", (unsigned long)i);
-            if (r) check_same("residual after dq_encode vs .resout", r, resout, n);
-        }
-        if (c->coder) { /* coded: the fixed message re-coded, and back; sizes from the codes */
+        if (c->coder) { /* coded: the fixed re-encoding, the file re-coded to it and back */
+            dq_params pf = p;
             size_t flen = 0, rlen = 0;
-            p.coder = DQ_CODER_FIXED;
-            CHECK(dq_coded_size(msg, len, c->coder, &size) == DQ_OK && size == len);
-            CHECK(dq_coded_size(msg, len, DQ_CODER_FIXED, &size) == DQ_OK && size == fsize);
+            int legacy; /* the one rule (top of the file): a coded file this library no longer writes */
+            pf.coder = DQ_CODER_FIXED;
+            CHECK(dq_encode_capacity(&pf, n, &fsize) == DQ_OK);
+            legacy = c->coder == DQ_CODER_RANS8 || len > fsize;
             fixed = (uint8_t *)xmalloc(fsize);
-            st = dq_recode(msg, len, DQ_CODER_FIXED, fixed, fsize, &flen);
-            CHECKF(st == DQ_OK && flen == fsize, "dq_recode to fixed: %s", dq_strerror(st));
-            if (st == DQ_OK) {
-                st = dq_recode(fixed, flen, c->coder, buf, cap, &rlen);
-                CHECKF(st == DQ_OK && rlen == wlen && memcmp(buf, larger ? fixed : msg, wlen) == 0,
-                       "dq_recode from fixed: %s", dq_strerror(st));
-                CHECK(dq_coded_size(fixed, flen, c->coder, &size) == DQ_OK && size == wlen);
-                fmsg = fixed;
+            recoded = (uint8_t *)xmalloc(cap);
+            if (r) memcpy(r, res, 4u * n);
+            st = dq_encode(&pf, x, n, r, fixed, fsize, &flen);
+            CHECKF(st == DQ_OK && flen == fsize, "dq_encode, fixed: %s", dq_strerror(st));
+            if (st != DQ_OK) goto block;
+            if (r) check_same("residual after dq_encode (fixed) vs .resout", r, resout, n);
+            fmsg = fixed;
+            st = dq_recode(msg, len, DQ_CODER_FIXED, recoded, cap, &rlen);
+            CHECKF(st == DQ_OK && rlen == fsize && memcmp(recoded, fixed, fsize) == 0,
+                   "dq_recode of .dqsg to fixed (%s, %lu bytes) is not the fixed re-encoding (%lu bytes)",
+                   dq_strerror(st), (unsigned long)rlen, (unsigned long)fsize);
+            CHECK(dq_coded_size(msg, len, DQ_CODER_FIXED, &size) == DQ_OK && size == fsize);
+            st = dq_recode(fixed, fsize, c->coder, recoded, cap, &rlen);
+            CHECKF(st == DQ_OK, "dq_recode from fixed: %s", dq_strerror(st));
+            if (st != DQ_OK) goto block;
+            CHECK(dq_coded_size(fixed, fsize, c->coder, &size) == DQ_OK && size == rlen);
+            if (legacy) { /* the message this library writes instead: the asked coder, or fixed */
+                unsigned asked = c->coder == DQ_CODER_RANS8 ? DQ_CODER_RANS : c->coder;
+                CHECKF((recoded[8] == asked && rlen <= fsize) || (recoded[8] == DQ_CODER_FIXED && rlen == fsize),
+                       "legacy: the re-coding has coder %u and %lu bytes (asked %u, fixed %lu bytes)", recoded[8],
+                       (unsigned long)rlen, asked, (unsigned long)fsize);
+                CHECKF(rlen != len || memcmp(recoded, msg, len) != 0, "legacy, but this library writes the file");
+                check_decodes("legacy: the re-encoding", recoded, rlen, want, n, out);
+                wmsg = recoded;
+                wlen = rlen;
+            } else {
+                CHECKF(rlen == len && memcmp(recoded, msg, len) == 0, "dq_recode from fixed differs from .dqsg");
+                CHECK(dq_coded_size(msg, len, c->coder, &size) == DQ_OK && size == len);
             }
         } else {
             CHECK(dq_encode_capacity(&p, n, &size) == DQ_OK && size == len);
         }
+        if (r) memcpy(r, res, 4u * n);
+        st = dq_encode(&p, x, n, r, buf, cap, &blen);
+        CHECKF(st == DQ_OK, "dq_encode: %s", dq_strerror(st));
+        if (st == DQ_OK) {
+            CHECKF(blen == wlen, "dq_encode wrote %lu bytes (coder %u), expected %lu%s", (unsigned long)blen, buf[8],
+                   (unsigned long)wlen, wmsg == msg ? " (.dqsg)" : " (legacy file re-coded)");
+            for (i = 0; i < wlen && i < blen; i++)
+                if (buf[i] != wmsg[i]) break;
+            CHECKF(i == wlen && blen == wlen, "dq_encode differs from the expected message at byte %lu",
+                   (unsigned long)i);
+            if (r) check_same("residual after dq_encode vs .resout", r, resout, n);
+        }
+    block:
         /* the headerless API: the same body (without the checksum), decoded the same way */
         p.checksum = 0;
         p.coder = DQ_CODER_FIXED;
@@ -535,6 +581,7 @@ done:
     free(msg);
     free(buf);
     free(fixed);
+    free(recoded);
     free(x);
     free(want);
     free(res);

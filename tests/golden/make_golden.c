@@ -28,7 +28,15 @@
  * checked against the rule of section 6.6; TRUNC and TRUNC_NU messages must carry alpha as
  * every scale and the caller's levels after the scales. A coded message must also equal the
  * fixed message of the same params re-coded (dq_recode both ways), and its AUTO case must be
- * what the coder AUTO chose, forced. */
+ * what the coder AUTO chose, forced.
+ *
+ * Legacy files (legacy_file below; the same one rule as tests/test_golden.c): a frozen coded
+ * message this library no longer writes, because its wire coder is no longer written (coder 2,
+ * the first rANS layout, manifest coder=rans) or because it is larger than the fixed layout
+ * (sent by 0.5), cannot be regenerated; it is verified instead (both decoders agree on it, and
+ * it re-codes to the fixed re-encoding), and its other files are regenerated and compared as
+ * usual. -n reports how many. Cases marked rans32 (coder=rans32, wire coder 3) must really be
+ * sent as coder 3: a case whose rANS form is not smaller than the fixed one is refused. */
 #if defined(__unix__) || defined(__APPLE__)
 #define _POSIX_C_SOURCE 200809L
 #include <sys/stat.h>
@@ -155,6 +163,9 @@ typedef struct gcase {
     uint32_t alpha;     /* TRUNC, TRUNC_NU: bit pattern of dq_params.alpha */
     int lvrule;         /* TRUNC_NU: how levels[] is built (LV_*) */
     const char *note;   /* comment lines the manifest gets before this case, or NULL */
+    int rans32;         /* must freeze a coder-3 message (refused otherwise) */
+    int legacy;         /* its frozen .dqsg is one this library no longer writes (legacy_file) */
+    float *legacy_out;  /* what that file decodes to */
 } gcase;
 
 #define MAX_CASES 256
@@ -200,6 +211,17 @@ static const char k_note_schemes[] =
 static const char k_note_twomeans[] =
     "# Two-means 1-bit SGD (FORMAT.md 22): scheme twomeans (wire 5), bits 1, rounding nearest,\n"
     "# norm twomeans (wire 6, the scheme's own); two float32 means per bucket.\n";
+
+/* The last case added asks for `coder` and must be sent as coder 3 (rANS in chunks). */
+static void r32(unsigned coder) {
+    g_cases[g_ncases - 1u].coder = coder;
+    g_cases[g_ncases - 1u].rans32 = 1;
+}
+static const char k_note_rans32[] =
+    "# Coder 3 (library 0.7; FORMAT.md 17.6): coder=rans32 is a message with wire coder 3, rANS in\n"
+    "# chunks of 65536 symbols with 32 interleaved states. coder=rans above is wire coder 2 (17.3),\n"
+    "# which encoders no longer write: such frozen files are legacy (test_golden.c): they decode as\n"
+    "# frozen, and re-encoding gives coder 3, or fixed where that is smaller, with the same values.\n";
 
 #define W DQ_BUCKET_WHOLE
 #define ST 0
@@ -408,6 +430,33 @@ static void add_cases(void) {
     scase(DQ_SCHEME_TWOMEANS, "twomeans_auto_sparse", 3000, 1, 256, NR, L2, 856, 0, IN_SPARSE, 856);
     g_cases[g_ncases - 1u].coder = DQ_CODER_AUTO;
     scase(DQ_SCHEME_TWOMEANS, "twomeans_n7", 7, 1, W, NR, L2, 857, 0, IN_MIXED, 857);
+    /* coder 3, rANS in chunks of 65536 symbols with 32 interleaved states (library 0.7, FORMAT.md
+     * 17.6; manifest coder=rans32): 1, 2, 3, 4, 5 and 8 bits, buckets of 8, 64, 512 and the whole
+     * vector, both roundings, the checksum, error feedback, tails that are not whole blocks, two
+     * chunks (8 bits, m = n = 66000 symbols: 65536 and a last chunk of 464, not whole groups of
+     * 32), and a message DQ_CODER_AUTO wrote. Each n is about the least for which coder 3 is
+     * smaller than the fixed layout (132 bytes of length and states per chunk), so that it is
+     * really sent: make_golden refuses a rans32 case that comes out fixed. */
+    add("rans32_b1_n8000_sparse_nearest", 8000, 1, 512, NR, L2, 901, 902, 903, 0, IN_SPARSE, 0, 901);
+    r32(DQ_CODER_RANS);
+    g_cases[g_ncases - 1u].note = k_note_rans32;
+    add("rans32_b2_n1000_whole", 1000, 2, W, ST, L2, 904, 905, 906, 0, IN_MIXED, 0, 902);
+    r32(DQ_CODER_RANS);
+    add("rans32_b3_n4000_bucket8_ef_checksum", 4000, 3, 8, NR, L2, 907, 908, 909, 1, IN_MIXED, 0, 903);
+    r32(DQ_CODER_RANS);
+    g_cases[g_ncases - 1u].checksum = 1;
+    add("rans32_b4_n3000_checksum", 3000, 4, 512, ST, L2, 910, 911, 912, 0, IN_MIXED, 0, 904);
+    r32(DQ_CODER_RANS);
+    g_cases[g_ncases - 1u].checksum = 1;
+    add("rans32_b5_n2000_whole_max_nearest", 2000, 5, W, NR, MX, 913, 914, 915, 0, IN_MIXED, 0, 905);
+    r32(DQ_CODER_RANS);
+    add("rans32_b8_n66000_two_chunks", 66000, 8, 512, ST, L2, 916, 917, 918, 0, IN_GRID, 0, 906);
+    r32(DQ_CODER_RANS);
+    g_cases[g_ncases - 1u].checksum = 1;
+    add("rans32_auto_b4_n3000_grid_max", 3000, 4, 512, ST, MX, 919, 920, 921, 0, IN_GRID, 0, 7);
+    r32(DQ_CODER_AUTO);
+    scase(DQ_SCHEME_NUQSGD, "rans32_nuqsgd_b6_n2000", 2000, 6, 512, ST, L2, 922, 0, IN_MIXED, 908);
+    r32(DQ_CODER_RANS);
     /* new cases go here, at the end */
 }
 
@@ -452,7 +501,8 @@ static uint32_t spec_code(const uint8_t *payload, uint64_t n, unsigned b, uint64
     return code;
 }
 
-/* The codes of a coded payload pay[0..L) into codes[0..n): Elias (coder 1) or rANS (coder 2),
+/* The codes of a coded payload pay[0..L) into codes[0..n): Elias (coder 1) or rANS (coder 2,
+ * one stream; coder 3, chunks of 32 interleaved states: FORMAT.md 17.3, 17.6),
  * read bit by bit from their description (dqsgd.h, "coders"), not with the library's code.
  * Returns nonzero on any malformation. */
 static uint64_t spec_bit(const uint8_t *pay, uint64_t L, uint64_t *pos, int *bad) { /* MSB first */
@@ -495,12 +545,12 @@ static int spec_coded_codes(unsigned coder, unsigned b, const uint8_t *pay, uint
             if (spec_bit(pay, L, &pos, &bad)) return 1; /* zero-padded */
         return 0;
     }
-    if (coder == 2) { /* symbols of g = 8/b codes; table; 8 u32 states; u16 words */
-        unsigned g = 8 / b, A = 1u << (g * b), s, t;
-        uint32_t f[256], cum[256], x[8], sum = 0;
+    if (coder == 2 || coder == 3) { /* symbols of g = 8/b codes; table; the states and words */
+        unsigned g = b <= 8 ? 8 / b : 1, A = 1u << (g * b), s, t;
+        uint32_t f[256], cum[256], x[32], sum = 0;
         uint64_t at = A / 8, nsym = (n + g - 1) / g, m, nbytes = (n * b + 7) / 8;
-        uint8_t *sym = (uint8_t *)malloc(nsym ? nsym : 1);
-        if (b > 8 || !sym || L < at) return 1;
+        uint8_t *sym;
+        if (b > 8 || L < at) return 1;
         for (s = 0; s < A; s++) { /* bitmap of the symbols present, then f - 1 as LEB128 */
             f[s] = 0;
             cum[s] = sum;
@@ -508,41 +558,68 @@ static int spec_coded_codes(unsigned coder, unsigned b, const uint8_t *pay, uint
             if (at >= L) return 1;
             f[s] = pay[at++];
             if (f[s] & 0x80u) {
-                if (at >= L) return 1;
+                if (at >= L || pay[at] == 0 || pay[at] > 31) return 1; /* canonical, at most 4095 */
                 f[s] = (f[s] & 0x7Fu) | (uint32_t)pay[at++] << 7;
             }
             f[s] += 1;
             sum += f[s];
         }
-        if (sum != 4096 || L - at < 32 || (L - at) % 2) return 1;
-        for (t = 0; t < 8; t++, at += 4) x[t] = ld32(pay + at);
-        for (m = 0; m < nsym; m++) { /* symbol m from state m mod 8 */
-            uint32_t *xs = &x[m % 8], slot = *xs & 4095u;
-            for (s = 0; s < A; s++)
-                if (f[s] && slot >= cum[s] && slot < cum[s] + f[s]) break;
-            if (s == A || *xs < 65536u) return 1;
-            sym[m] = (uint8_t)s;
-            *xs = f[s] * (*xs >> 12) + slot - cum[s];
-            if (*xs < 65536u) {
-                if (L - at < 2) return 1;
-                *xs = *xs << 16 | (uint32_t)pay[at] | (uint32_t)pay[at + 1] << 8;
-                at += 2;
+        if (sum != 4096) return 1;
+        sym = (uint8_t *)malloc(nsym ? nsym : 1);
+        if (!sym) return 1;
+        /* coder 2 (FORMAT.md 17.3): one stream, 8 states. Coder 3 (17.6): chunks of 65536
+         * symbols, each a u32 length then 32 states and its words. Symbol m uses state m mod ways of
+         * its stream; a state that falls below 2^16 takes the stream's next u16 word. */
+        for (m = 0; m < nsym;) {
+            unsigned ways = coder == 2 ? 8 : 32;
+            uint64_t end = coder == 2 ? nsym : (m + 65536 < nsym ? m + 65536 : nsym), j, send;
+            if (coder == 2) {
+                send = L;
+            } else {
+                if (L - at < 4 || ld32(pay + at) > L - at - 4) break;
+                send = at + 4 + ld32(pay + at);
+                at += 4;
             }
+            if (send - at < 4 * ways || (send - at) % 2) break;
+            for (t = 0; t < ways; t++, at += 4) x[t] = ld32(pay + at);
+            for (j = 0; m < end; m++, j++) { /* symbol m from state j mod ways */
+                uint32_t *xs = &x[j % ways], slot = *xs & 4095u;
+                for (s = 0; s < A; s++)
+                    if (f[s] && slot >= cum[s] && slot < cum[s] + f[s]) break;
+                if (s == A || *xs < 65536u) break;
+                sym[m] = (uint8_t)s;
+                *xs = f[s] * (*xs >> 12) + slot - cum[s];
+                if (*xs < 65536u) {
+                    if (send - at < 2) break;
+                    *xs = *xs << 16 | (uint32_t)pay[at] | (uint32_t)pay[at + 1] << 8;
+                    at += 2;
+                }
+            }
+            if (m < end) break;
+            for (t = 0; t < ways; t++)
+                if (x[t] != 65536u) break; /* every state back at its start, */
+            if (t < ways || at != send) break; /* every word of the stream read */
         }
-        for (t = 0; t < 8; t++)
-            if (x[t] != 65536u) return 1; /* every state back at its start, */
-        if (at != L) return 1;            /* every word read */
+        if (m < nsym || at != L) { /* a stream broke off, or bytes are left after the last chunk */
+            free(sym);
+            return 1;
+        }
         if (8 % b == 0) { /* b = 1, 2, 4, 8: the symbols are the fixed payload's bytes */
             for (i = n * b; i < 8 * nbytes; i++)
-                if (sym[i / 8] >> (i % 8) & 1u) return 1; /* padding */
+                if (sym[i / 8] >> (i % 8) & 1u) {
+                    free(sym);
+                    return 1; /* padding */
+                }
             for (i = 0; i < n; i++) codes[i] = spec_code(sym, n, b, i);
         } else { /* b = 3, 5, 6, 7: g consecutive codes, the first in the low bits */
             for (i = 0; i < g * nsym; i++) {
                 uint32_t c = (uint32_t)(sym[i / g] >> (b * (i % g))) & ((1u << b) - 1u);
-                if (i < n)
+                if (i < n) {
                     codes[i] = c;
-                else if (c)
+                } else if (c) {
+                    free(sym);
                     return 1;
+                }
             }
         }
         free(sym);
@@ -575,7 +652,7 @@ static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect
     const uint8_t *scales, *payload;
     uint32_t s, *codes = NULL;
     float lv[127];
-    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || coder > 2) return 1;
+    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || coder > 3) return 1;
     switch (scheme) { /* the widths each level scheme takes */
     case 1: break;
     case 2: case 3: case 10: bmin = 2; bmax = 8; break;
@@ -752,6 +829,62 @@ static dq_status check_coded(const gcase *c, const dq_params *pc, const float *x
     return st;
 }
 
+/* ---------------------------------------------------------------- legacy coded files
+ * One rule, as in tests/test_golden.c: a frozen coded .dqsg that this library no longer writes
+ * is legacy: its wire coder is one encoders no longer write (2, the first rANS layout of library
+ * 0.3 to 0.6, FORMAT.md 17.3), or it is larger than the fixed layout (library 0.5 still sent a
+ * forced coder so; 0.6 sends the fixed one). It cannot be regenerated, so it is verified
+ * instead: the independent decoder and dq_decode agree on it, and dq_recode of it to fixed is
+ * the fixed re-encoding; main then checks that the message written today decodes to the same
+ * values, and writes and compares .in, .out (.res, .resout) as for every case. Its manifest
+ * line keeps the coder it was written with. Returns nonzero after a message on a failure;
+ * with no file (a new case) or a file this library writes, c->legacy stays 0. */
+static int legacy_file(const char *dir, gcase *c, const dq_params *pc, const float *x, const float *res0,
+                       size_t *count) {
+    char path[600];
+    size_t len = 0, n = c->n, fsize = 0, flen = 0, rlen = 0;
+    uint8_t *old, *fixed, *re;
+    float *r = (float *)malloc(4 * n), *ref = (float *)malloc(4 * n), *out = (float *)malloc(4 * n);
+    dq_params p = *pc;
+    int k = snprintf(path, sizeof path, "%s/%s.dqsg", dir, c->name), bad;
+    c->legacy = 0;
+    if (k < 0 || (size_t)k >= sizeof path || !r || !ref || !out) exit(2);
+    p.coder = DQ_CODER_FIXED;
+    old = slurp(path, &len);
+    if (!old || dq_encode_capacity(&p, n, &fsize) != DQ_OK || len < 56 || old[8] == DQ_CODER_FIXED ||
+        old[8] > DQ_CODER_RANS || (old[8] != DQ_CODER_RANS8 && len <= fsize)) {
+        free(old);
+        free(r);
+        free(ref);
+        free(out);
+        return 0;
+    }
+    c->legacy = 1;
+    c->written = old[8];
+    fixed = (uint8_t *)malloc(fsize);
+    re = (uint8_t *)malloc(fsize);
+    if (!fixed || !re) exit(2);
+    memcpy(r, res0, 4 * n);
+    bad = dq_encode(&p, x, n, c->ef ? r : NULL, fixed, fsize, &flen) != DQ_OK || flen != fsize;
+    bad = bad || dq_decode(old, len, out, n) != DQ_OK || spec_decode(old, len, ref, n) != 0 ||
+          memcmp(ref, out, 4 * n) != 0;
+    bad = bad || dq_recode(old, len, DQ_CODER_FIXED, re, fsize, &rlen) != DQ_OK || rlen != fsize ||
+          memcmp(re, fixed, fsize) != 0;
+    if (bad) {
+        fprintf(stderr, "make_golden: %s: the legacy coder-%u file %s does not decode as the fixed re-encoding\n",
+                c->name, old[8], path);
+        return 1;
+    }
+    c->legacy_out = out;
+    ++*count;
+    free(old);
+    free(fixed);
+    free(re);
+    free(r);
+    free(ref);
+    return 0;
+}
+
 /* TRUNC and TRUNC_NU: every scale is alpha, and TRUNC_NU's table after the scales is the
  * caller's levels, bit for bit; other schemes: nothing follows the scales. */
 static int check_scheme_body(const gcase *c, const uint8_t *msg, const float *levels, unsigned nlev) {
@@ -802,7 +935,7 @@ static const char *norm_name(const gcase *c) {
     }
 }
 static void mprintf_line(const gcase *c, const float *levels, unsigned nlev) {
-    static const char *const coder_names[3] = {"fixed", "elias", "rans"};
+    static const char *const coder_names[4] = {"fixed", "elias", "rans", "rans32"};
     char t[256];
     int k;
     unsigned l;
@@ -844,7 +977,7 @@ static void mprintf_line(const gcase *c, const float *levels, unsigned nlev) {
 int main(int argc, char **argv) {
     char dir[512];
     int dry = 0, ai = 1, bad = 0, k;
-    size_t ci, fi, written = 0, kept = 0, missing = 0;
+    size_t ci, fi, written = 0, kept = 0, missing = 0, legacy_verified = 0;
     if (ai < argc && !strcmp(argv[ai], "-n")) {
         dry = 1;
         ai++;
@@ -905,13 +1038,28 @@ int main(int argc, char **argv) {
         p.stream = c->stream;
         p.checksum = (unsigned)c->checksum;
         p.coder = c->coder;
+        if (c->coder && legacy_file(dir, c, &p, x, res0, &legacy_verified) != 0) return 1;
         st = dq_encode(&p, x, n, c->ef ? res : NULL, msg, cap, &len);
+        if (c->legacy) { /* the frozen .dqsg was verified above; .in, .out (.res, .resout) as usual */
+            if (st == DQ_OK) st = dq_decode(msg, len, out, n);
+            if (st == DQ_OK && (spec_decode(msg, len, ref, n) != 0 || memcmp(ref, out, 4 * n) != 0 ||
+                                memcmp(out, c->legacy_out, 4 * n) != 0))
+                st = DQ_ERR_CORRUPT;
+            if (st != DQ_OK) {
+                fprintf(stderr, "make_golden: %s: the re-encoding of a legacy case: %s\n", c->name, dq_strerror(st));
+                return 1;
+            }
+            free(c->legacy_out);
+            c->legacy_out = NULL;
+            goto files;
+        }
         c->written = st == DQ_OK ? msg[8] : 0u;
-        if (st == DQ_OK && (c->coder == DQ_CODER_ELIAS || c->coder == DQ_CODER_RANS) && c->written == DQ_CODER_FIXED) {
-            /* frozen by 0.5, which still sent a forced coder larger than the fixed layout; 0.6 sends
-             * such params fixed (dqsgd.h, "Coded messages"), so the case's frozen files stay as they are */
-            c->written = c->coder;
-            goto manifest;
+        if (st == DQ_OK && (c->coder == DQ_CODER_RANS || c->rans32) && c->written != DQ_CODER_RANS) {
+            /* a new rANS case must freeze coder 3 (FORMAT.md 17.6): make n larger or the input
+             * more compressible (a forced coder larger than fixed is sent fixed; AUTO may pick another) */
+            fprintf(stderr, "make_golden: %s: asked for coder %u, wrote coder %u: not a coder-3 case\n", c->name,
+                    c->coder, c->written);
+            return 1;
         }
         if (st == DQ_OK && c->coder) /* coded: the exact size comes from the codes */
             st = dq_coded_size(msg, len, c->written, &size);
@@ -941,14 +1089,14 @@ int main(int argc, char **argv) {
                     return 1;
                 }
             }
-        put_floats(dir, c->name, ".in", x, n);
         put(dir, c->name, ".dqsg", msg, len);
+    files:
+        put_floats(dir, c->name, ".in", x, n);
         put_floats(dir, c->name, ".out", out, n);
         if (c->ef) {
             put_floats(dir, c->name, ".res", res0, n);
             put_floats(dir, c->name, ".resout", res, n);
         }
-    manifest:
         mprintf_line(c, levels, nlev);
         free(x);
         free(res);
@@ -993,9 +1141,11 @@ int main(int argc, char **argv) {
         }
         if (dry) {
             int stale = missing > 0 || !old || olen != g_mlen;
-            printf("make_golden -n: %lu cases, %lu files identical, %lu missing, manifest %s\n",
+            printf("make_golden -n: %lu cases, %lu files identical, %lu missing, manifest %s; %lu legacy "
+                   "messages verified\n",
                    (unsigned long)g_ncases, (unsigned long)kept, (unsigned long)missing,
-                   !old ? "missing" : olen == g_mlen ? "identical" : "would be extended");
+                   !old ? "missing" : olen == g_mlen ? "identical" : "would be extended",
+                   (unsigned long)legacy_verified);
             free(old);
             return stale;
         }
@@ -1021,9 +1171,10 @@ int main(int argc, char **argv) {
                 return 1;
             }
         }
-        printf("make_golden: %s: %lu cases, %lu files written, %lu already identical, manifest %s\n", dir,
+        printf("make_golden: %s: %lu cases, %lu files written, %lu already identical, manifest %s; %lu legacy "
+               "messages verified\n", dir,
                (unsigned long)g_ncases, (unsigned long)written, (unsigned long)kept,
-               !old ? "written" : olen == g_mlen ? "unchanged" : "extended");
+               !old ? "written" : olen == g_mlen ? "unchanged" : "extended", (unsigned long)legacy_verified);
         free(old);
     }
     for (fi = 0; fi < g_nfiles; fi++) free(g_files[fi].data);
