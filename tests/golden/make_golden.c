@@ -51,6 +51,15 @@
 
 #include "dqsgd.h"
 
+/* The coder that asks dq_encode for the fixed layout whatever n: DQ_CODER_FIXED_ONLY where
+ * the library has it (since 0.7, dq_params.coder = 0 asks DQ_CODER_AUTO from DQ_CODER_AUTO_MIN
+ * elements on), else 0 (DQ_CODER_FIXED). Frozen coder=fixed cases are re-encoded with it. */
+#ifdef DQ_CODER_FIXED_ONLY
+#define GOLDEN_ASK_FIXED DQ_CODER_FIXED_ONLY
+#else
+#define GOLDEN_ASK_FIXED DQ_CODER_FIXED
+#endif
+
 /* ---------------------------------------------------------------- inputs from integers */
 enum input_kind {
     IN_MIXED,    /* hash-built floats over 2^(eshift-6) .. 2^(eshift+3), 1/64 +0.0, 1/64 -0.0 */
@@ -808,7 +817,7 @@ static dq_status check_coded(const gcase *c, const dq_params *pc, const float *x
         exit(1);
     }
     for (i = 0; i < 2 && st == DQ_OK; i++) { /* the fixed coder, then the coder written, forced */
-        p.coder = i ? c->written : DQ_CODER_FIXED;
+        p.coder = i ? c->written : GOLDEN_ASK_FIXED;
         memcpy(r, res0, 4 * n);
         st = dq_encode(&p, x, n, c->ef ? r : NULL, i ? re : fixed, i ? capc : dq_encode_bound(n, c->bits),
                        i ? &rlen : &flen);
@@ -849,7 +858,7 @@ static int legacy_file(const char *dir, gcase *c, const dq_params *pc, const flo
     int k = snprintf(path, sizeof path, "%s/%s.dqsg", dir, c->name), bad;
     c->legacy = 0;
     if (k < 0 || (size_t)k >= sizeof path || !r || !ref || !out) exit(2);
-    p.coder = DQ_CODER_FIXED;
+    p.coder = GOLDEN_ASK_FIXED;
     old = slurp(path, &len);
     if (!old || dq_encode_capacity(&p, n, &fsize) != DQ_OK || len < 56 || old[8] == DQ_CODER_FIXED ||
         old[8] > DQ_CODER_RANS || (old[8] != DQ_CODER_RANS8 && len <= fsize)) {
@@ -1037,7 +1046,7 @@ int main(int argc, char **argv) {
         p.step = c->step;
         p.stream = c->stream;
         p.checksum = (unsigned)c->checksum;
-        p.coder = c->coder;
+        p.coder = c->coder ? c->coder : GOLDEN_ASK_FIXED;
         if (c->coder && legacy_file(dir, c, &p, x, res0, &legacy_verified) != 0) return 1;
         st = dq_encode(&p, x, n, c->ef ? res : NULL, msg, cap, &len);
         if (c->legacy) { /* the frozen .dqsg was verified above; .in, .out (.res, .resout) as usual */
