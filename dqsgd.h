@@ -164,7 +164,7 @@ typedef struct dq_params {
     uint64_t step;
     uint32_t stream;   /* e.g. the worker's rank, so workers draw independent dither */
     unsigned checksum; /* 1 = append a CRC32C of scales + payload (flag bit 1); 0 = none */
-    unsigned coder;    /* how the codes are sent: DQ_CODER_FIXED (0), _ELIAS, _RANS or _AUTO */
+    unsigned coder;    /* how the codes are sent: DQ_CODER_DEFAULT (0), _FIXED_ONLY, _ELIAS, _RANS or _AUTO */
     /* scheme-specific; zero where they do not apply */
     float alpha;           /* DQ_SCHEME_TRUNC, _TRUNC_NU: truncation threshold, finite and > 0 */
     const float *levels;   /* DQ_SCHEME_TRUNC_NU: s = 2^(bits-1)-1 levels in (0, 1], increasing, the
@@ -193,13 +193,21 @@ typedef struct dq_header {
 #define DQ_FLAG_RESCALED 0x0004u /* DQ_SCHEME_RANDK: values were rescaled to be unbiased */
 /* Coders: how a message sends its codes (doc/FORMAT.md 17). Every coder decodes to the same
  * values; they differ in size and speed. */
-#define DQ_CODER_FIXED 0u /* b bits per code, SIMD-packed; the default, and the only one ranges take */
+#define DQ_CODER_FIXED 0u /* b bits per code, SIMD-packed: the layout ranges and blocks write. In
+                           * dq_params, 0 is DQ_CODER_DEFAULT (since 0.7) */
 #define DQ_CODER_ELIAS 1u /* QSGD's sparse layout: Elias omega gaps, signs and levels (b >= 2) */
 #define DQ_CODER_RANS8 2u /* the first rANS layout (8 states, one stream): read, no longer written;
                             * in dq_params or dq_recode() it asks for DQ_CODER_RANS */
 #define DQ_CODER_RANS 3u  /* rANS over groups of codes, 32 interleaved states, in chunks of 2^16
                             * symbols; frequency table in the message (b <= 8) */
 #define DQ_CODER_AUTO 255u /* dq_params only: the smallest of fixed, Elias and rANS for this message */
+/* dq_params only. DQ_CODER_DEFAULT (0, what a zeroed dq_params asks): DQ_CODER_AUTO for messages
+ * of DQ_CODER_AUTO_MIN elements or more, where a frequency table pays, the fixed layout below
+ * (and always for ranges and blocks). DQ_CODER_FIXED_ONLY: the fixed layout whatever the size
+ * (what 0 asked for before library 0.7). */
+#define DQ_CODER_DEFAULT 0u
+#define DQ_CODER_FIXED_ONLY 254u
+#define DQ_CODER_AUTO_MIN 4096u
 
 /* The receiver-side bound: no level-scheme message of n elements at `bits` bits is larger,
  * whatever the params and coder (a coded form larger than the fixed layout is never written,
@@ -1958,6 +1966,17 @@ static inline int dq__alpha_ok(float a) {
     return a >= DQ__MIN_SCALE && dq__fbits(a) <= DQ__MAX_SCALE_BITS; /* also false for NaN */
 }
 
+/* The coder a whole message of n elements is encoded with, from dq_params.coder (valid). */
+static inline unsigned dq__coder_asked(unsigned coder, size_t n) {
+    if (coder == DQ_CODER_DEFAULT) return n >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED;
+    if (coder == DQ_CODER_FIXED_ONLY) return DQ_CODER_FIXED;
+    return coder == DQ_CODER_RANS8 ? DQ_CODER_RANS : coder; /* the encoder's rANS is coder 3 */
+}
+/* Ranges and blocks write the fixed layout: the default coder or DQ_CODER_FIXED_ONLY. */
+static inline int dq__fixed_asked(const dq_params *p) {
+    return p->coder == DQ_CODER_DEFAULT || p->coder == DQ_CODER_FIXED_ONLY;
+}
+
 /* From the caller's params (`wire` = 0) or a message's header fields (`wire` = 1: alpha and
  * the levels are in the message, read by dq__open). */
 static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq__cfg *c) {
@@ -1974,7 +1993,8 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     if (p->norm != DQ_NORM_DEFAULT && !(row->flags & DQ__S_NORM_PARAM)) return DQ_ERR_PARAM;
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
     if (p->checksum > 1u) return DQ_ERR_PARAM;
-    if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
+    if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO && (wire || p->coder != DQ_CODER_FIXED_ONLY))
+        return DQ_ERR_PARAM;
     if ((p->coder == DQ_CODER_ELIAS && bits == 1u) ||
         ((p->coder == DQ_CODER_RANS8 || p->coder == DQ_CODER_RANS) && bits > 8u)) return DQ_ERR_PARAM;
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
@@ -1990,7 +2010,7 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     c->stochastic = p->rounding != DQ_ROUND_NEAREST && !(row->flags & DQ__S_NEAREST);
     c->norm = dq__scheme_norm(scheme, bits, p->norm, (int)c->stochastic);
     c->checksum = p->checksum;
-    c->coder = !wire && p->coder == DQ_CODER_RANS8 ? DQ_CODER_RANS : p->coder; /* the encoder's rANS is coder 3 */
+    c->coder = wire ? p->coder : dq__coder_asked(p->coder, n);
     c->bucket_wire = bk == DQ_BUCKET_WHOLE ? 0u : bk;
     c->bucket = bk == DQ_BUCKET_WHOLE ? (n ? n : 1u) : (size_t)bk;
     c->nbuckets = n ? (n - 1u) / c->bucket + 1u : 0u;
@@ -2028,18 +2048,25 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
 
+static inline size_t dq__r32_chunk_bytes(unsigned b); /* coder 3 (coders section) */
 static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size_t *size) {
     dq__cfg c;
     dq_status st;
     int ok;
     if (!p || !size) return DQ_ERR_NULL;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    if ((!framed && c.checksum) || (!framed && c.coder != DQ_CODER_FIXED)) return DQ_ERR_PARAM;
+    if (!framed && (c.checksum || !dq__fixed_asked(p))) return DQ_ERR_PARAM;
     if (c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS) { /* what a forced coder needs */
         *size = dq_encode_bound_coded(n, c.bits);
         return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
     }
-    *size = dq__size(&c, n, framed, &ok); /* exact; DQ_CODER_AUTO never writes more */
+    *size = dq__size(&c, n, framed, &ok); /* exact for the fixed layout; DQ_CODER_AUTO never writes more */
+    if (ok && framed && c.coder == DQ_CODER_AUTO && c.bits <= 8u) { /* + room for one chunk of coder 3 */
+        uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__r32_chunk_bytes(c.bits);
+        uint64_t s = (uint64_t)*size + (fixed < cb ? fixed : cb);
+        ok = s <= (uint64_t)SIZE_MAX;
+        *size = (size_t)s;
+    }
     return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
 }
 static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
@@ -3329,7 +3356,8 @@ static inline dq_status dq__encode_common(const dq_params *p, size_t n, size_t b
     if (!p || !x || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    if ((!framed && c.checksum) || c.coder != DQ_CODER_FIXED) return DQ_ERR_PARAM;
+    if ((!framed && c.checksum) || !dq__fixed_asked(p)) return DQ_ERR_PARAM;
+    c.coder = DQ_CODER_FIXED;
     *size = dq__size(&c, n, framed, &ok);
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (!dq__range_ok(&c, n, begin, end)) return DQ_ERR_RANGE;
@@ -3701,7 +3729,7 @@ static inline dq_status dq__decode_blk(const dq_params *p, const void *src, size
     if (!p || !src || !out) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    if (c.checksum || c.coder != DQ_CODER_FIXED) return DQ_ERR_PARAM;
+    if (c.checksum || !dq__fixed_asked(p)) return DQ_ERR_PARAM;
     body = dq__size(&c, n, 0, &ok);
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (src_len < body) return DQ_ERR_TRUNCATED;
@@ -4098,9 +4126,10 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
     dq_status st;
     if ((st = dq__open(src, src_len, 1, h, c)) != DQ_OK) return st;
     if (!dq__is_levels(h->scheme)) return DQ_ERR_PARAM; /* re-coding: level schemes only */
-    if (*coder > DQ_CODER_RANS && *coder != DQ_CODER_AUTO) return DQ_ERR_PARAM;
+    if (*coder > DQ_CODER_RANS && *coder != DQ_CODER_AUTO && *coder != DQ_CODER_FIXED_ONLY) return DQ_ERR_PARAM;
     if ((*coder == DQ_CODER_ELIAS && h->bits == 1u) || (*coder >= DQ_CODER_RANS8 && *coder <= DQ_CODER_RANS && h->bits > 8u))
         return DQ_ERR_PARAM;
+    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
     if (*coder == DQ_CODER_RANS8 && h->coder != DQ_CODER_RANS8) *coder = DQ_CODER_RANS; /* written as coder 3 */
     if (h->coder != DQ_CODER_FIXED && *coder != DQ_CODER_FIXED && *coder != h->coder) return DQ_ERR_PARAM;
     c->checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
@@ -4505,6 +4534,7 @@ DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket) {
     memset(&p, 0, sizeof p);
     p.bits = bits;
     p.bucket = bucket;
+    p.coder = DQ_CODER_FIXED_ONLY; /* the fixed layout's bits (what the planner counts) */
     return dq_encode_capacity(&p, n, &size) == DQ_OK ? 8.0 * (double)size : 0.0;
 }
 
@@ -5322,7 +5352,7 @@ static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg
     int topk = sc == DQ_SCHEME_TOPK, randk = sc == DQ_SCHEME_RANDK, thr = sc == DQ_SCHEME_THRESHOLD;
     if (!topk && !randk && !thr) return DQ_ERR_PARAM;
     if ((p->bits != 0 && p->bits != 32u) || p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT ||
-        p->norm != DQ_NORM_DEFAULT || p->coder != 0 || p->checksum > 1u || p->alpha != 0.0f || p->levels)
+        p->norm != DQ_NORM_DEFAULT || !dq__fixed_asked(p) || p->checksum > 1u || p->alpha != 0.0f || p->levels)
         return DQ_ERR_PARAM;
     if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > 3u ||
         (!thr && p->threshold != 0.0f) || (thr && p->k))

@@ -87,17 +87,17 @@ static const float BENCH_LEVELS[7] = {0.0539949f, 0.152721f, 0.280566f, 0.431959
  * bits, rounding, checksum and coder (re-encoded, untimed, when the previous row left
  * something else). */
 static const bench_row ROWS[] = {
-    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD}, /* the headline row */
-    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
+    {"encode", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD}, /* the headline row */
+    {"encode-ef", K_ENCODE_EF, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"decode", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"decode-add", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"encode-nearest", K_ENCODE, 4u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"encode", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"decode-add", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"encode", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"decode-add", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"encode-crc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"decode-add-crc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 1u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
     {"encode-rans", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
     {"decode-rans", K_DECODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
     {"decode-add-rans", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
@@ -105,20 +105,20 @@ static const bench_row ROWS[] = {
     {"decode-add-auto", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO, DQ_SCHEME_QSGD},
     {"encode-elias", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS, DQ_SCHEME_QSGD},
     {"decode-add-elias", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS, DQ_SCHEME_QSGD},
-    {"encode-nuqsgd", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NUQSGD},
-    {"decode-add-nuqsgd", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NUQSGD},
-    {"encode-natural", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NATURAL},
-    {"decode-add-natural", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_NATURAL},
-    {"encode-terngrad", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TERNGRAD},
-    {"decode-add-terngrad", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TERNGRAD},
-    {"encode-sign", K_ENCODE_EF, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"decode-add-sign", K_DECODE_ADD, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_QSGD},
-    {"encode-twomeans", K_ENCODE_EF, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_TWOMEANS},
-    {"decode-add-twomeans", K_DECODE_ADD, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED, DQ_SCHEME_TWOMEANS},
-    {"encode-trunc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC},
-    {"decode-add-trunc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC},
-    {"encode-trunc-nu", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC_NU},
-    {"decode-add-trunc-nu", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED, DQ_SCHEME_TRUNC_NU},
+    {"encode-nuqsgd", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_NUQSGD},
+    {"decode-add-nuqsgd", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_NUQSGD},
+    {"encode-natural", K_ENCODE, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_NATURAL},
+    {"decode-add-natural", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_NATURAL},
+    {"encode-terngrad", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TERNGRAD},
+    {"decode-add-terngrad", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TERNGRAD},
+    {"encode-sign", K_ENCODE_EF, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"decode-add-sign", K_DECODE_ADD, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_QSGD},
+    {"encode-twomeans", K_ENCODE_EF, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TWOMEANS},
+    {"decode-add-twomeans", K_DECODE_ADD, 1u, DQ_ROUND_NEAREST, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TWOMEANS},
+    {"encode-trunc", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TRUNC},
+    {"decode-add-trunc", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TRUNC},
+    {"encode-trunc-nu", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TRUNC_NU},
+    {"decode-add-trunc-nu", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_TRUNC_NU},
 };
 #define BENCH_NROWS (sizeof ROWS / sizeof ROWS[0])
 
@@ -228,7 +228,7 @@ static const char *verify_message(bench_ctx *c, const bench_row *r) {
         return c->len == want ? NULL : "dq_encode: message length differs from dq_encode_capacity()";
     }
     if (r->kind != K_ENCODE) die(r->name, "a coded row must be a plain encode");
-    p.coder = DQ_CODER_FIXED;
+    p.coder = DQ_CODER_FIXED_ONLY;
     check(dq_encode(&p, c->x, c->n, NULL, c->ref, c->cap, &ref_len), "dq_encode (fixed reference)");
     if (dq_coded_size(c->ref, ref_len, r->coder, &want) != DQ_OK) return "dq_coded_size failed";
     if (c->len != want) return "dq_encode: message length differs from dq_coded_size()";

@@ -176,7 +176,7 @@ static double code_entropy(const uint32_t *codes, size_t n, unsigned b) {
 static void encode_fixed(sizes_ctx *c, const dq_params *p, const float *x, size_t n) {
     dq_params q = *p;
     dq_status st;
-    q.coder = DQ_CODER_FIXED;
+    q.coder = DQ_CODER_FIXED_ONLY;
     st = dq_encode(&q, x, n, NULL, c->fixed, c->cap, &c->fixed_len);
     if (st != DQ_OK) die("dq_encode (fixed)", dq_strerror(st));
 }
@@ -230,7 +230,7 @@ static void table_sizes(sizes_ctx *c, size_t n) {
                 bench_fill_gaussian(x, n, 0x5EED0001u);
             else
                 fill_student3(x, n, 0x5EED0002u);
-            qsgd_params(&p, b, SIZES_BUCKET, SIZES_SEED, DQ_CODER_FIXED);
+            qsgd_params(&p, b, SIZES_BUCKET, SIZES_SEED, DQ_CODER_FIXED_ONLY);
             encode_fixed(c, &p, x, n);
             unpack_codes(c, n);
             printf("| %u | %s | %.4f |", b, KIND[kind], (double)c->fixed_len * 8.0 / (double)n);
@@ -269,7 +269,7 @@ static void table_elias(sizes_ctx *c, size_t d, unsigned trials) {
             dq_header h;
             size_t i;
             fill_unit(x, d, 0xD1A5u + t);
-            qsgd_params(&p, b, DQ_BUCKET_WHOLE, SIZES_SEED + t, DQ_CODER_FIXED);
+            qsgd_params(&p, b, DQ_BUCKET_WHOLE, SIZES_SEED + t, DQ_CODER_FIXED_ONLY);
             encode_fixed(c, &p, x, d);
             unpack_codes(c, d);
             for (i = 0; i < d; i++) nnz += (c->codes[i] & ((1u << (b - 1u)) - 1u)) != 0u;

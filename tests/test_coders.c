@@ -176,7 +176,7 @@ static size_t check_coded(const dq_params *p0, unsigned coder, const float *x, s
     dq_status st;
     double n2f = -1.0, n2c = -2.0;
     *picked = 0xFFFFu;
-    p.coder = DQ_CODER_FIXED;
+    p.coder = DQ_CODER_FIXED_ONLY;
     fm = encode_new(&p, x, n, rf, fcap, &flen);
     p.coder = coder;
     cm = encode_new(&p, x, n, rc, ccap, &clen);
@@ -356,7 +356,7 @@ static void test_auto_smallest(void) {
                 int kind = kinds[ki];
                 unsigned checksum = idx % 2u;
                 dq_params p = mkp(b, buckets[(idx / 2u) % 4u], (idx / 8u) % 2u ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC,
-                                  (idx / 16u) % 2u ? DQ_NORM_MAX : DQ_NORM_L2, checksum, DQ_CODER_FIXED);
+                                  (idx / 16u) % 2u ? DQ_NORM_MAX : DQ_NORM_L2, checksum, DQ_CODER_FIXED_ONLY);
                 float *x = (float *)xmalloc(n * sizeof(float));
                 uint8_t *fm, *am, *tm, *mm;
                 dq_header h;
@@ -465,7 +465,7 @@ static void test_rans_entropy(void) {
     gen(K_GAUSS, x, n, 424242u);
     at += sprintf(line + at, "  rans bits / code entropy (n 2^16, bucket 512, L2, stochastic):");
     for (b = 2; b <= 4; b++) {
-        dq_params p = mkp(b, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_FIXED);
+        dq_params p = mkp(b, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_FIXED_ONLY);
         size_t flen = 0, clen = 0, i, tb, sc = 4u * (n / 512u);
         uint8_t *fm = encode_new(&p, x, n, NULL, dq_encode_bound(n, b), &flen), *cm;
         unsigned long cnt[256];
@@ -542,7 +542,7 @@ static void test_inplace_adversarial(void) {
                 uint32_t bucket = buckets[idx % 3u];
                 unsigned checksum = (idx / 3u) % 2u;
                 dq_params p = mkp(b, bucket, pat == P_HUGE_PER_BUCKET ? DQ_ROUND_STOCHASTIC : DQ_ROUND_NEAREST,
-                                  pat == P_HUGE_PER_BUCKET ? DQ_NORM_L2 : DQ_NORM_MAX, checksum, DQ_CODER_FIXED);
+                                  pat == P_HUGE_PER_BUCKET ? DQ_NORM_L2 : DQ_NORM_MAX, checksum, DQ_CODER_FIXED_ONLY);
                 float *x = (float *)xmalloc(n * sizeof(float)), *o1 = canary_floats(n), *o2 = canary_floats(n);
                 uint8_t *fm;
                 gen_pattern(pat, x, n, b, bucket, 77u + idx);
@@ -584,7 +584,7 @@ static void test_inplace_adversarial(void) {
                     unsigned picked;
                     char what[120];
                     sprintf(what, "adversarial b %u %s n %lu", b, pat_name[pat], (unsigned long)n);
-                    p.coder = DQ_CODER_FIXED;
+                    p.coder = DQ_CODER_FIXED_ONLY;
                     check_coded(&p, DQ_CODER_RANS, x, n, NULL, what, &picked);
                 }
 #if TEST_ELIAS
@@ -592,7 +592,7 @@ static void test_inplace_adversarial(void) {
                     unsigned picked;
                     char what[120];
                     sprintf(what, "adversarial b %u %s n %lu", b, pat_name[pat], (unsigned long)n);
-                    p.coder = DQ_CODER_FIXED;
+                    p.coder = DQ_CODER_FIXED_ONLY;
                     check_coded(&p, DQ_CODER_ELIAS, x, n, NULL, what, &picked);
                 }
 #endif
@@ -637,15 +637,20 @@ static void test_forced_too_small(void) {
                            dq_strerror(st));
                     CHECK(all_byte(m, bound, CANARY) && len == 12345);
                     CHECK(memcmp(r, r0, n * sizeof(float)) == 0);
-                    p.coder = DQ_CODER_FIXED;
+                    p.coder = DQ_CODER_FIXED_ONLY;
                     CHECK(dq_encode_capacity(&p, n, &fsz) == DQ_OK);
                     p.coder = coder;
                     st = dq_encode(&p, x, n, ef ? r : NULL, m, fsz, &len); /* the fixed size is not enough either */
                     CHECK(st == DQ_ERR_DST_TOO_SMALL && all_byte(m, bound, CANARY) && len == 12345);
                     CHECK(memcmp(r, r0, n * sizeof(float)) == 0);
-                    /* AUTO needs only the fixed size; one byte less fails untouched */
+                    /* AUTO needs only the fixed size (one byte less fails untouched); its capacity adds
+                     * the room of one rANS chunk: its fixed bytes, at most 2^16 symbols' */
                     p.coder = DQ_CODER_AUTO;
-                    CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK && sz == fsz);
+                    {
+                        size_t pay = (n * b + 7u) / 8u, chunk = (size_t)65536u * ((8u / b) * b) / 8u;
+                        size_t room = b <= 8u ? (pay < chunk ? pay : chunk) : 0u;
+                        CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK && sz == fsz + room);
+                    }
                     st = dq_encode(&p, x, n, ef ? r : NULL, m, fsz - 1u, &len);
                     CHECK(st == DQ_ERR_DST_TOO_SMALL && all_byte(m, bound, CANARY) && len == 12345);
                     CHECK(memcmp(r, r0, n * sizeof(float)) == 0);
@@ -942,8 +947,8 @@ static void test_api_misuse(void) {
     float *x = (float *)xmalloc(n * sizeof(float)), *out = canary_floats(n);
     size_t cap = dq_encode_bound_coded(n, 16), len = 0, s = 0, flen = 0;
     uint8_t *m = (uint8_t *)xmalloc(cap), *cm, *d = (uint8_t *)xmalloc(cap);
-    dq_params p = mkp(4, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_FIXED);
-    static const unsigned bad_coders[] = {4, 5, 127, 128, 254, 256, 0xFFFFFFFFu};
+    dq_params p = mkp(4, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_FIXED_ONLY);
+    static const unsigned bad_coders[] = {4, 5, 127, 128, 253, 256, 0xFFFFFFFFu};
     unsigned coder, b;
     size_t i, clen = 0;
     gen(K_GAUSS, x, n, 3u);
@@ -983,7 +988,7 @@ static void test_api_misuse(void) {
     /* a coded message and its fixed form */
     p = mkp(4, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 1, DQ_CODER_RANS);
     cm = encode_new(&p, x, n, NULL, cap, &clen);
-    p.coder = DQ_CODER_FIXED;
+    p.coder = DQ_CODER_FIXED_ONLY;
     CHECK(dq_encode(&p, x, n, NULL, m, cap, &flen) == DQ_OK);
     CHECK(dq_decode_range(cm, clen, 0, n, out) == DQ_ERR_PARAM);
     CHECK(dq_decode_add_range(cm, clen, 0, 512, 1.0f, out) == DQ_ERR_PARAM);
@@ -1010,7 +1015,7 @@ static void test_api_misuse(void) {
     CHECK(dq_verify(d, clen) == DQ_ERR_CHECKSUM);
     CHECK(dq_encode_finish(d, clen) == DQ_OK && memcmp(d, cm, clen) == 0);
     /* params with a 1-bit Elias or a 9-bit rANS re-code */
-    p = mkp(1, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_FIXED);
+    p = mkp(1, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_FIXED_ONLY);
     CHECK(dq_encode(&p, x, n, NULL, m, cap, &flen) == DQ_OK);
     CHECK(dq_recode(m, flen, DQ_CODER_ELIAS, d, cap, &len) == DQ_ERR_PARAM);
     CHECK(dq_coded_size(m, flen, DQ_CODER_ELIAS, &s) == DQ_ERR_PARAM);
@@ -1034,7 +1039,7 @@ static void test_norm2(void) {
         for (b = 1; b <= 8; b++) {
             const size_t n = 777;
             float *x = (float *)xmalloc(n * sizeof(float));
-            dq_params p = mkp(b, buckets[bi], DQ_ROUND_STOCHASTIC, DQ_NORM_L2, b % 2u, DQ_CODER_FIXED);
+            dq_params p = mkp(b, buckets[bi], DQ_ROUND_STOCHASTIC, DQ_NORM_L2, b % 2u, DQ_CODER_FIXED_ONLY);
             size_t flen = 0, clen = 0, sc;
             uint8_t *fm, *cm;
             double a = -1.0, c = -2.0, ref = 0.0;
@@ -1121,7 +1126,7 @@ static void test_pinned_hashes(void) {
  * the Elias layout cannot express. Re-coding it must fail cleanly or keep the values. */
 static void test_elias_negative_zero(void) {
     float x[16], o1[16], o2[16];
-    dq_params p = mkp(4, 8, DQ_ROUND_NEAREST, DQ_NORM_MAX, 0, DQ_CODER_FIXED);
+    dq_params p = mkp(4, 8, DQ_ROUND_NEAREST, DQ_NORM_MAX, 0, DQ_CODER_FIXED_ONLY);
     size_t flen = 0, s = 0, len = 0, i;
     uint8_t fm[256], *d;
     dq_status st, st2;
@@ -1165,7 +1170,7 @@ static void bound_case(dq_params p, const float *x, size_t n, int must_code, siz
     char what[120];
     sprintf(what, "scheme %u b %u %s bucket %lu norm %u crc %u n %lu", (unsigned)p.scheme, b, coder_name(coder),
             (unsigned long)p.bucket, (unsigned)p.norm, p.checksum, (unsigned long)n);
-    pf.coder = DQ_CODER_FIXED;
+    pf.coder = DQ_CODER_FIXED_ONLY;
     CHECKF(bound == DQ_ENCODE_BOUND(n, b), "%s: function %lu, macro %lu", what, (unsigned long)bound,
            (unsigned long)DQ_ENCODE_BOUND(n, b));
     st = dq_encode_capacity(&p, n, &cap);
@@ -1192,7 +1197,7 @@ static void bound_case(dq_params p, const float *x, size_t n, int must_code, siz
     free(fm);
 }
 static void test_bound_sweep(void) {
-    static const unsigned coders[] = {DQ_CODER_FIXED, DQ_CODER_ELIAS, DQ_CODER_RANS, DQ_CODER_AUTO};
+    static const unsigned coders[] = {DQ_CODER_FIXED_ONLY, DQ_CODER_ELIAS, DQ_CODER_RANS, DQ_CODER_AUTO, DQ_CODER_DEFAULT};
     static const unsigned widths[] = {1, 2, 3, 4, 5, 8, 12, 16};
     static const uint32_t buckets[] = {8, 512, DQ_BUCKET_WHOLE};
     static const size_t ns[] = {1, 257, 4099};

@@ -8,6 +8,7 @@
 static dq_params mkp(unsigned bits, uint32_t bucket, dq_rounding r, dq_norm norm, unsigned checksum) {
     dq_params p;
     memset(&p, 0, sizeof p);
+    p.coder = DQ_CODER_FIXED_ONLY; /* ranges write the fixed layout; a whole message must too to compare */
     p.bits = bits;
     p.bucket = bucket;
     p.rounding = r;

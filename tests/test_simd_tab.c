@@ -506,6 +506,7 @@ static void api_case(dq_t_rng *r, int sc, int nearest, size_t n, size_t bucket) 
     uint32_t *codes = (uint32_t *)xmalloc((n + DQ__BLOCK) * sizeof(uint32_t));
     uint8_t *msg = (uint8_t *)xmalloc(cap), *pay = (uint8_t *)xmalloc(cap), *payload;
     memset(&p, 0, sizeof p);
+    p.coder = DQ_CODER_FIXED_ONLY; /* the payload is read below */
     p.scheme = sc == 0 ? DQ_SCHEME_NUQSGD : sc == 1 ? DQ_SCHEME_NATURAL : DQ_SCHEME_TRUNC_NU;
     p.bits = bits;
     p.bucket = (uint32_t)bucket;

@@ -64,6 +64,7 @@ static dq_params mkp(unsigned bits, dq_rounding rnd, dq_norm norm, uint32_t buck
                      uint64_t step, uint32_t stream) {
     dq_params p;
     memset(&p, 0, sizeof p);
+    p.coder = DQ_CODER_FIXED_ONLY; /* compared with ranges, which write the fixed layout */
     p.bits = bits;
     p.rounding = rnd;
     p.norm = norm;

@@ -133,7 +133,7 @@ static void check_coded(const dq_params *pf, const float *x, size_t n, const flo
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const unsigned schemes[8] = {DQ_SCHEME_QSGD,  DQ_SCHEME_NUQSGD,   DQ_SCHEME_NATURAL, DQ_SCHEME_TERNGRAD,
                                         DQ_SCHEME_TRUNC, DQ_SCHEME_TRUNC_NU, DQ_SCHEME_TRUNC,   DQ_SCHEME_TRUNC_NU};
-    static const unsigned coders[4] = {DQ_CODER_FIXED, DQ_CODER_ELIAS, DQ_CODER_RANS, DQ_CODER_AUTO};
+    static const unsigned coders[4] = {DQ_CODER_FIXED_ONLY, DQ_CODER_ELIAS, DQ_CODER_RANS, DQ_CODER_AUTO};
     dq_params p;
     size_t n, i, cap, len = 0, len2 = 0, want = 0, nb, bk, ntab = 0, off;
     float *x, *y, *c, *r0 = NULL, *r = NULL, *r2 = NULL, lv[127];
@@ -308,11 +308,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (h.coder != DQ_CODER_FIXED) {
             dq_params pf = p;
-            pf.coder = DQ_CODER_FIXED;
+            pf.coder = DQ_CODER_FIXED_ONLY;
             check_coded(&pf, x, n, r0, m, len, y);
         } else if (n <= 4096u) {
             dq_params pr = p;
-            pr.coder = DQ_CODER_FIXED;
+            pr.coder = DQ_CODER_FIXED_ONLY;
             check_ranges(&pr, x, n, r0, r, m, len, y);
         }
     }

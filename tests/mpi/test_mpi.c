@@ -81,7 +81,7 @@ static dq_params qparams(unsigned bits, dq_norm norm, unsigned coder, uint64_t s
 static void test_allgather(void) {
     static const size_t ns[] = {1000, 4099, 20000};
     static const unsigned bits[] = {2, 4, 8, 13};
-    static const unsigned coders[] = {DQ_CODER_FIXED, DQ_CODER_AUTO};
+    static const unsigned coders[] = {DQ_CODER_FIXED_ONLY, DQ_CODER_AUTO, DQ_CODER_DEFAULT};
     size_t M = (size_t)g_size, a, b, c, k;
     for (a = 0; a < sizeof ns / sizeof *ns; a++)
         for (b = 0; b < sizeof bits / sizeof *bits; b++)
