@@ -30,7 +30,7 @@ ISAS       = scalar sse2 $(if $(findstring avx2,$(CPUFLAGS)),avx2) $(if $(findst
 SKIPPED    = $(filter-out $(ISAS),scalar sse2 avx2 avx512)
 
 HEADERS    = dqsgd.h dqsgd_simd.h
-TEST_HDRS  = tests/harness.h tests/simd_kernels.h
+TEST_HDRS  = tests/harness.h tests/internals.h
 TEST_SRC   = $(wildcard tests/test_*.c)
 TEST_NAMES = $(patsubst tests/%.c,%,$(TEST_SRC))
 TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
