@@ -30,7 +30,7 @@ ISAS       = scalar sse2 $(if $(findstring avx2,$(CPUFLAGS)),avx2) $(if $(findst
 SKIPPED    = $(filter-out $(ISAS),scalar sse2 avx2 avx512)
 
 HEADERS    = dqsgd.h dqsgd_simd.h
-TEST_HDRS  = tests/harness.h tests/simd_kernels.h
+TEST_HDRS  = tests/harness.h tests/internals.h
 TEST_SRC   = $(wildcard tests/test_*.c)
 TEST_NAMES = $(patsubst tests/%.c,%,$(TEST_SRC))
 TEST_BINS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i)))
@@ -46,7 +46,7 @@ else
 Q = @
 endif
 
-.PHONY: all help deps dist-deps dist-build test check test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help deps test-names dist-deps dist-build test check test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -260,12 +260,18 @@ valgrind: test-build ## run the scalar and AVX2 suites under valgrind memcheck
 	@DQ_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run_all.sh \
 	  $(foreach i,$(VG_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))'))
 
+# The test interface: tests/internals.h is the one file under tests/ that names the headers'
+# private identifiers (dq__, DQ__); the test tiers fail first when any other file does.
+test-names: ## fail when a file under tests/ other than tests/internals.h names a private dq__/DQ__ identifier
+	@out=$$(grep -rnIiE '\bdq__' tests | grep -v '^tests/internals\.h:'); if [ -n "$$out" ]; then \
+	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
+
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps $(QUICK_BINS) ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example (a few minutes)
+test: deps test-names $(QUICK_BINS) ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example (a few minutes)
 	@$(CXX_NOTE)
 	@sh tests/run_all.sh $(QUICK_RUNS)
 
-check: deps dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+check: deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \

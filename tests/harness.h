@@ -82,6 +82,34 @@ static inline int dq_t_verbose(void) {
     return v && v[0] && v[0] != '0';
 }
 
+/* Float bits and little-endian bytes (the wire format is little-endian: doc/FORMAT.md), written
+ * here rather than borrowed from the library's private helpers (tests/internals.h). */
+static inline uint32_t dq_t_fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float dq_t_bitsf(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint32_t dq_t_ld16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static inline uint32_t dq_t_ld32(const uint8_t *p) { return dq_t_ld16(p) | dq_t_ld16(p + 2) << 16; }
+static inline uint64_t dq_t_ld64(const uint8_t *p) { return (uint64_t)dq_t_ld32(p) | (uint64_t)dq_t_ld32(p + 4) << 32; }
+static inline void dq_t_st16(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void dq_t_st32(uint8_t *p, uint32_t v) {
+    dq_t_st16(p, v);
+    dq_t_st16(p + 2, v >> 16);
+}
+static inline void dq_t_st64(uint8_t *p, uint64_t v) {
+    dq_t_st32(p, (uint32_t)v);
+    dq_t_st32(p + 4, (uint32_t)(v >> 32));
+}
+
 /* Deterministic test data: splitmix64 stream and helpers. */
 typedef struct dq_t_rng { unsigned long long s; } dq_t_rng;
 static inline unsigned long long dq_t_next(dq_t_rng *r) {

@@ -5,7 +5,7 @@
  * derived from the rounding rules elsewhere. All seeds are fixed. */
 #include "../dqsgd.h"
 #include "harness.h"
-#include "simd_kernels.h"
+#include "internals.h"
 
 static void gen_gauss(float *x, size_t n, double sd, unsigned long long seed) {
     dq_t_rng r;
@@ -400,7 +400,7 @@ static void t_shared_kernels(void) {
     unsigned kk, trial, cnt, mode;
     dq_t_rng g;
     g.s = 99;
-    for (kk = 0; SHQ_K[kk].fn; kk++)
+    for (kk = 0; DQT_SHQ_K[kk].fn; kk++)
         for (trial = 0; trial < 300; trial++) {
             float inv = inv_of[trial % 3], unit = 1.0f / inv;
             double L = 127.0;
@@ -425,10 +425,10 @@ static void t_shared_kernels(void) {
                     memcpy(rb, r0, sizeof rb);
                     memset(la, 0x11, sizeof la);
                     memset(lb, 0x11, sizeof lb);
-                    dq__shared_q__scalar(x, with_r ? ra : NULL, cnt, i0, inv, unit, k0, k1h, stoch, la);
-                    SHQ_K[kk].fn(x, with_r ? rb : NULL, cnt, i0, inv, unit, k0, k1h, stoch, lb);
+                    dqt_scalar(shared_q)(x, with_r ? ra : NULL, cnt, i0, inv, unit, k0, k1h, stoch, la);
+                    DQT_SHQ_K[kk].fn(x, with_r ? rb : NULL, cnt, i0, inv, unit, k0, k1h, stoch, lb);
                     CHECKF(!memcmp(la, lb, sizeof la) && !memcmp(ra, rb, sizeof ra), "%s trial %u mode %u cnt %u",
-                           SHQ_K[kk].name, trial, mode, cnt);
+                           DQT_SHQ_K[kk].name, trial, mode, cnt);
                 }
         }
 }

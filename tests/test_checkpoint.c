@@ -2,6 +2,7 @@
  * sends bit-identical messages; damaged checkpoints are refused before anything is written. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 #define D 3000u
 #define T 60u
@@ -150,7 +151,7 @@ static void test_damage(void) {
 }
 
 /* Well-formed checkpoints (valid CRC) holding values no run can produce are refused. */
-static void reseal(uint8_t *c, size_t len) { dq__st32(c + len - 4u, dq__crc32c(c, len - 4u)); }
+static void reseal(uint8_t *c, size_t len) { dq_t_st32(c + len - 4u, dqt_crc32c(c, len - 4u)); }
 static void test_invalid_values(void) {
     uint8_t ck[16 + 4 * 8 + 4], sc[DQ_SCHED_SAVE_SIZE], bad[DQ_SCHED_SAVE_SIZE];
     float r[8] = {0}, back[8];
@@ -184,7 +185,7 @@ static void test_invalid_values(void) {
         CHECKF(dq_sched_load(bad, slen, &t) == DQ_ERR_CORRUPT, "%s", cases[k].what);
     }
     /* the layout the offsets above assume */
-    CHECK(dq__ld32(sc + 16 + 44) == 3u && dq__ld32(sc + 16 + 36) == 12u && dq__ld32(sc + 16 + 2176) == 0u);
+    CHECK(dq_t_ld32(sc + 16 + 44) == 3u && dq_t_ld32(sc + 16 + 36) == 12u && dq_t_ld32(sc + 16 + 2176) == 0u);
 }
 
 int main(void) {

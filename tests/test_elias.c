@@ -4,6 +4,7 @@
  * input in exactly-sized buffers, corrupt codes and the padding check. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 /* ---- reference: codes as strings of '0'/'1', one bit at a time */
 typedef struct bstr {
@@ -75,15 +76,15 @@ static void test_bit_scans(void) {
     unsigned i, j;
     for (i = 0; i < 64; i++) {
         uint64_t x = (uint64_t)1 << i;
-        CHECK(dq__clz64_portable(x) == 63 - i && dq__ctz64_portable(x) == i);
-        CHECK(dq__clz64(x) == 63 - i && dq__ctz64(x) == i);
-        CHECK(dq__clz64_portable(x | 1u) == 63 - i && dq__ctz64_portable(x | ((uint64_t)1 << 63)) == i);
+        CHECK(dqt_clz64_portable(x) == 63 - i && dqt_ctz64_portable(x) == i);
+        CHECK(dqt_clz64(x) == 63 - i && dqt_ctz64(x) == i);
+        CHECK(dqt_clz64_portable(x | 1u) == 63 - i && dqt_ctz64_portable(x | ((uint64_t)1 << 63)) == i);
     }
     for (j = 0; j < 100000; j++) {
         uint64_t x = dq_t_next(&r) >> (dq_t_next(&r) % 64);
         if (!x) continue;
-        CHECK(dq__clz64_portable(x) == dq__clz64(x));
-        CHECK(dq__ctz64_portable(x) == dq__ctz64(x));
+        CHECK(dqt_clz64_portable(x) == dqt_clz64(x));
+        CHECK(dqt_ctz64_portable(x) == dqt_ctz64(x));
     }
 }
 

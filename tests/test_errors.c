@@ -5,6 +5,7 @@
  * so ASan/valgrind see any over-read; destinations carry canary bytes after their capacity. */
 #include "dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 #include <float.h>
 #include <limits.h>
@@ -33,7 +34,7 @@ static dq_params defp(void) {
     memset(&p, 0, sizeof p);
     return p;
 }
-static void put_crc(uint8_t *m) { dq__st32(m + 44, dq__crc32c(m, 44)); }
+static void put_crc(uint8_t *m) { dq_t_st32(m + 44, dqt_crc32c(m, 44)); }
 static unsigned rndu(dq_t_rng *r, unsigned m) { return (unsigned)(dq_t_next(r) % m); }
 static void fill_gauss(dq_t_rng *r, float *x, size_t n) {
     size_t i;
@@ -355,9 +356,9 @@ static void test_nonfinite(void) {
                         fill_gauss(&r, x, n);
                         fill_gauss(&r, res, n);
                         if (variant == 3) /* the bad value sits in the residual, x is finite */
-                            res[pos[pi]] = dq__bitsf(bad[vi]);
+                            res[pos[pi]] = dq_t_bitsf(bad[vi]);
                         else
-                            x[pos[pi]] = dq__bitsf(bad[vi]);
+                            x[pos[pi]] = dq_t_bitsf(bad[vi]);
                         sprintf(what, "n=%lu pos=%lu value=%08lx bits=%u variant %d", (unsigned long)n,
                                 (unsigned long)pos[pi], (unsigned long)bad[vi], p.bits, variant);
                         dq_encode_capacity(&p, n, &cap);
@@ -456,7 +457,7 @@ static void test_norm_overflow(void) {
     for (i = 0; i < n; i++) x[i] = (i % 64) ? 0.0f : 8.50705917e37f;
     dq_encode_capacity(&p, n, &cap);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_OK);
-    x[64] = dq__bitsf(0x7E800001u);
+    x[64] = dq_t_bitsf(0x7E800001u);
     EXPECT(enc_checked(&p, x, n, NULL, cap, 1, 0), DQ_ERR_OVERFLOW);
     free(x);
 }
@@ -763,7 +764,7 @@ static void test_header_fields(void) {
             uint8_t *b = bdup(m->buf, m->len);
             float *out = canary_floats(m->n);
             dq_header h;
-            dq__st64(b + 16, DQ_MAX_ELEMS);
+            dq_t_st64(b + 16, DQ_MAX_ELEMS);
             put_crc(b);
             EXPECT(dq_header_read(b, m->len, &h), DQ_OK);
             CHECK(h.count == (size_t)DQ_MAX_ELEMS && h.msg_size > m->len);
@@ -771,7 +772,7 @@ static void test_header_fields(void) {
             EXPECT(dq_decode_add(b, m->len, 1.0f, out, m->n), DQ_ERR_SIZE_MISMATCH);
             CHECK(floats_canary(out, m->n));
             /* one more element than the body holds */
-            dq__st64(b + 16, (uint64_t)m->n + 256u);
+            dq_t_st64(b + 16, (uint64_t)m->n + 256u);
             put_crc(b);
             free(out);
             out = canary_floats(m->n + 256u);
@@ -804,7 +805,7 @@ static void test_bad_scales(void) {
             for (v = 0; v < sizeof bad / sizeof bad[0]; v++) {
                 char what[80];
                 memcpy(b, m->buf, m->len);
-                dq__st32(b + 48 + 4u * which[w], bad[v]);
+                dq_t_st32(b + 48 + 4u * which[w], bad[v]);
                 sprintf(what, "msg %lu scale %lu = %08lx", (unsigned long)i, (unsigned long)which[w],
                         (unsigned long)bad[v]);
                 expect_decode(b, m->len, m->n, DQ_OK, DQ_ERR_CORRUPT, what);
@@ -819,7 +820,7 @@ static void test_bad_scales(void) {
             }
             for (v = 0; v < sizeof good / sizeof good[0]; v++) {
                 memcpy(b, m->buf, m->len);
-                dq__st32(b + 48 + 4u * which[w], good[v]);
+                dq_t_st32(b + 48 + 4u * which[w], good[v]);
                 expect_decode(b, m->len, m->n, DQ_OK, DQ_OK, "good scale");
             }
             free(b);
@@ -945,11 +946,11 @@ static void test_random_bytes(void) {
             hd[7] = (uint8_t)bits;
             hd[8] = (uint8_t)(rndu(&r, 32) ? 0u : (unsigned)dq_t_next(&r));
             hd[9] = (uint8_t)(rndu(&r, 32) ? rndu(&r, 3) : rndu(&r, 256));
-            dq__st16(hd + 10, rndu(&r, 32) ? rndu(&r, 2) : (uint32_t)dq_t_next(&r) & 0xFFFFu);
+            dq_t_st16(hd + 10, rndu(&r, 32) ? rndu(&r, 2) : (uint32_t)dq_t_next(&r) & 0xFFFFu);
             if (rndu(&r, 32) == 0) bucket = (uint32_t)dq_t_next(&r);
-            dq__st32(hd + 12, bucket);
-            dq__st64(hd + 16, count);
-            if (rndu(&r, 64)) dq__st32(hd + 44, dq__crc32c(hd, 44));
+            dq_t_st32(hd + 12, bucket);
+            dq_t_st64(hd + 16, count);
+            if (rndu(&r, 64)) dq_t_st32(hd + 44, dqt_crc32c(hd, 44));
             /* the body size the header implies, when it is small */
             body = 0;
             if (bits >= 1 && bits <= 16 && count >= 1u && count <= 4096u) {
@@ -968,7 +969,7 @@ static void test_random_bytes(void) {
             if (kind >= 5 && len > 48) { /* plausible scales: small non-negative floats */
                 size_t nsc = bucket ? ((size_t)(count < 4096u ? count : 4096u) + bucket - 1u) / bucket : 1u;
                 for (i = 0; i < nsc && 48u + 4u * i + 4u <= len; i++)
-                    dq__st32(b + 48 + 4u * i, rndu(&r, 8) ? 0x3F000000u + rndu(&r, 0x01000000u) : (uint32_t)dq_t_next(&r));
+                    dq_t_st32(b + 48 + 4u * i, rndu(&r, 8) ? 0x3F000000u + rndu(&r, 0x01000000u) : (uint32_t)dq_t_next(&r));
             }
             if (kind >= 5 && body && len >= 48u + body && rndu(&r, 2)) { /* zero the tail's padding bits */
                 size_t tailbits = (size_t)(count % 256u) * bits;
@@ -1070,9 +1071,9 @@ static void test_max_scale_finite(void) {
                 CHECKF(dq_encode(&p, x, 16, res, buf, sizeof buf, &len) == DQ_OK, "bits %u rnd %u k %u", bits, rnd, k);
                 CHECK(dq_decode(buf, len, out, 16) == DQ_OK);
                 for (i = 0; i < 16; i++) {
-                    CHECKF((dq__fbits(out[i]) & 0x7F800000u) != 0x7F800000u, "decoded[%lu] not finite, bits %u",
+                    CHECKF((dq_t_fbits(out[i]) & 0x7F800000u) != 0x7F800000u, "decoded[%lu] not finite, bits %u",
                            (unsigned long)i, bits);
-                    CHECKF((dq__fbits(res[i]) & 0x7F800000u) != 0x7F800000u, "residual[%lu] not finite, bits %u",
+                    CHECKF((dq_t_fbits(res[i]) & 0x7F800000u) != 0x7F800000u, "residual[%lu] not finite, bits %u",
                            (unsigned long)i, bits);
                 }
                 x[0] = 3.40282347e38f; /* FLT_MAX: its norm is refused, residual untouched ... */
@@ -1081,10 +1082,10 @@ static void test_max_scale_finite(void) {
                     /* ... except by scaled sign, whose scale is the mean |x| (FLT_MAX / 8 here) and
                      * whose value has the sign of x, so |x - v| <= max(|x|, |v|) stays finite */
                     CHECK(dq_encode(&p, x, 16, res, buf, sizeof buf, &len) == DQ_OK);
-                    for (i = 0; i < 16; i++) CHECK((dq__fbits(res[i]) & 0x7F800000u) != 0x7F800000u);
+                    for (i = 0; i < 16; i++) CHECK((dq_t_fbits(res[i]) & 0x7F800000u) != 0x7F800000u);
                 } else {
                     CHECK(dq_encode(&p, x, 16, res, buf, sizeof buf, &len) == DQ_ERR_OVERFLOW);
-                    for (i = 0; i < 16; i++) CHECK(dq__fbits(res[i]) == 0u);
+                    for (i = 0; i < 16; i++) CHECK(dq_t_fbits(res[i]) == 0u);
                 }
             }
 }

@@ -13,20 +13,14 @@
  * the rounded float decode, with the output untouched on every failure. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 #include <float.h>
 
-#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD)
-#define H_SSE2 DQ__HAS_SSE2_KERNELS
-#define H_AVX2 DQ__HAS_AVX2_KERNELS
-#define H_AVX512 DQ__HAS_AVX512_KERNELS
-#define H_F16C DQ__HAS_F16C_KERNELS
-#else
-#define H_SSE2 0
-#define H_AVX2 0
-#define H_AVX512 0
-#define H_F16C 0
-#endif
+#define H_SSE2 DQT_SSE2
+#define H_AVX2 DQT_AVX2
+#define H_AVX512 DQT_AVX512
+#define H_F16C DQT_F16C
 
 typedef void (*in_fn)(const void *, float *, size_t);
 typedef void (*out_fn)(const float *, void *, size_t);
@@ -36,24 +30,27 @@ typedef struct {
     out_fn f16_out, bf16_out;
 } hkern;
 static const hkern HK[] = {
-    {"scalar", dq__f16_to_f32__scalar, dq__bf16_to_f32__scalar, dq__f32_to_f16__scalar, dq__f32_to_bf16__scalar},
+    {"scalar", dqt_scalar(f16_to_f32), dqt_scalar(bf16_to_f32), dqt_scalar(f32_to_f16), dqt_scalar(f32_to_bf16)},
 #if H_SSE2
-    {"sse2", dq__f16_to_f32__sse2, dq__bf16_to_f32__sse2, dq__f32_to_f16__sse2, dq__f32_to_bf16__sse2},
+    {"sse2", dqt_kernel(f16_to_f32, sse2), dqt_kernel(bf16_to_f32, sse2),
+     dqt_kernel(f32_to_f16, sse2), dqt_kernel(f32_to_bf16, sse2)},
 #endif
 #if H_AVX2
-    {"avx2", dq__f16_to_f32__avx2, dq__bf16_to_f32__avx2, dq__f32_to_f16__avx2, dq__f32_to_bf16__avx2},
+    {"avx2", dqt_kernel(f16_to_f32, avx2), dqt_kernel(bf16_to_f32, avx2),
+     dqt_kernel(f32_to_f16, avx2), dqt_kernel(f32_to_bf16, avx2)},
 #endif
 #if H_AVX512
-    {"avx512", dq__f16_to_f32__avx512, dq__bf16_to_f32__avx512, dq__f32_to_f16__avx512, dq__f32_to_bf16__avx512},
+    {"avx512", dqt_kernel(f16_to_f32, avx512), dqt_kernel(bf16_to_f32, avx512),
+     dqt_kernel(f32_to_f16, avx512), dqt_kernel(f32_to_bf16, avx512)},
 #endif
 #if H_F16C
-    {"f16c", dq__f16_to_f32__f16c, NULL, dq__f32_to_f16__f16c, NULL},
+    {"f16c", dqt_kernel(f16_to_f32, f16c), NULL, dqt_kernel(f32_to_f16, f16c), NULL},
 #endif
-    {"selected", dq__k_f16_to_f32, dq__k_bf16_to_f32, dq__k_f32_to_f16, dq__k_f32_to_bf16},
+    {"selected", dqt_k(f16_to_f32), dqt_k(bf16_to_f32), dqt_k(f32_to_f16), dqt_k(f32_to_bf16)},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static uint32_t fbits(float f) { return dq__fbits(f); }
-static float bitsf(uint32_t u) { return dq__bitsf(u); }
+static uint32_t fbits(float f) { return dq_t_fbits(f); }
+static float bitsf(uint32_t u) { return dq_t_bitsf(u); }
 static uint16_t ld16(const void *p, size_t i) {
     uint16_t h;
     memcpy(&h, (const uint8_t *)p + 2u * i, 2);
@@ -160,26 +157,26 @@ static uint32_t *bf16_patterns(void) {
 /* ---------------------------------------------------------------- conversions */
 
 static void test_selection(void) {
-    printf("  [%s] simd %s, half kernels %s\n", DQ_TEST_ISA, dq_simd_backend(), DQ__HALF_BACKEND);
+    printf("  [%s] simd %s, half kernels %s\n", DQ_TEST_ISA, dq_simd_backend(), DQT_HALF_BACKEND);
 #if H_F16C
-    CHECK(dq__k_f16_to_f32 == dq__f16_to_f32__f16c && dq__k_f32_to_f16 == dq__f32_to_f16__f16c);
+    CHECK(dqt_k(f16_to_f32) == dqt_kernel(f16_to_f32, f16c) && dqt_k(f32_to_f16) == dqt_kernel(f32_to_f16, f16c));
 #elif H_AVX512
-    CHECK(dq__k_f16_to_f32 == dq__f16_to_f32__avx512 && dq__k_f32_to_f16 == dq__f32_to_f16__avx512);
+    CHECK(dqt_k(f16_to_f32) == dqt_kernel(f16_to_f32, avx512) && dqt_k(f32_to_f16) == dqt_kernel(f32_to_f16, avx512));
 #elif H_AVX2
-    CHECK(dq__k_f16_to_f32 == dq__f16_to_f32__avx2 && dq__k_f32_to_f16 == dq__f32_to_f16__avx2);
+    CHECK(dqt_k(f16_to_f32) == dqt_kernel(f16_to_f32, avx2) && dqt_k(f32_to_f16) == dqt_kernel(f32_to_f16, avx2));
 #elif H_SSE2
-    CHECK(dq__k_f16_to_f32 == dq__f16_to_f32__sse2 && dq__k_f32_to_f16 == dq__f32_to_f16__sse2);
+    CHECK(dqt_k(f16_to_f32) == dqt_kernel(f16_to_f32, sse2) && dqt_k(f32_to_f16) == dqt_kernel(f32_to_f16, sse2));
 #else
-    CHECK(dq__k_f16_to_f32 == dq__f16_to_f32__scalar && dq__k_f32_to_f16 == dq__f32_to_f16__scalar);
+    CHECK(dqt_k(f16_to_f32) == dqt_scalar(f16_to_f32) && dqt_k(f32_to_f16) == dqt_scalar(f32_to_f16));
 #endif
 #if H_AVX512
-    CHECK(dq__k_bf16_to_f32 == dq__bf16_to_f32__avx512 && dq__k_f32_to_bf16 == dq__f32_to_bf16__avx512);
+    CHECK(dqt_k(bf16_to_f32) == dqt_kernel(bf16_to_f32, avx512) && dqt_k(f32_to_bf16) == dqt_kernel(f32_to_bf16, avx512));
 #elif H_AVX2
-    CHECK(dq__k_bf16_to_f32 == dq__bf16_to_f32__avx2 && dq__k_f32_to_bf16 == dq__f32_to_bf16__avx2);
+    CHECK(dqt_k(bf16_to_f32) == dqt_kernel(bf16_to_f32, avx2) && dqt_k(f32_to_bf16) == dqt_kernel(f32_to_bf16, avx2));
 #elif H_SSE2
-    CHECK(dq__k_bf16_to_f32 == dq__bf16_to_f32__sse2 && dq__k_f32_to_bf16 == dq__f32_to_bf16__sse2);
+    CHECK(dqt_k(bf16_to_f32) == dqt_kernel(bf16_to_f32, sse2) && dqt_k(f32_to_bf16) == dqt_kernel(f32_to_bf16, sse2));
 #else
-    CHECK(dq__k_bf16_to_f32 == dq__bf16_to_f32__scalar && dq__k_f32_to_bf16 == dq__f32_to_bf16__scalar);
+    CHECK(dqt_k(bf16_to_f32) == dqt_scalar(bf16_to_f32) && dqt_k(f32_to_bf16) == dqt_scalar(f32_to_bf16));
 #endif
     /* F16C kernels exactly when the x86 compiler targets F16C */
 #if defined(DQSGD_SIMD_H_INCLUDED) && (defined(__x86_64__) || defined(__i386__)) && defined(__F16C__)
@@ -322,7 +319,7 @@ static void test_kernel_lengths(void) {
                     in_fn fin = which == 0 ? k->f16_in : (which == 1 ? k->bf16_in : NULL);
                     out_fn fout = which == 2 ? k->f16_out : (which == 3 ? k->bf16_out : NULL);
                     if (fin) {
-                        (which == 0 ? dq__f16_to_f32__scalar : dq__bf16_to_f32__scalar)(h + off, ys, n);
+                        (which == 0 ? dqt_scalar(f16_to_f32) : dqt_scalar(bf16_to_f32))(h + off, ys, n);
                         memset(y, 0x5A, (n + off + 2u) * 4u);
                         fin(h + off, y + 1, n);
                         CHECKF((n == 0 || memcmp(y + 1, ys, n * 4u) == 0) && fbits(y[0]) == 0x5A5A5A5Au &&
@@ -330,7 +327,7 @@ static void test_kernel_lengths(void) {
                                "%s in-kernel %u, n %lu off %u", k->name, which, (unsigned long)n, off);
                     }
                     if (fout) {
-                        (which == 2 ? dq__f32_to_f16__scalar : dq__f32_to_bf16__scalar)(x + off, os, n);
+                        (which == 2 ? dqt_scalar(f32_to_f16) : dqt_scalar(f32_to_bf16))(x + off, os, n);
                         memset(o, 0x5A, (n + off + 2u) * 2u);
                         fout(x + off, o + 1, n);
                         CHECKF((n == 0 || memcmp(o + 1, os, n * 2u) == 0) && o[0] == 0x5A5Au && o[n + 1] == 0x5A5Au,
@@ -619,8 +616,8 @@ static void test_encode_long(void) {
  * double sums, not only the float scale they round to): data over 60 binades so that the
  * association order shows, cut into pieces at multiples of 8 that do not start on lane 0. */
 static void test_stats_carry(void) {
-    static const unsigned whats[5] = {DQ__ST_SQ, DQ__ST_ABS, DQ__ST_MAX, DQ__ST_SQ | DQ__ST_MAX,
-                                      DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX};
+    static const unsigned whats[5] = {DQT_ST_SQ, DQT_ST_ABS, DQT_ST_MAX, DQT_ST_SQ | DQT_ST_MAX,
+                                      DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX};
     dq_t_rng r = {606u};
     unsigned t;
     for (t = 0; t < 200; t++) {
@@ -628,8 +625,8 @@ static void test_stats_carry(void) {
         float *x = (float *)xmalloc(len * 4u), *e = (float *)xmalloc(len * 4u);
         int with_e = (int)(t % 2u);
         unsigned what = whats[(t / 2u) % 5u];
-        dq__stats whole, st;
-        dq__hstat acc;
+        dqt_stats whole, st;
+        dqt_hstat acc;
         for (i = 0; i < len; i++) {
             x[i] = (float)ldexp(dq_t_gauss(&r), (int)(dq_t_next(&r) % 60u) - 30);
             e[i] = (float)ldexp(dq_t_gauss(&r), (int)(dq_t_next(&r) % 40u) - 30);
@@ -638,17 +635,17 @@ static void test_stats_carry(void) {
         while (pos < len) {
             size_t cnt = 8u * (1u + (size_t)(dq_t_next(&r) % 40u));
             if (cnt > len - pos) cnt = len - pos;
-            dq__hstat_add(&acc, what, x + pos, with_e ? e + pos : NULL, pos, cnt);
+            dqt_hstat_add(&acc, what, x + pos, with_e ? e + pos : NULL, pos, cnt);
             pos += cnt;
         }
-        dq__stats__scalar(x, with_e ? e : NULL, len, DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX, &whole);
-        st.sumsq = dq__lanes_sum(acc.sq);
-        st.sumabs = dq__lanes_sum(acc.ab);
-        if (what & DQ__ST_MAX) CHECKF(acc.mx == whole.maxbits, "case %u: max", t);
-        if (what & DQ__ST_SQ)
+        dqt_scalar(stats)(x, with_e ? e : NULL, len, DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX, &whole);
+        st.sumsq = dqt_lanes_sum(acc.sq);
+        st.sumabs = dqt_lanes_sum(acc.ab);
+        if (what & DQT_ST_MAX) CHECKF(acc.mx == whole.maxbits, "case %u: max", t);
+        if (what & DQT_ST_SQ)
             CHECKF(memcmp(&st.sumsq, &whole.sumsq, sizeof(double)) == 0, "case %u (len %lu): sumsq %.17g vs %.17g", t,
                    (unsigned long)len, st.sumsq, whole.sumsq);
-        if (what & DQ__ST_ABS)
+        if (what & DQT_ST_ABS)
             CHECKF(memcmp(&st.sumabs, &whole.sumabs, sizeof(double)) == 0, "case %u (len %lu): sumabs %.17g vs %.17g",
                    t, (unsigned long)len, st.sumabs, whole.sumabs);
         free(x);
@@ -664,7 +661,7 @@ typedef void (*hacc_fn)(const float *, const float *, size_t, unsigned, double *
  * operand order the compiler picks for the scalar twin (a NaN sum only says "non-finite"). */
 static int lanes_same(const double *a, const double *b) {
     unsigned l;
-    for (l = 0; l < DQ__SLANES; l++)
+    for (l = 0; l < DQT_SLANES; l++)
         if (memcmp(&a[l], &b[l], sizeof(double)) != 0 && !(a[l] != a[l] && b[l] != b[l])) return 0;
     return 1;
 }
@@ -674,12 +671,12 @@ static void test_stats_kernels(void) {
         hacc_fn fn;
     } K[] = {
 #if H_SSE2
-        {"sse2", dq__hstat_acc__sse2},
+        {"sse2", dqt_kernel(hstat_acc, sse2)},
 #endif
 #if H_AVX2
-        {"avx2", dq__hstat_acc__avx2},
+        {"avx2", dqt_kernel(hstat_acc, avx2)},
 #endif
-        {"selected", dq__k_hstat_acc}};
+        {"selected", dqt_k(hstat_acc)}};
     dq_t_rng r = {909u};
     size_t n, i, k;
     for (n = 0; n < 140; n += (n < 100 ? 1u : 13u)) {
@@ -693,12 +690,12 @@ static void test_stats_kernels(void) {
         }
         for (what = 1; what < 8; what++) {
             for (k = 0; k < sizeof K / sizeof K[0]; k++) {
-                double s0[DQ__SLANES], a0[DQ__SLANES], s1[DQ__SLANES], a1[DQ__SLANES];
+                double s0[DQT_SLANES], a0[DQT_SLANES], s1[DQT_SLANES], a1[DQT_SLANES];
                 uint32_t m0 = (uint32_t)(dq_t_next(&r) >> 40), m1 = m0;
                 unsigned l;
                 int with_e = (int)((n + what) % 2u);
-                for (l = 0; l < DQ__SLANES; l++) s0[l] = s1[l] = dq_t_unif(&r), a0[l] = a1[l] = dq_t_unif(&r);
-                dq__hstat_acc__scalar(x, with_e ? e : NULL, n, what, s0, a0, &m0);
+                for (l = 0; l < DQT_SLANES; l++) s0[l] = s1[l] = dq_t_unif(&r), a0[l] = a1[l] = dq_t_unif(&r);
+                dqt_scalar(hstat_acc)(x, with_e ? e : NULL, n, what, s0, a0, &m0);
                 K[k].fn(x, with_e ? e : NULL, n, what, s1, a1, &m1);
                 CHECKF(lanes_same(s0, s1) && lanes_same(a0, a1) && m0 == m1,
                        "%s n %lu what %u", K[k].name, (unsigned long)n, what);

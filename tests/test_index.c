@@ -5,6 +5,7 @@
  * stream that still decodes is re-encoded to the same bytes), argument and format errors. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 static const char *const cname[4] = {"auto", "gamma", "varint", "bitmap"};
 
@@ -57,7 +58,7 @@ static size_t roundtrip(const uint32_t *idx, size_t k, uint64_t n, dq_index_code
     CHECK(coder == DQ_INDEX_AUTO ? c2 != DQ_INDEX_AUTO : c2 == coder);
     CHECK(dq_index_decode(buf, len, dec, k, &k2) == DQ_OK && k2 == k);
     CHECK(k == 0 || memcmp(dec, idx, k * sizeof *idx) == 0);
-    CHECK(dq__index_decode_with(buf, len, dec2, k + 1, &k3, dq__svb_decode__scalar) == DQ_OK && k3 == k);
+    CHECK(dqt_index_decode_with(buf, len, dec2, k + 1, &k3, dqt_scalar(svb_decode)) == DQ_OK && k3 == k);
     CHECK(k == 0 || memcmp(dec2, idx, k * sizeof *idx) == 0);
     free(dec);
     free(dec2);
@@ -188,11 +189,11 @@ static void test_kernel_vs_scalar(void) {
     static uint32_t o1[K], o2[K];
     dq_t_rng r = {31337};
     unsigned round;
-    printf("varint kernel: %s\n", dq__k_svb_decode == dq__svb_decode__scalar ? "scalar" : "ssse3 shuffle");
+    printf("varint kernel: %s\n", dqt_k(svb_decode) == dqt_scalar(svb_decode) ? "scalar" : "ssse3 shuffle");
     for (round = 0; round < 400; round++) {
         size_t k = round < 4 ? (size_t)round : (size_t)(dq_t_next(&r) % K), i, pos = 0;
         unsigned mode = round % 4; /* 0 canonical, 1 random (some non-minimal), 2 large, 3 below 256 */
-        dq__svb_acc a1, a2;
+        dqt_svb_acc a1, a2;
         memset(ctrl, 0, sizeof ctrl);
         for (i = 0; i < k; i++) {
             /* the first rounds give group g the control byte g % 256 */
@@ -213,8 +214,8 @@ static void test_kernel_vs_scalar(void) {
         {
             uint8_t *exact = (uint8_t *)xmalloc(pos); /* data in an exactly-sized buffer */
             memcpy(exact, data, pos);
-            dq__k_svb_decode(ctrl, exact, pos, k, o1, &a1);
-            dq__svb_decode__scalar(ctrl, exact, pos, k, o2, &a2);
+            dqt_k(svb_decode)(ctrl, exact, pos, k, o1, &a1);
+            dqt_scalar(svb_decode)(ctrl, exact, pos, k, o2, &a2);
             free(exact);
         }
         CHECKF(memcmp(o1, o2, sizeof o1) == 0, "round %u k %lu", round, (unsigned long)k);
@@ -283,8 +284,8 @@ static void test_corruption(void) {
                     dq_status s1, s2;
                     memcpy(m, s, len);
                     m[pos] ^= x;
-                    s1 = dq__index_decode_with(m, len, o1, cap, &k1, dq__k_svb_decode);
-                    s2 = dq__index_decode_with(m, len, o2, cap, &k2, dq__svb_decode__scalar);
+                    s1 = dqt_index_decode_with(m, len, o1, cap, &k1, dqt_k(svb_decode));
+                    s2 = dqt_index_decode_with(m, len, o2, cap, &k2, dqt_scalar(svb_decode));
                     tried++;
                     if (s1 != s2 || (s1 == DQ_OK && (k1 != k2 || memcmp(o1, o2, k1 * sizeof *o1) != 0))) bad++;
                     if (s1 == DQ_OK) {
@@ -388,7 +389,7 @@ static void test_decode_errors(void) {
         static const uint8_t wrap[] = {2, 0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0, 0, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF,
                                        0xFF, 0xFF, 0xFF, 0xFF};
         CHECK(dq_index_decode(nonmin, sizeof nonmin, out, 8, &k) == DQ_ERR_CORRUPT);
-        CHECK(dq__index_decode_with(nonmin, sizeof nonmin, out, 8, &k, dq__svb_decode__scalar) == DQ_ERR_CORRUPT);
+        CHECK(dqt_index_decode_with(nonmin, sizeof nonmin, out, 8, &k, dqt_scalar(svb_decode)) == DQ_ERR_CORRUPT);
         CHECK(dq_index_decode(unused, sizeof unused, out, 8, &k) == DQ_ERR_CORRUPT);
         CHECK(dq_index_decode(beyond, sizeof beyond, out, 8, &k) == DQ_ERR_CORRUPT);
         CHECK(dq_index_decode(ok, sizeof ok, out, 8, &k) == DQ_OK && k == 2 && out[0] == 5 && out[1] == 19);

@@ -2,6 +2,7 @@
  * messages detected; the CRC32C kernel against its scalar twin. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 static dq_params mkp(unsigned bits, uint32_t bucket, unsigned checksum) {
     dq_params p;
@@ -38,16 +39,16 @@ static void test_crc_kernel(void) {
     uint8_t buf[600];
     size_t off, n, i;
     for (i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 131u + (i >> 3));
-    CHECK(dq__crc32c(check, 9) == 0xE3069283u);
+    CHECK(dqt_crc32c(check, 9) == 0xE3069283u);
     CHECK(crc_bitwise(check, 9) == 0xE3069283u);
     for (off = 0; off < 9; off++)
         for (n = 0; n + off <= 520; n++) {
-            uint32_t k = dq__k_crc32c(0x12345678u, buf + off, n), s = dq__crc32c__scalar(0x12345678u, buf + off, n);
+            uint32_t k = dqt_k(crc32c)(0x12345678u, buf + off, n), s = dqt_scalar(crc32c)(0x12345678u, buf + off, n);
             CHECKF(k == s, "offset %lu length %lu: kernel %08x scalar %08x", (unsigned long)off, (unsigned long)n,
                    (unsigned)k, (unsigned)s);
-            if (n < 80) CHECK(dq__crc32c(buf + off, n) == crc_bitwise(buf + off, n));
+            if (n < 80) CHECK(dqt_crc32c(buf + off, n) == crc_bitwise(buf + off, n));
         }
-    printf("crc32c kernel: %s\n", dq__k_crc32c == dq__crc32c__scalar ? "scalar" : "hardware");
+    printf("crc32c kernel: %s\n", dqt_k(crc32c) == dqt_scalar(crc32c) ? "scalar" : "hardware");
 }
 
 static void test_sizes_and_roundtrip(void) {
@@ -67,8 +68,8 @@ static void test_sizes_and_roundtrip(void) {
             CHECK(dq_encode(&p1, x, n, NULL, m1, sizeof m1, &l1) == DQ_OK && l1 == s1);
             /* the same body; only the flag, the header CRC and the trailer differ */
             CHECK(memcmp(m0 + DQ_HEADER_SIZE, m1 + DQ_HEADER_SIZE, s0 - DQ_HEADER_SIZE) == 0);
-            CHECK(dq__ld16(m1 + 10) == (dq__ld16(m0 + 10) | DQ_FLAG_CHECKSUM));
-            CHECK(dq__ld32(m1 + s1 - 4u) == crc_bitwise(m1 + DQ_HEADER_SIZE, s0 - DQ_HEADER_SIZE));
+            CHECK(dq_t_ld16(m1 + 10) == (dq_t_ld16(m0 + 10) | DQ_FLAG_CHECKSUM));
+            CHECK(dq_t_ld32(m1 + s1 - 4u) == crc_bitwise(m1 + DQ_HEADER_SIZE, s0 - DQ_HEADER_SIZE));
             CHECK(dq_header_read(m1, l1, &h) == DQ_OK && h.msg_size == s1 && (h.flags & DQ_FLAG_CHECKSUM));
             CHECK(dq_verify(m1, l1) == DQ_OK && dq_verify(m0, l0) == DQ_OK);
             CHECK(dq_decode(m0, l0, o1, n) == DQ_OK && dq_decode(m1, l1, o2, n) == DQ_OK);

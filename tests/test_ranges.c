@@ -2,6 +2,7 @@
  * misuse gives DQ_ERR_RANGE; element indices past 2^32 follow doc/FORMAT.md. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 #include <stdint.h>
 
@@ -207,15 +208,15 @@ static void test_index_past_2_32(void) {
         uint8_t hdr[DQ_ENCODE_BOUND(8, 1)];
         size_t hl = 0;
         CHECK(dq_encode(&p, x, 8, NULL, hdr, sizeof hdr, &hl) == DQ_OK);
-        dq__st64(hdr + 16, (uint64_t)n);
-        dq__st32(hdr + 44, dq__crc32c(hdr, 44));
+        dq_t_st64(hdr + 16, (uint64_t)n);
+        dq_t_st32(hdr + 44, dqt_crc32c(hdr, 44));
         memcpy(msg, hdr, 48);
         memset(msg + 48, 0, 8); /* the scales of buckets 0 and 1 (never read below) */
     }
     CHECK(dq_header_read(msg, cap, &h) == DQ_OK && h.count == n && h.msg_size == cap);
     for (i = 0; i < m; i++) ss += (double)x[i] * (double)x[i];
     scale = (float)sqrt(ss);
-    CHECK(dq__ld32(msg + 48 + 8) == dq__fbits(scale));
+    CHECK(dq_t_ld32(msg + 48 + 8) == dq_t_fbits(scale));
     for (i = 0; i < m; i++) {
         float inv = 0.5f / scale, pr = 0.5f + x[i] * inv;
         unsigned want = ref_draw(p.seed, p.step, p.stream, base + i) < pr ? 0u : 1u;
@@ -223,7 +224,7 @@ static void test_index_past_2_32(void) {
         /* 1 bit: lane L of a block is one u32 whose bit r is the code of element 8r + L */
         size_t blk = i / 256u, r = (i % 256u) / 8u, lane = i % 8u;
         const uint8_t *w = msg + 48 + 12 + (size_t)(base / 8u) + blk * 32u + lane * 4u;
-        unsigned got = (unsigned)((dq__ld32(w) >> r) & 1u);
+        unsigned got = (unsigned)((dq_t_ld32(w) >> r) & 1u);
         CHECKF(got == want, "element 2^32+%lu: code %u, model %u", (unsigned long)i, got, want);
         agree_hi0 += want == want0;
     }
@@ -233,7 +234,7 @@ static void test_index_past_2_32(void) {
     CHECK(dq_decode_range(msg, cap, (size_t)base, n, out) == DQ_OK);
     for (i = 0; i < m; i++) {
         float want = ref_draw(p.seed, p.step, p.stream, base + i) < 0.5f + x[i] * (0.5f / scale) ? scale : -scale;
-        CHECK(dq__fbits(out[i]) == dq__fbits(want));
+        CHECK(dq_t_fbits(out[i]) == dq_t_fbits(want));
     }
     free(msg);
 }

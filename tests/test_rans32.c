@@ -1,5 +1,5 @@
 /* 32-way rANS chunks (coder 3 draft, doc/FORMAT.md 17.6): the scalar reference round-trips
- * every length, alphabet and table shape; every SIMD twin in this build (tests/simd_kernels.h)
+ * every length, alphabet and table shape; every SIMD twin in this build (tests/internals.h)
  * writes the scalar encoder's bytes and the scalar decoder's symbols, status and state, for
  * valid and corrupt streams and whatever the split of a decode into calls; the encoder's
  * reciprocal is exact; the coded size respects the bound derived below; the fused block decode
@@ -7,7 +7,7 @@
  * sees any over-read. */
 #include "../dqsgd.h"
 #include "harness.h"
-#include "simd_kernels.h"
+#include "internals.h"
 
 #include <stdint.h>
 
@@ -24,10 +24,10 @@ static void freqs_of(const uint8_t *sym, size_t m, unsigned A, uint32_t *f) {
     for (i = 0; i < m; i++) cnt[sym[i]]++;
     if (m == 0) { /* any valid table */
         memset(f, 0, A * sizeof *f);
-        f[0] = DQ__R32_M;
+        f[0] = DQT_R32_M;
         return;
     }
-    dq__rans_normalize(cnt, A, (uint64_t)m, f);
+    dqt_rans_normalize(cnt, A, (uint64_t)m, f);
 }
 
 /* Symbols below A: mode 0 uniform, 1 geometric (p halves per symbol), 2 a rounded Gaussian
@@ -52,21 +52,21 @@ static void gen_syms(dq_t_rng *r, uint8_t *s, size_t m, unsigned A, int mode) {
 
 /* Encodes with every encoder twin into buffers of cap bytes; checks they agree with the scalar
  * one (size and chunk bytes) and returns the scalar result. */
-static coded encode_all(const uint8_t *sym, size_t m, const dq__r32_esym *et, size_t cap) {
+static coded encode_all(const uint8_t *sym, size_t m, const dqt_r32_esym *et, size_t cap) {
     coded c;
     size_t k;
     c.cap = cap;
     c.buf = (uint8_t *)xmalloc(cap);
     memset(c.buf, 0x5A, cap);
-    c.len = dq__r32_encode__scalar(sym, m, et, c.buf, cap);
-    for (k = 1; R32ENC_K[k].name; k++) {
+    c.len = dqt_scalar(r32_encode)(sym, m, et, c.buf, cap);
+    for (k = 1; DQT_R32ENC_K[k].name; k++) {
         uint8_t *b = (uint8_t *)xmalloc(cap);
-        size_t len = R32ENC_K[k].fn(sym, m, et, b, cap);
-        CHECKF(len == c.len, "%s encoder: %lu bytes, scalar %lu (m %lu)", R32ENC_K[k].name, (unsigned long)len,
+        size_t len = DQT_R32ENC_K[k].fn(sym, m, et, b, cap);
+        CHECKF(len == c.len, "%s encoder: %lu bytes, scalar %lu (m %lu)", DQT_R32ENC_K[k].name, (unsigned long)len,
                (unsigned long)c.len, (unsigned long)m);
         if (len == c.len && len)
             CHECKF(!memcmp(b + cap - len, c.buf + cap - len, len), "%s encoder: bytes differ (m %lu)",
-                   R32ENC_K[k].name, (unsigned long)m);
+                   DQT_R32ENC_K[k].name, (unsigned long)m);
         free(b);
     }
     return c;
@@ -75,22 +75,22 @@ static coded encode_all(const uint8_t *sym, size_t m, const dq__r32_esym *et, si
 /* Decodes stream[0..len) as m symbols with decoder twin k, in calls of the sizes split gives
  * (0: one call; else pseudo-random sizes 1..split from seed). */
 static dq_status decode_with(size_t k, const uint8_t *stream, size_t len, size_t m, const uint32_t *dtab,
-                             uint8_t *out, dq__r32_dec *dend, unsigned split, unsigned long long seed) {
-    dq__r32_dec d;
+                             uint8_t *out, dqt_r32_dec *dend, unsigned split, unsigned long long seed) {
+    dqt_r32_dec d;
     dq_t_rng r;
     size_t i = 0;
     dq_status st;
     r.s = seed;
     memset(&d, 0, sizeof d);
-    st = dq__r32_open(&d, stream, len);
+    st = dqt_r32_open(&d, stream, len);
     if (st == DQ_OK) {
         while (i < m) {
             size_t c = split ? 1u + (size_t)(dq_t_next(&r) % split) : m - i;
             if (c > m - i) c = m - i;
-            R32GET_K[k].fn(&d, dtab, out + i, c);
+            DQT_R32GET_K[k].fn(&d, dtab, out + i, c);
             i += c;
         }
-        st = dq__r32_finish(&d);
+        st = dqt_r32_finish(&d);
     }
     if (dend) *dend = d;
     return st;
@@ -101,27 +101,27 @@ static dq_status decode_with(size_t k, const uint8_t *stream, size_t len, size_t
 static dq_status decode_all(const uint8_t *chunk, size_t len, size_t m, const uint32_t *dtab, uint8_t *ref,
                             const char *what) {
     uint8_t *stream = bdup(chunk, len), *out = (uint8_t *)xmalloc(m + 1u);
-    dq__r32_dec d0, d1;
+    dqt_r32_dec d0, d1;
     dq_status st0;
     size_t k;
     unsigned sp;
     memset(ref, 0xEE, m + 1u);
     st0 = decode_with(0, stream, len, m, dtab, ref, &d0, 0, 0);
-    for (k = 0; R32GET_K[k].name; k++)
+    for (k = 0; DQT_R32GET_K[k].name; k++)
         for (sp = 0; sp < 3; sp++) {
             unsigned split = sp == 0 ? 0u : sp == 1 ? 7u : 100u;
             dq_status st;
             if (k == 0 && sp == 0) continue;
             memset(out, 0xEE, m + 1u);
             st = decode_with(k, stream, len, m, dtab, out, &d1, split, 1234u + sp);
-            CHECKF(st == st0, "%s: %s decoder (split %u): status %d, scalar %d (m %lu)", what, R32GET_K[k].name,
+            CHECKF(st == st0, "%s: %s decoder (split %u): status %d, scalar %d (m %lu)", what, DQT_R32GET_K[k].name,
                    split, (int)st, (int)st0, (unsigned long)m);
             CHECKF(!memcmp(out, ref, m + 1u), "%s: %s decoder (split %u): symbols differ (m %lu)", what,
-                   R32GET_K[k].name, split, (unsigned long)m);
+                   DQT_R32GET_K[k].name, split, (unsigned long)m);
             if (st0 == DQ_OK || st0 == st)
                 CHECKF(!memcmp(d0.x, d1.x, sizeof d0.x) && d0.p - stream == d1.p - stream && d0.j == d1.j &&
                            d0.bad == d1.bad,
-                       "%s: %s decoder (split %u): final state differs (m %lu)", what, R32GET_K[k].name, split,
+                       "%s: %s decoder (split %u): final state differs (m %lu)", what, DQT_R32GET_K[k].name, split,
                        (unsigned long)m);
         }
     free(stream);
@@ -132,15 +132,15 @@ static dq_status decode_all(const uint8_t *chunk, size_t len, size_t m, const ui
 /* One round trip through every twin; returns the chunk size. */
 static size_t roundtrip(const uint8_t *sym, size_t m, unsigned A, const char *what) {
     uint32_t f[256], *dtab = (uint32_t *)xmalloc(4096u * sizeof(uint32_t));
-    dq__r32_esym et[256];
+    dqt_r32_esym et[256];
     uint8_t *dec = (uint8_t *)xmalloc(m + 1u);
     coded c;
     size_t len;
     freqs_of(sym, m, A, f);
-    CHECK(dq__r32_tables(f, A, dtab, et));
-    c = encode_all(sym, m, et, DQ__R32_HEAD + 2u * m); /* at most one word a symbol */
+    CHECK(dqt_r32_tables(f, A, dtab, et));
+    c = encode_all(sym, m, et, DQT_R32_HEAD + 2u * m); /* at most one word a symbol */
     len = c.len;
-    CHECKF(len >= DQ__R32_HEAD && (len - DQ__R32_HEAD) % 2u == 0, "%s: m %lu gives %lu bytes", what,
+    CHECKF(len >= DQT_R32_HEAD && (len - DQT_R32_HEAD) % 2u == 0, "%s: m %lu gives %lu bytes", what,
            (unsigned long)m, (unsigned long)len);
     if (len) {
         dq_status st = decode_all(c.buf + c.cap - len, len, m, dtab, dec, what);
@@ -163,22 +163,22 @@ static size_t roundtrip(const uint8_t *sym, size_t m, unsigned A, const char *wh
 /* ---------------------------------------------------------------- tests */
 static void test_tables(void) {
     uint32_t f[256], dtab[4096];
-    dq__r32_esym et[256];
+    dqt_r32_esym et[256];
     unsigned s;
     memset(f, 0, sizeof f);
     f[3] = 4096;
-    CHECK(dq__r32_tables(f, 4, dtab, et));
+    CHECK(dqt_r32_tables(f, 4, dtab, et));
     CHECK(dtab[0] == 3u + (4095u << 8) && dtab[4095] == 3u + (4095u << 8) + (4095u << 20));
     f[3] = 4095;
-    CHECK(!dq__r32_tables(f, 4, dtab, et)); /* sums to 4095 */
+    CHECK(!dqt_r32_tables(f, 4, dtab, et)); /* sums to 4095 */
     f[0] = 2;
-    CHECK(!dq__r32_tables(f, 4, dtab, et)); /* 4097 */
+    CHECK(!dqt_r32_tables(f, 4, dtab, et)); /* 4097 */
     f[3] = 4097;
     f[0] = 0;
-    CHECK(!dq__r32_tables(f, 256, NULL, NULL)); /* one above 4096 */
-    CHECK(!dq__r32_tables(f, 257, NULL, NULL));
+    CHECK(!dqt_r32_tables(f, 256, NULL, NULL)); /* one above 4096 */
+    CHECK(!dqt_r32_tables(f, 257, NULL, NULL));
     for (s = 0; s < 256; s++) f[s] = 16;
-    CHECK(dq__r32_tables(f, 256, dtab, NULL));
+    CHECK(dqt_r32_tables(f, 256, dtab, NULL));
     for (s = 0; s < 4096; s++) CHECK(dtab[s] == (s / 16u | 15u << 8 | (s % 16u) << 20));
 }
 
@@ -188,13 +188,13 @@ static void test_tables(void) {
 static void test_reciprocal(void) {
     dq_t_rng r = {77};
     uint32_t f[2] = {0, 0}, fs;
-    dq__r32_esym et[2];
+    dqt_r32_esym et[2];
     unsigned bad = 0;
     for (fs = 1; fs <= 4096u; fs++) {
         unsigned i;
         f[0] = fs;
         f[1] = 4096u - fs;
-        if (!dq__r32_tables(f, fs == 4096u ? 1u : 2u, NULL, et)) {
+        if (!dqt_r32_tables(f, fs == 4096u ? 1u : 2u, NULL, et)) {
             bad++;
             continue;
         }
@@ -208,7 +208,7 @@ static void test_reciprocal(void) {
             uint8_t buf[8];
             if ((uint64_t)x >= lim) continue;
             want = (uint32_t)(((uint64_t)(x / fs) << 12) + x % fs);
-            if (!dq__r32_put1(&xs, et, buf, &w) || w != 8 || xs != want) bad++;
+            if (!dqt_r32_put1(&xs, et, buf, &w) || w != 8 || xs != want) bad++;
         }
     }
     CHECKF(bad == 0, "%u wrong quotients", bad);
@@ -251,7 +251,7 @@ static void test_single_symbol(void) {
     unsigned v;
     for (v = 0; v < 256; v += 51) {
         memset(s, (int)v, sizeof s);
-        for (m = 1; m <= 1000; m += 333) CHECK(roundtrip(s, m, 256, "single") == DQ__R32_HEAD);
+        for (m = 1; m <= 1000; m += 333) CHECK(roundtrip(s, m, 256, "single") == DQT_R32_HEAD);
     }
 }
 
@@ -261,7 +261,7 @@ static void test_corrupt(void) {
     dq_t_rng r = {3};
     static const size_t ms[] = {1, 31, 32, 100, 320, 1000, 4096, 5000};
     uint32_t f[256], *dtab = (uint32_t *)xmalloc(4096u * sizeof(uint32_t));
-    dq__r32_esym et[256];
+    dqt_r32_esym et[256];
     size_t i;
     unsigned undetected = 0, cases = 0;
     for (i = 0; i < sizeof ms / sizeof ms[0]; i++) {
@@ -270,8 +270,8 @@ static void test_corrupt(void) {
         coded c;
         gen_syms(&r, s, m, 16, 2);
         freqs_of(s, m, 16, f);
-        CHECK(dq__r32_tables(f, 16, dtab, et));
-        c = encode_all(s, m, et, DQ__R32_HEAD + 2u * m + 4u);
+        CHECK(dqt_r32_tables(f, 16, dtab, et));
+        c = encode_all(s, m, et, DQT_R32_HEAD + 2u * m + 4u);
         len = c.len;
         mut = (uint8_t *)xmalloc(len + 4u);
         for (t = 0; t < 40; t++) {
@@ -280,13 +280,13 @@ static void test_corrupt(void) {
             int kind = (int)(t % 8u);
             memcpy(mut, c.buf + c.cap - len, len);
             if (kind == 0 || kind == 1) { /* a flipped bit in a word or in a state */
-                size_t lo = kind == 0 ? DQ__R32_HEAD : 0, hi = kind == 0 ? len : DQ__R32_HEAD;
+                size_t lo = kind == 0 ? DQT_R32_HEAD : 0, hi = kind == 0 ? len : DQT_R32_HEAD;
                 size_t at;
                 if (hi == lo) continue;
                 at = lo + (size_t)(dq_t_next(&r) % (hi - lo));
                 mut[at] = (uint8_t)(mut[at] ^ (1u << (dq_t_next(&r) % 8u)));
             } else if (kind == 2) { /* one word short */
-                if (len == DQ__R32_HEAD) continue;
+                if (len == DQT_R32_HEAD) continue;
                 mlen -= 2;
             } else if (kind == 3) { /* one byte short: odd */
                 mlen -= 1;
@@ -300,13 +300,13 @@ static void test_corrupt(void) {
                 mut[4 * k + 3] = 0;
             } else if (kind == 6) { /* one symbol more or less than encoded */
                 unsigned v, one = 0;
-                for (v = 0; v < 16u; v++) one |= f[v] == DQ__R32_M;
+                for (v = 0; v < 16u; v++) one |= f[v] == DQT_R32_M;
                 if (one) continue; /* a one-symbol table codes no information: any m decodes */
                 mm = t % 16u < 8u ? m + 1u : m - 1u;
             } else { /* a final state off by one: the head state +1 */
                 size_t k = (size_t)(dq_t_next(&r) % 32u);
-                uint32_t x = dq__ld32(mut + 4 * k);
-                dq__st32(mut + 4 * k, x == 0xFFFFFFFFu ? x - 1u : x + 1u);
+                uint32_t x = dq_t_ld32(mut + 4 * k);
+                dq_t_st32(mut + 4 * k, x == 0xFFFFFFFFu ? x - 1u : x + 1u);
             }
             cases++;
             st = decode_all(mut, mlen, mm, dtab, dec, "corrupt");
@@ -330,19 +330,19 @@ static void test_corrupt(void) {
 static void test_missing_zero_word(void) {
     dq_t_rng r = {8};
     uint32_t f[256], dtab[4096];
-    dq__r32_esym et[256];
+    dqt_r32_esym et[256];
     uint8_t s[64], buf[128 + 2 * 64], dec[65];
     unsigned t, found = 0;
     memset(f, 0, sizeof f);
     f[0] = 1; /* symbol 0 is rare: one of them makes its state emit a word */
     f[1] = 4095;
-    CHECK(dq__r32_tables(f, 2, dtab, et));
+    CHECK(dqt_r32_tables(f, 2, dtab, et));
     for (t = 0; t < 2000000u && found < 3u; t++) {
         size_t len, k;
         memset(s, 1, sizeof s);
         for (k = 0; k < 3; k++) s[dq_t_next(&r) % 64u] = 0;
-        len = dq__r32_encode__scalar(s, 64, et, buf, sizeof buf);
-        if (len <= DQ__R32_HEAD || buf[sizeof buf - 1] || buf[sizeof buf - 2]) continue;
+        len = dqt_scalar(r32_encode)(s, 64, et, buf, sizeof buf);
+        if (len <= DQT_R32_HEAD || buf[sizeof buf - 1] || buf[sizeof buf - 2]) continue;
         found++;
         CHECK(decode_all(buf + sizeof buf - len, len, 64, dtab, dec, "zero word") == DQ_OK);
         CHECK(decode_all(buf + sizeof buf - len, len - 2u, 64, dtab, dec, "zero word dropped") == DQ_ERR_CORRUPT);
@@ -357,9 +357,9 @@ static void test_garbage(void) {
     uint8_t buf[2048], dec[700];
     unsigned t, s;
     for (s = 0; s < 256; s++) f[s] = s < 64u ? 64u : 0u;
-    CHECK(dq__r32_tables(f, 256, dtab, NULL));
+    CHECK(dqt_r32_tables(f, 256, dtab, NULL));
     for (t = 0; t < 300; t++) {
-        size_t len = DQ__R32_HEAD + 2u * (size_t)(dq_t_next(&r) % 900u), m = (size_t)(dq_t_next(&r) % 700u), i;
+        size_t len = DQT_R32_HEAD + 2u * (size_t)(dq_t_next(&r) % 900u), m = (size_t)(dq_t_next(&r) % 700u), i;
         for (i = 0; i < len; i++) buf[i] = (uint8_t)dq_t_next(&r);
         if (t % 2u)
             for (i = 0; i < 32; i++) buf[4 * i + 3] = (uint8_t)(buf[4 * i + 3] | 1u); /* states >= 2^24 */
@@ -416,7 +416,7 @@ static void test_entropy_bound(void) {
 }
 
 /* The fused block decode: random codes of every width b <= 8 and lengths with and without a
- * tail; the fixed payload's symbols as one chunk; dq__r32_block gives back each block's bytes;
+ * tail; the fixed payload's symbols as one chunk; dqt_r32_block gives back each block's bytes;
  * a non-zero code past the end (b in 3, 5, 6, 7) or padding bit makes the chunk corrupt. */
 static void test_blocks(void) {
     static const size_t ns[] = {256, 1000, 4096 + 255, 20000};
@@ -426,40 +426,40 @@ static void test_blocks(void) {
     for (b = 1; b <= 8; b++)
         for (ni = 0; ni < 4; ni++) {
             size_t n = ns[ni], nb = (n + 255u) / 256u, k, m = 0, plen = (n * b + 7u) / 8u, len, off = 0;
-            unsigned A = 1u << dq__sym_bits(b);
+            unsigned A = 1u << dqt_sym_bits(b);
             uint32_t *codes = (uint32_t *)xmalloc(256u * nb * sizeof(uint32_t)), f[256];
             uint32_t *dtab = (uint32_t *)xmalloc(4096u * sizeof(uint32_t));
             uint8_t *pay = (uint8_t *)xmalloc(plen), *sym = (uint8_t *)xmalloc(256u * nb);
             uint8_t buf[256], out[256];
-            dq__r32_esym et[256];
-            dq__r32_dec d;
+            dqt_r32_esym et[256];
+            dqt_r32_dec d;
             coded c;
             int variant;
             for (k = 0; k < n; k++) codes[k] = (uint32_t)(dq_t_next(&r) % (1u << b)) & (k % 3u ? 1u : 0xFFu);
-            for (k = 0; k + 256u <= n; k += 256u) dq__pack_block__scalar(codes + k, b, pay + k * b / 8u);
-            if (n % 256u) dq__pack_tail(codes + (n / 256u) * 256u, n % 256u, b, pay + (n / 256u) * 32u * b);
-            for (k = 0; k < nb; k++) m += dq__block_syms(b, n, pay, k, sym + m);
+            for (k = 0; k + 256u <= n; k += 256u) dqt_scalar(pack_block)(codes + k, b, pay + k * b / 8u);
+            if (n % 256u) dqt_pack_tail(codes + (n / 256u) * 256u, n % 256u, b, pay + (n / 256u) * 32u * b);
+            for (k = 0; k < nb; k++) m += dqt_block_syms(b, n, pay, k, sym + m);
             for (variant = 0; variant < 2; variant++) {
                 if (variant == 1) { /* a non-zero code or padding bit past the end */
-                    if (n % 256u == 0 || (dq__sym_bytes(b) && (n * b) % 8u == 0) ||
-                        (!dq__sym_bytes(b) && n % dq__sym_group(b) == 0))
+                    if (n % 256u == 0 || (dqt_sym_bytes(b) && (n * b) % 8u == 0) ||
+                        (!dqt_sym_bytes(b) && n % dqt_sym_group(b) == 0))
                         break;
                     sym[m - 1u] = (uint8_t)(sym[m - 1u] | (A >> 1));
                 }
                 freqs_of(sym, m, A, f);
-                CHECK(dq__r32_tables(f, A, dtab, et));
-                c = encode_all(sym, m, et, DQ__R32_HEAD + 2u * m);
+                CHECK(dqt_r32_tables(f, A, dtab, et));
+                c = encode_all(sym, m, et, DQT_R32_HEAD + 2u * m);
                 len = c.len;
-                CHECK(dq__r32_open(&d, c.buf + c.cap - len, len) == DQ_OK);
+                CHECK(dqt_r32_open(&d, c.buf + c.cap - len, len) == DQ_OK);
                 for (k = 0; k < nb; k++) {
                     size_t bytes = k + 1u < nb || n % 256u == 0 ? 32u * b : (n % 256u * b + 7u) / 8u;
-                    const uint8_t *blk = dq__r32_block(&d, dtab, b, n, k, buf, out);
+                    const uint8_t *blk = dqt_r32_block(&d, dtab, b, n, k, buf, out);
                     if (variant == 0)
                         CHECKF(!memcmp(blk, pay + off, bytes), "b %u n %lu block %lu differs", b, (unsigned long)n,
                                (unsigned long)k);
                     off += bytes;
                 }
-                CHECKF(dq__r32_finish(&d) == (variant ? DQ_ERR_CORRUPT : DQ_OK), "b %u n %lu variant %d", b,
+                CHECKF(dqt_r32_finish(&d) == (variant ? DQ_ERR_CORRUPT : DQ_OK), "b %u n %lu variant %d", b,
                        (unsigned long)n, variant);
                 free(c.buf);
             }
@@ -471,24 +471,24 @@ static void test_blocks(void) {
 }
 
 static void test_backend(void) {
-#if KS_AVX2
-    CHECK((r32get_fn)dq__k_r32_get == (r32get_fn)dq__r32_get__avx2);
-    CHECK((r32enc_fn)dq__k_r32_encode == (r32enc_fn)dq__r32_encode__avx2);
-#elif KS_SSE2
-    CHECK((r32get_fn)dq__k_r32_get == (r32get_fn)dq__r32_get__sse2);
-    CHECK((r32enc_fn)dq__k_r32_encode == (r32enc_fn)dq__r32_encode__scalar);
+#if DQT_AVX2
+    CHECK((dqt_r32get_fn)dqt_k(r32_get) == (dqt_r32get_fn)dqt_kernel(r32_get, avx2));
+    CHECK((dqt_r32enc_fn)dqt_k(r32_encode) == (dqt_r32enc_fn)dqt_kernel(r32_encode, avx2));
+#elif DQT_SSE2
+    CHECK((dqt_r32get_fn)dqt_k(r32_get) == (dqt_r32get_fn)dqt_kernel(r32_get, sse2));
+    CHECK((dqt_r32enc_fn)dqt_k(r32_encode) == (dqt_r32enc_fn)dqt_scalar(r32_encode));
 #else
-    CHECK((r32get_fn)dq__k_r32_get == (r32get_fn)dq__r32_get__scalar);
-    CHECK((r32enc_fn)dq__k_r32_encode == (r32enc_fn)dq__r32_encode__scalar);
+    CHECK((dqt_r32get_fn)dqt_k(r32_get) == (dqt_r32get_fn)dqt_scalar(r32_get));
+    CHECK((dqt_r32enc_fn)dqt_k(r32_encode) == (dqt_r32enc_fn)dqt_scalar(r32_encode));
 #endif
 }
 
 int main(void) {
     size_t k;
     printf("rans32 twins [%s build]: decode", DQ_TEST_ISA);
-    for (k = 0; R32GET_K[k].name; k++) printf(" %s", R32GET_K[k].name);
+    for (k = 0; DQT_R32GET_K[k].name; k++) printf(" %s", DQT_R32GET_K[k].name);
     printf(", encode");
-    for (k = 0; R32ENC_K[k].name; k++) printf(" %s", R32ENC_K[k].name);
+    for (k = 0; DQT_R32ENC_K[k].name; k++) printf(" %s", DQT_R32ENC_K[k].name);
     printf("\n");
     fflush(stdout);
     RUN(test_backend);

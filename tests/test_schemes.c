@@ -7,6 +7,7 @@
  * double-precision reference, error feedback, coders, ranges, header fields and bad input. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 #define D 512u
 
@@ -31,7 +32,7 @@ static dq_status roundtrip(const dq_params *p, const float *x, size_t n, float *
     if (st != DQ_OK) return st;
     return dq_decode(msg, *len, out, n);
 }
-static float bucket_scale(const uint8_t *msg) { return dq__bitsf(dq__ld32(msg + DQ_HEADER_SIZE)); }
+static float bucket_scale(const uint8_t *msg) { return dq_t_bitsf(dq_t_ld32(msg + DQ_HEADER_SIZE)); }
 
 /* The normalized levels of a scheme: exponential, or the caller's table. */
 static void levels_of(unsigned bits, const float *lv, double *tab) {
@@ -95,7 +96,7 @@ static int chi2_ok(double chi, size_t k) { return chi <= (double)k + 6.0 * sqrt(
 static void test_nuqsgd_moments(void) {
     dq_t_rng r = {11};
     float x[D];
-    double tab[DQ__TAB_MAX], target[D], var[D];
+    double tab[DQT_TAB_MAX], target[D], var[D];
     unsigned bits;
     gauss_vec(&r, x, D, 1.0);
     for (bits = 2; bits <= 8; bits++) {
@@ -129,24 +130,24 @@ static void test_nuqsgd_moments(void) {
 static void test_natural(void) {
     enum { N = 64 };
     float x[N], out[N];
-    double target[N], var[N], tab[DQ__TAB_MAX], rel = 0.0, mse, chi;
+    double target[N], var[N], tab[DQT_TAB_MAX], rel = 0.0, mse, chi;
     dq_params p = scheme_params(DQ_SCHEME_NATURAL, 8);
     uint8_t msg[1024];
     size_t len = 0, i, dof;
     uint32_t sb;
     for (i = 0; i < N; i++) x[i] = (float)((i & 1 ? -4.0 : 4.0) / 3.0 * ldexp(1.0, (int)i - 40));
     CHECK(roundtrip(&p, x, N, NULL, out, msg, &len) == DQ_OK);
-    sb = dq__ld32(msg + DQ_HEADER_SIZE);
-    CHECK((sb & 0x007FFFFFu) == 0 && dq__bitsf(sb) >= fabsf(x[N - 1]) && dq__bitsf(sb) < 2.0f * fabsf(x[N - 1]));
+    sb = dq_t_ld32(msg + DQ_HEADER_SIZE);
+    CHECK((sb & 0x007FFFFFu) == 0 && dq_t_bitsf(sb) >= fabsf(x[N - 1]) && dq_t_bitsf(sb) < 2.0f * fabsf(x[N - 1]));
     CHECK(msg[7] == 8 && msg[9] == 3);
     for (i = 0; i < N; i++) {
-        uint32_t u = dq__fbits(out[i]) & 0x7FFFFFFFu;
+        uint32_t u = dq_t_fbits(out[i]) & 0x7FFFFFFFu;
         CHECKF(u == 0 || (u & 0x007FFFFFu) == 0, "element %zu decodes to %g", i, (double)out[i]);
     }
     levels_of(8, NULL, tab);
     for (i = 0; i < N; i++) {
         target[i] = (double)x[i];
-        var[i] = tab_var(tab, 127, (double)dq__bitsf(sb), fabs(target[i]));
+        var[i] = tab_var(tab, 127, (double)dq_t_bitsf(sb), fabs(target[i]));
         CHECKF(fabs(var[i] / (target[i] * target[i]) - 0.125) < 1e-6, "element %zu: omega %g", i,
                var[i] / (target[i] * target[i]));
         rel += var[i] / (target[i] * target[i]);
@@ -220,7 +221,7 @@ static void test_terngrad(void) {
 static void test_trunc(void) {
     dq_t_rng r = {31};
     float x[D], out[D], lv[7];
-    double target[D], var[D], tab[DQ__TAB_MAX], mse, chi;
+    double target[D], var[D], tab[DQT_TAB_MAX], mse, chi;
     uint8_t msg[4096];
     size_t len = 0, i, dof, l;
     int nu;
@@ -278,7 +279,7 @@ static void test_trunc(void) {
         p.alpha = 1.0f;
         p.levels = lv;
         CHECK(dq_encode(&p, x, D, NULL, msg, sizeof msg, &len) == DQ_OK);
-        dq__st32(msg + DQ_HEADER_SIZE + 4u + 8u, dq__fbits(0.0f)); /* level 3 = 0 */
+        dq_t_st32(msg + DQ_HEADER_SIZE + 4u + 8u, dq_t_fbits(0.0f)); /* level 3 = 0 */
         for (i = 0; i < D; i++) canary[i] = out[i] = 123.0f;
         CHECK(dq_decode(msg, len, out, D) == DQ_ERR_CORRUPT);
         CHECK(dq_verify(msg, len) == DQ_ERR_CORRUPT);
@@ -303,7 +304,7 @@ static void test_rule_reference(void) {
         int stoch;
         for (stoch = 0; stoch <= 1; stoch++) {
             dq_params p = scheme_params(DQ_SCHEME_NUQSGD, bits);
-            dq__key key = dq__key_make(p.seed, 3, 0);
+            dqt_key key = dqt_key_make(p.seed, 3, 0);
             unsigned s = (1u << (bits - 1)) - 1u, bad = 0;
             float sc;
             p.step = 3;
@@ -314,7 +315,7 @@ static void test_rule_reference(void) {
             sc = bucket_scale(msg);
             for (i = 0; i < N; i++) {
                 float rr = fabsf(x[i]) * (1.0f / sc);
-                double t = stoch ? dq__draw24(key.k0, dq__key_hi(key, 0), (uint32_t)i) * ldexp(1.0, -24) : 0.5;
+                double t = stoch ? dqt_draw24(key.k0, dqt_key_hi(key, 0), (uint32_t)i) * ldexp(1.0, -24) : 0.5;
                 int e = rr > 0 ? (int)floor(log2((double)rr)) : -1000;
                 double lo, hi, want;
                 if (rr >= 1.0f) {
@@ -358,7 +359,7 @@ static void test_error_feedback(void) {
         CHECK(dq_encode(&p, x, N, e, msg, dq_encode_bound(N, 8), &len) == DQ_OK);
         CHECK(dq_decode(msg, len, out, N) == DQ_OK);
         for (i = 0; i < N; i++)
-            if (dq__fbits(e[i]) != dq__fbits((x[i] + e0[i]) - out[i])) bad++;
+            if (dq_t_fbits(e[i]) != dq_t_fbits((x[i] + e0[i]) - out[i])) bad++;
         CHECKF(bad == 0, "scheme %d: %u residuals differ", (int)sc[k], bad);
     }
     free(msg);
@@ -426,7 +427,7 @@ static void test_header_fields(void) {
         uint8_t m[1024];
         memcpy(m, msg, len);
         m[bad[i].off] = (uint8_t)bad[i].val;
-        dq__st32(m + 44, dq__crc32c(m, 44));
+        dq_t_st32(m + 44, dqt_crc32c(m, 44));
         CHECKF(dq_header_read(m, len, &h) == DQ_ERR_CORRUPT, "byte %u = %u", bad[i].off, bad[i].val);
         CHECK(dq_decode(m, len, out, N) == DQ_ERR_CORRUPT);
     }
@@ -575,14 +576,14 @@ static void test_twomeans_values(void) {
         size_t b0 = k * B, len_k = N - b0 < B ? N - b0 : B;
         float pos, neg;
         tm_ref(c + b0, len_k, &pos, &neg);
-        if (dq__fbits(pos) != dq__ld32(msg + DQ_HEADER_SIZE + 4u * k) ||
-            dq__fbits(neg) != dq__ld32(msg + DQ_HEADER_SIZE + 4u * (nb + k)))
+        if (dq_t_fbits(pos) != dq_t_ld32(msg + DQ_HEADER_SIZE + 4u * k) ||
+            dq_t_fbits(neg) != dq_t_ld32(msg + DQ_HEADER_SIZE + 4u * (nb + k)))
             badm++;
         for (i = b0; i < b0 + len_k; i++) {
             float v = signbit(c[i]) ? neg : pos, a = (float)i * 0.25f + 0.75f * v;
-            if (dq__fbits(out[i]) != dq__fbits(v)) bad++;
-            if (dq__fbits(e[i]) != dq__fbits(c[i] - v)) bade++;
-            if (dq__fbits(acc[i]) != dq__fbits(a)) bada++;
+            if (dq_t_fbits(out[i]) != dq_t_fbits(v)) bad++;
+            if (dq_t_fbits(e[i]) != dq_t_fbits(c[i] - v)) bade++;
+            if (dq_t_fbits(acc[i]) != dq_t_fbits(a)) bada++;
         }
     }
     CHECKF(badm == 0, "%lu buckets with other means", (unsigned long)badm);
@@ -590,9 +591,9 @@ static void test_twomeans_values(void) {
     CHECKF(bade == 0, "%lu residuals differ from c - v", (unsigned long)bade);
     CHECKF(bada == 0, "%lu decode_add values differ", (unsigned long)bada);
     /* the zero bucket: +0 and -0 (both groups non-empty, both means 0) */
-    CHECK(dq__ld32(msg + DQ_HEADER_SIZE + 4u) == 0u && dq__ld32(msg + DQ_HEADER_SIZE + 4u * (nb + 1u)) == 0x80000000u);
+    CHECK(dq_t_ld32(msg + DQ_HEADER_SIZE + 4u) == 0u && dq_t_ld32(msg + DQ_HEADER_SIZE + 4u * (nb + 1u)) == 0x80000000u);
     /* the all-positive bucket: an empty negative group is -0 */
-    CHECK(dq__ld32(msg + DQ_HEADER_SIZE + 8u) != 0u && dq__ld32(msg + DQ_HEADER_SIZE + 4u * (nb + 2u)) == 0x80000000u);
+    CHECK(dq_t_ld32(msg + DQ_HEADER_SIZE + 8u) != 0u && dq_t_ld32(msg + DQ_HEADER_SIZE + 4u * (nb + 2u)) == 0x80000000u);
 }
 
 /* (2) Least squares: for the sign partition, the two means minimize ||c - Q||^2 over every pair of
@@ -745,7 +746,7 @@ static void test_twomeans_api(void) {
     CHECK(dq_encode_typed(&p, DQ_BF16, xh, N, DQ_BF16, eh, m2, cap, &len2) == DQ_OK);
     CHECK(len2 == len && memcmp(m2, msg, len) == 0);
     for (i = 0; i < N; i++) e2[i] = dq_bf16_to_f32(dq_f32_to_bf16(e1[i]));
-    for (i = 0; i < N && dq__fbits(e2[i]) == dq__fbits(dq_bf16_to_f32(eh[i])); i++) continue;
+    for (i = 0; i < N && dq_t_fbits(e2[i]) == dq_t_fbits(dq_bf16_to_f32(eh[i])); i++) continue;
     CHECKF(i == N, "typed residual differs at %lu", (unsigned long)i);
     free(msg);
     free(m2);
@@ -767,7 +768,7 @@ static void test_twomeans_example(void) {
     p.bucket = DQ_BUCKET_WHOLE;
     CHECK(dq_encode(&p, x, 10, NULL, msg, sizeof msg, &len) == DQ_OK && len == 58u && memcmp(msg, want, 58) == 0);
     CHECK(dq_decode(msg, len, out, 10) == DQ_OK);
-    for (i = 0; i < 10 && out[i] == (signbit(x[i]) ? -0.875f : dq__bitsf(0x3FAAAAABu)); i++) continue;
+    for (i = 0; i < 10 && out[i] == (signbit(x[i]) ? -0.875f : dq_t_bitsf(0x3FAAAAABu)); i++) continue;
     CHECK(i == 10);
 }
 
@@ -806,7 +807,7 @@ static void test_twomeans_bad(void) {
             uint8_t m[1024];
             float acc[N];
             memcpy(m, msg, len);
-            dq__st32(m + 48u + 4u * (sc[k].neg * nb + b), sc[k].v);
+            dq_t_st32(m + 48u + 4u * (sc[k].neg * nb + b), sc[k].v);
             for (i = 0; i < N; i++) out[i] = acc[i] = 7.0f;
             CHECKF(dq_decode(m, len, out, N) == sc[k].want, "scale %08lx slot %lu", (unsigned long)sc[k].v,
                    (unsigned long)(sc[k].neg * nb + b));
@@ -818,9 +819,9 @@ static void test_twomeans_bad(void) {
                 CHECKF(i == N, "output written on a rejected message (%08lx)", (unsigned long)sc[k].v);
                 CHECK(dq_decode_range(m, len, b < 2 ? 256u : 0u, b < 2 ? N : 256u, out) == DQ_OK); /* the other range */
             } else if (sc[k].v != 0u) {
-                float v = dq__bitsf(sc[k].v);
+                float v = dq_t_bitsf(sc[k].v);
                 CHECK(dq_decode(m, len, out, N) == DQ_OK);
-                for (i = 128u * b; i < (b == 2 ? N : 128u * (b + 1u)) && (dq__fbits(out[i]) == sc[k].v) == ((x[i] < 0) == (int)sc[k].neg); i++)
+                for (i = 128u * b; i < (b == 2 ? N : 128u * (b + 1u)) && (dq_t_fbits(out[i]) == sc[k].v) == ((x[i] < 0) == (int)sc[k].neg); i++)
                     continue;
                 CHECKF(i == (b == 2 ? N : 128u * (b + 1u)), "value %g not decoded in bucket %lu", (double)v, (unsigned long)b);
             }
@@ -830,7 +831,7 @@ static void test_twomeans_bad(void) {
         uint8_t m[1024];
         memcpy(m, msg, len);
         m[hb[k].off] = (uint8_t)hb[k].val;
-        dq__st32(m + 44, dq__crc32c(m, 44));
+        dq_t_st32(m + 44, dqt_crc32c(m, 44));
         CHECKF(dq_header_read(m, len, &h) == DQ_ERR_CORRUPT, "byte %u = %u", hb[k].off, hb[k].val);
         CHECK(dq_decode(m, len, out, N) == DQ_ERR_CORRUPT);
     }

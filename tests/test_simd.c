@@ -13,10 +13,10 @@
 #include <math.h>
 
 /* ---------------------------------------------------------------- kernel tables */
-#include "simd_kernels.h"
-#define T_SSE2 KS_SSE2
-#define T_AVX2 KS_AVX2
-#define T_AVX512 KS_AVX512
+#include "internals.h"
+#define T_SSE2 DQT_SSE2
+#define T_AVX2 DQT_AVX2
+#define T_AVX512 DQT_AVX512
 #if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD) && DQ_SIMD == DQ_SIMD_NEON
 #define T_NEON 1
 #else
@@ -68,7 +68,7 @@ static size_t diff32(const void *a, const void *b, size_t n) {
         if (memcmp(pa + 4u * i, pb + 4u * i, 4) != 0) return i;
     return n;
 }
-static uint32_t fb(float f) { return dq__fbits(f); }
+static uint32_t fb(float f) { return dq_t_fbits(f); }
 static int same_dbl(double a, double b, int nan_ok) {
     if (memcmp(&a, &b, sizeof a) == 0) return 1;
     return nan_ok && isnan(a) && isnan(b);
@@ -90,8 +90,8 @@ static float special(dq_t_rng *r, float inv, float smax, unsigned bits) {
     switch (k) {
         case 0: return 0.0f;
         case 1: return -0.0f;
-        case 2: return s * dq__bitsf(1u);                           /* smallest subnormal */
-        case 3: return s * dq__bitsf(1u + rnd32(r) % 0x007FFFFFu);  /* random subnormal */
+        case 2: return s * dq_t_bitsf(1u);                           /* smallest subnormal */
+        case 3: return s * dq_t_bitsf(1u + rnd32(r) % 0x007FFFFFu);  /* random subnormal */
         case 4: return s * FLT_MAX;
         case 5: return s * 3e38f;
         case 6: return s * FLT_MIN;
@@ -134,7 +134,7 @@ static void fill_q(dq_t_rng *r, float *x, size_t n, int mode, float inv, float s
 static float nonfinite(dq_t_rng *r) {
     static const uint32_t pats[] = {0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
                                     0x7F800001u, 0x7FBFFFFFu, 0x7FC12345u, 0xFFFFFFFFu};
-    return dq__bitsf(pats[rndu(r, 8)]);
+    return dq_t_bitsf(pats[rndu(r, 8)]);
 }
 
 static int has_nan(const float *x, size_t n) {
@@ -148,25 +148,25 @@ static int has_nan(const float *x, size_t n) {
 /* Statistics of x (edata NULL) or of x + e (the error-feedback form). NaN results may differ
  * in payload only when the inputs hold NaNs (operand order of x + e is not pinned). */
 static void stats_one(const float *data, const float *edata, size_t n, size_t off, const char *what) {
-    dq__stats ref, got;
+    dqt_stats ref, got;
     int nan_ok = has_nan(data, n) || (edata && has_nan(edata, n));
     size_t k;
     void *base, *ebase = NULL;
     const float *x = (const float *)in_block(data, n, off, 4, &base);
     const float *e = edata ? (const float *)in_block(edata, n, (off + 1u) & 3u, 4, &ebase) : NULL;
     /* each norm asks for one statistic; any other mask must still match the reference */
-    static const unsigned masks[] = {DQ__ST_SQ, DQ__ST_ABS, DQ__ST_MAX, DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX};
+    static const unsigned masks[] = {DQT_ST_SQ, DQT_ST_ABS, DQT_ST_MAX, DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX};
     unsigned mi;
     for (mi = 0; mi < 4; mi++) {
-        dq__stats__scalar(x, e, n, masks[mi], &ref);
-        for (k = 0; STATS_K[k].name; k++) {
+        dqt_scalar(stats)(x, e, n, masks[mi], &ref);
+        for (k = 0; DQT_STATS_K[k].name; k++) {
             memset(&got, 0x77, sizeof got);
-            STATS_K[k].fn(x, e, n, masks[mi], &got);
+            DQT_STATS_K[k].fn(x, e, n, masks[mi], &got);
             CHECKF(same_dbl(got.sumsq, ref.sumsq, nan_ok) && same_dbl(got.sumabs, ref.sumabs, nan_ok) &&
                        got.maxbits == ref.maxbits,
                    "stats__%s mask %u %s%s n=%lu off=%lu: sumsq %.17g vs %.17g, sumabs %.17g vs %.17g, maxbits %08lx "
                    "vs %08lx",
-                   STATS_K[k].name, masks[mi], what, e ? " (x+e)" : "", (unsigned long)n, (unsigned long)off, got.sumsq,
+                   DQT_STATS_K[k].name, masks[mi], what, e ? " (x+e)" : "", (unsigned long)n, (unsigned long)off, got.sumsq,
                    ref.sumsq, got.sumabs, ref.sumabs, (unsigned long)got.maxbits, (unsigned long)ref.maxbits);
         }
     }
@@ -196,7 +196,7 @@ static void test_stats(void) {
     float *buf = (float *)xmalloc(100003 * sizeof(float)), *ebuf = (float *)xmalloc(100003 * sizeof(float));
     size_t n, off, i;
     int mode;
-    if (!STATS_K[0].name) goto done;
+    if (!DQT_STATS_K[0].name) goto done;
     for (n = 0; n <= 600; n++)
         for (off = 0; off < 4; off++)
             for (mode = 0; mode < 4; mode++) {
@@ -230,7 +230,7 @@ static void test_stats(void) {
         for (i = 0; i < n; i++) {
             size_t j;
             for (j = 0; j < n; j++) buf[j] = (float)j;
-            buf[i] = dq__bitsf(i & 1u ? 0x7F800000u : 0xFFC00000u);
+            buf[i] = dq_t_bitsf(i & 1u ? 0x7F800000u : 0xFFC00000u);
             stats_one(buf, NULL, n, i & 3u, "one nonfinite");
             /* the same through e, and x + e overflowing at one position */
             for (j = 0; j < n; j++) {
@@ -256,8 +256,8 @@ static void comp_one(const float *xd, const float *ed, size_t n, size_t off, int
     int nan_ok = has_nan(xd, n) || has_nan(ed, n);
     if (n) memcpy(eref, alias ? xd : ed, n * 4u);
     if (n) memcpy(xref, xd, n * 4u);
-    dq__compensate__scalar(alias ? eref : xref, eref, n);
-    for (k = 0; COMP_K[k].name; k++) {
+    dqt_scalar(compensate)(alias ? eref : xref, eref, n);
+    for (k = 0; DQT_COMP_K[k].name; k++) {
         gbuf ge;
         float *e = (float *)out_block(&ge, n, (off + 1u) & 3u, 4), *x;
         if (n) memcpy(e, alias ? xd : ed, n * 4u);
@@ -267,7 +267,7 @@ static void comp_one(const float *xd, const float *ed, size_t n, size_t off, int
         } else {
             x = (float *)in_block(xd, n, off, 4, &xbase);
         }
-        COMP_K[k].fn(x, e, n);
+        DQT_COMP_K[k].fn(x, e, n);
         d = diff32(e, eref, n);
         if (d < n && nan_ok) {
             size_t i;
@@ -276,10 +276,10 @@ static void comp_one(const float *xd, const float *ed, size_t n, size_t off, int
                 if (memcmp(e + i, eref + i, 4) != 0 && !(isnan(e[i]) && isnan(eref[i]))) d = i;
         }
         CHECKF(d == n, "compensate__%s n=%lu off=%lu alias=%d at %lu: x=%08lx e=%08lx got %08lx want %08lx",
-               COMP_K[k].name, (unsigned long)n, (unsigned long)off, alias, (unsigned long)d,
+               DQT_COMP_K[k].name, (unsigned long)n, (unsigned long)off, alias, (unsigned long)d,
                (unsigned long)fb(xd[d < n ? d : 0]), (unsigned long)fb(ed[d < n ? d : 0]),
                (unsigned long)fb(e[d < n ? d : 0]), (unsigned long)fb(eref[d < n ? d : 0]));
-        CHECKF(guard_ok(&ge), "compensate__%s wrote outside e[0..%lu)", COMP_K[k].name, (unsigned long)n);
+        CHECKF(guard_ok(&ge), "compensate__%s wrote outside e[0..%lu)", DQT_COMP_K[k].name, (unsigned long)n);
         if (!alias) CHECK(n == 0 || memcmp(x, xd, n * 4u) == 0);
         free(ge.base);
         free(xbase);
@@ -293,7 +293,7 @@ static void test_compensate(void) {
     static const size_t big[] = {1000, 4099, 65537};
     float *xd = (float *)xmalloc(65537 * sizeof(float)), *ed = (float *)xmalloc(65537 * sizeof(float));
     size_t n, off, i;
-    if (!COMP_K[0].name) goto done;
+    if (!DQT_COMP_K[0].name) goto done;
     for (n = 0; n <= 600; n++)
         for (off = 0; off < 4; off++) {
             int mode = (int)((n + off) % 4u);
@@ -335,7 +335,7 @@ done:
  * and without a residual, on Gaussian data and on values at level boundaries. */
 static void test_quant_pack(void) {
     dq_t_rng r = {91};
-    float x[DQ__BLOCK], rref[DQ__BLOCK], rgot[DQ__BLOCK];
+    float x[DQT_BLOCK], rref[DQT_BLOCK], rgot[DQT_BLOCK];
     uint8_t ref[32 * 16 + 8], got[32 * 16 + 8];
     unsigned bits, stoch, withres, k, rep;
     size_t i;
@@ -343,32 +343,32 @@ static void test_quant_pack(void) {
         for (stoch = 0; stoch < 2; stoch++)
             for (withres = 0; withres < 2; withres++)
                 for (rep = 0; rep < 3; rep++) {
-                    dq__qctx q;
+                    dqt_qctx q;
                     float scale = rep == 2 ? 4.0f : 1.0f + (float)rep;
-                    for (i = 0; i < DQ__BLOCK; i++) {
+                    for (i = 0; i < DQT_BLOCK; i++) {
                         if (rep == 2) /* exact levels, half levels, clamped values */
-                            x[i] = (float)((int)(i % 19u) - 9) * 0.5f * scale / dq__levels(bits) * (i % 7u == 0 ? 3.0f : 1.0f);
+                            x[i] = (float)((int)(i % 19u) - 9) * 0.5f * scale / dqt_levels(bits) * (i % 7u == 0 ? 3.0f : 1.0f);
                         else
                             x[i] = gauss_f(&r, 0.3f);
                     }
-                    qctx_make(&q, bits, scale, (int)stoch, (uint32_t)dq_t_next(&r), (uint32_t)dq_t_next(&r),
+                    dqt_qctx_make(&q, bits, scale, (int)stoch, (uint32_t)dq_t_next(&r), (uint32_t)dq_t_next(&r),
                               (uint32_t)dq_t_next(&r));
                     memcpy(rref, x, sizeof x);
                     memset(ref, 0xA5, sizeof ref);
-                    dq__quant_pack__scalar(&q, withres ? rref : x, withres ? rref : NULL, ref);
-                    for (k = 0; QPACK_K[k].name; k++) {
+                    dqt_scalar(quant_pack)(&q, withres ? rref : x, withres ? rref : NULL, ref);
+                    for (k = 0; DQT_QPACK_K[k].name; k++) {
                         memcpy(rgot, x, sizeof x);
                         memset(got, 0xA5, sizeof got);
-                        QPACK_K[k].fn(&q, withres ? rgot : x, withres ? rgot : NULL, got);
+                        DQT_QPACK_K[k].fn(&q, withres ? rgot : x, withres ? rgot : NULL, got);
                         CHECKF(memcmp(got, ref, sizeof got) == 0, "quant_pack__%s bits %u stoch %u res %u rep %u",
-                               QPACK_K[k].name, bits, stoch, withres, rep);
+                               DQT_QPACK_K[k].name, bits, stoch, withres, rep);
                         CHECKF(!withres || memcmp(rgot, rref, sizeof rgot) == 0,
-                               "quant_pack__%s residual bits %u stoch %u rep %u", QPACK_K[k].name, bits, stoch, rep);
+                               "quant_pack__%s residual bits %u stoch %u rep %u", DQT_QPACK_K[k].name, bits, stoch, rep);
                     }
                 }
 }
 
-static void quant_report(const char *kname, const dq__qctx *q, const float *x, size_t n, size_t off, int resmode,
+static void quant_report(const char *kname, const dqt_qctx *q, const float *x, size_t n, size_t off, int resmode,
                          size_t d, const char *field, uint32_t got, uint32_t want) {
     CHECKF(0,
            "quant__%s %s differs: n=%lu off=%lu bits=%u %s resmode=%d at i=%lu x=%08lx (%.9g) got %08lx want "
@@ -379,14 +379,14 @@ static void quant_report(const char *kname, const dq__qctx *q, const float *x, s
 }
 
 /* resmode: 0 = res NULL, 1 = separate res buffer, 2 = in place (res == x). */
-static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off, int resmode) {
+static void quant_one(const dqt_qctx *q, const float *data, size_t n, size_t off, int resmode) {
     float *xr = (float *)xmalloc(n * 4u + 4u), *rr = (float *)xmalloc(n * 4u + 4u);
     uint32_t *cr = (uint32_t *)xmalloc(n * 4u + 4u);
     size_t k, d;
     if (n) memcpy(xr, data, n * 4u);
-    dq__quant__scalar(q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
+    dqt_scalar(quant)(q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
     if (resmode == 2 && n) memcpy(rr, xr, n * 4u);
-    for (k = 0; QUANT_K[k].name; k++) {
+    for (k = 0; DQT_QUANT_K[k].name; k++) {
         gbuf gc, gr, gx;
         void *xbase = NULL;
         float *x, *res = NULL;
@@ -400,17 +400,17 @@ static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off
             x = (float *)in_block(data, n, off, 4, &xbase);
             if (resmode == 1) res = (float *)out_block(&gr, n, (off + 2u) & 3u, 4);
         }
-        QUANT_K[k].fn(q, x, n, codes, res);
+        DQT_QUANT_K[k].fn(q, x, n, codes, res);
         d = diff32(codes, cr, n);
-        if (d < n) quant_report(QUANT_K[k].name, q, data, n, off, resmode, d, "code", codes[d], cr[d]);
+        if (d < n) quant_report(DQT_QUANT_K[k].name, q, data, n, off, resmode, d, "code", codes[d], cr[d]);
         if (res) {
             d = diff32(res, rr, n);
-            if (d < n) quant_report(QUANT_K[k].name, q, data, n, off, resmode, d, "residual", fb(res[d]), fb(rr[d]));
+            if (d < n) quant_report(DQT_QUANT_K[k].name, q, data, n, off, resmode, d, "residual", fb(res[d]), fb(rr[d]));
         }
-        if (resmode != 2) CHECKF(n == 0 || memcmp(x, data, n * 4u) == 0, "quant__%s modified x", QUANT_K[k].name);
-        CHECKF(guard_ok(&gc), "quant__%s wrote outside codes[0..%lu)", QUANT_K[k].name, (unsigned long)n);
-        if (gr.base) CHECKF(guard_ok(&gr), "quant__%s wrote outside res[0..%lu)", QUANT_K[k].name, (unsigned long)n);
-        if (gx.base) CHECKF(guard_ok(&gx), "quant__%s wrote outside x[0..%lu)", QUANT_K[k].name, (unsigned long)n);
+        if (resmode != 2) CHECKF(n == 0 || memcmp(x, data, n * 4u) == 0, "quant__%s modified x", DQT_QUANT_K[k].name);
+        CHECKF(guard_ok(&gc), "quant__%s wrote outside codes[0..%lu)", DQT_QUANT_K[k].name, (unsigned long)n);
+        if (gr.base) CHECKF(guard_ok(&gr), "quant__%s wrote outside res[0..%lu)", DQT_QUANT_K[k].name, (unsigned long)n);
+        if (gx.base) CHECKF(guard_ok(&gx), "quant__%s wrote outside x[0..%lu)", DQT_QUANT_K[k].name, (unsigned long)n);
         free(gc.base);
         free(gr.base);
         free(gx.base);
@@ -424,45 +424,45 @@ static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off
 /* A bucket scale: zero, power-of-two inv (exact boundaries), ordinary, tiny, huge, or (-1) the
  * L2 norm of the data, filled in after the data exist. */
 static float pick_scale(dq_t_rng *r, unsigned bits) {
-    float lv = bits == 1 ? 0.5f : dq__levels(bits);
+    float lv = bits == 1 ? 0.5f : dqt_levels(bits);
     switch (rndu(r, 9)) {
         case 0: return 0.0f;
         case 1:
         case 2: return ldexpf(lv, (int)rndu(r, 40) - 20); /* inv = 2^k */
         case 3: return (float)(0.01 + 100.0 * dq_t_unif(r));
-        case 4: return 1.5e-30f;                        /* just above DQ__MIN_SCALE */
+        case 4: return 1.5e-30f;                        /* just above DQT_MIN_SCALE */
         case 5: return 1e37f;
         case 6: return FLT_MAX;                          /* inv may be subnormal */
         default: return -1.0f;
     }
 }
 static float l2_scale(const float *x, size_t n) {
-    dq__stats st;
+    dqt_stats st;
     double v;
     float s;
-    dq__stats__scalar(x, NULL, n, DQ__ST_SQ, &st);
+    dqt_scalar(stats)(x, NULL, n, DQT_ST_SQ, &st);
     v = sqrt(st.sumsq);
     if (!(v <= (double)FLT_MAX)) return FLT_MAX;
     s = (float)v;
-    return s < DQ__MIN_SCALE ? 0.0f : s;
+    return s < DQT_MIN_SCALE ? 0.0f : s;
 }
 
 static void quant_case(dq_t_rng *r, float *buf, size_t n, size_t off, unsigned bits, int mode, int all_res) {
-    dq__qctx q;
+    dqt_qctx q;
     float scale = pick_scale(r, bits);
-    dq__key key = dq__key_make(dq_t_next(r), dq_t_next(r), rnd32(r));
-    uint32_t k1h = dq__key_hi(key, (dq_t_next(r) & 1u) ? 0u : rnd32(r)), lo;
+    dqt_key key = dqt_key_make(dq_t_next(r), dq_t_next(r), rnd32(r));
+    uint32_t k1h = dqt_key_hi(key, (dq_t_next(r) & 1u) ? 0u : rnd32(r)), lo;
     int stoch, resmode;
     switch (rndu(r, 4)) {
         case 0: lo = 0; break;
         case 1: lo = 0xFFFFFFFFu - (uint32_t)(n / 2u); break; /* index wraps inside the segment */
         default: lo = rnd32(r); break;
     }
-    qctx_make(&q, bits, scale < 0.0f ? 1.0f : scale, 1, key.k0, k1h, lo);
+    dqt_qctx_make(&q, bits, scale < 0.0f ? 1.0f : scale, 1, key.k0, k1h, lo);
     fill_q(r, buf, n, mode, q.inv, q.smax, bits);
     if (scale < 0.0f) scale = l2_scale(buf, n);
     for (stoch = 1; stoch >= 0; stoch--) {
-        qctx_make(&q, bits, scale, stoch, key.k0, k1h, lo);
+        dqt_qctx_make(&q, bits, scale, stoch, key.k0, k1h, lo);
         if (all_res) {
             for (resmode = 0; resmode < 3; resmode++) quant_one(&q, buf, n, off, resmode);
         } else {
@@ -476,7 +476,7 @@ static void test_quant_lengths(void) {
     float *buf = (float *)xmalloc(601 * sizeof(float));
     size_t n, off;
     unsigned bits;
-    if (!QUANT_K[0].name) goto done;
+    if (!DQT_QUANT_K[0].name) goto done;
     for (n = 0; n <= 600; n++)
         for (off = 0; off < 4; off++)
             for (bits = 1; bits <= 16; bits++) quant_case(&r, buf, n, off, bits, (int)((n + bits) % 3u), 1);
@@ -490,7 +490,7 @@ static void test_quant_large(void) {
     float *buf = (float *)xmalloc(100003 * sizeof(float));
     size_t i;
     unsigned bits;
-    if (!QUANT_K[0].name) goto done;
+    if (!DQT_QUANT_K[0].name) goto done;
     for (i = 0; i < sizeof big / sizeof big[0]; i++)
         for (bits = 1; bits <= 16; bits++) /* every res mode for the widest and narrowest codes */
             quant_case(&r, buf, big[i], bits & 3u, bits, (int)(bits % 3u), bits <= 2 || bits >= 15);
@@ -505,16 +505,16 @@ static void test_quant_nonfinite(void) {
     float buf[300];
     size_t n, i;
     unsigned bits;
-    if (!QUANT_K[0].name) return;
+    if (!DQT_QUANT_K[0].name) return;
     for (n = 1; n <= 300; n += 7)
         for (bits = 1; bits <= 16; bits++) {
-            dq__qctx q;
+            dqt_qctx q;
             int stoch, resmode;
             float scale = bits & 1u ? 0.0f : (float)(0.5 + dq_t_unif(&r));
             for (i = 0; i < n; i++) buf[i] = rndu(&r, 4) == 0 ? nonfinite(&r) : gauss_f(&r, 1.0f);
             for (stoch = 0; stoch < 2; stoch++)
                 for (resmode = 0; resmode < 3; resmode++) {
-                    qctx_make(&q, bits, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
+                    dqt_qctx_make(&q, bits, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
                     quant_one(&q, buf, n, n & 3u, resmode);
                 }
         }
@@ -524,11 +524,11 @@ static void test_quant_nonfinite(void) {
 static void test_quant_grid(void) {
     float *buf = (float *)xmalloc(70000 * sizeof(float));
     unsigned bits;
-    if (!QUANT_K[0].name) goto done;
+    if (!DQT_QUANT_K[0].name) goto done;
     for (bits = 1; bits <= 16; bits++) {
-        float lv = bits == 1 ? 0.5f : dq__levels(bits), scale = ldexpf(lv, -3); /* inv = 8 */
-        size_t n = 0, l, top = bits == 1 ? 64u : (size_t)dq__levels(bits) + 2u;
-        dq__qctx q;
+        float lv = bits == 1 ? 0.5f : dqt_levels(bits), scale = ldexpf(lv, -3); /* inv = 8 */
+        size_t n = 0, l, top = bits == 1 ? 64u : (size_t)dqt_levels(bits) + 2u;
+        dqt_qctx q;
         int stoch;
         for (l = 0; l <= top && n + 8 <= 70000; l++) {
             float a = (float)l / 8.0f, h = ((float)l + 0.5f) / 8.0f;
@@ -546,7 +546,7 @@ static void test_quant_grid(void) {
             buf[n++] = -nextafterf(h, FLT_MAX);
         }
         for (stoch = 0; stoch < 2; stoch++) {
-            qctx_make(&q, bits, scale, stoch, 0x12345678u, 0x9ABCDEF0u, 7u);
+            dqt_qctx_make(&q, bits, scale, stoch, 0x12345678u, 0x9ABCDEF0u, 7u);
             quant_one(&q, buf, n, bits & 3u, 1);
             quant_one(&q, buf, n, (bits + 1u) & 3u, 2);
         }
@@ -559,13 +559,13 @@ done:
 static void fill_codes(dq_t_rng *r, uint32_t *c, unsigned b, int pat) {
     uint32_t mask = (uint32_t)((1u << b) - 1u);
     unsigned i;
-    for (i = 0; i < DQ__BLOCK; i++) {
+    for (i = 0; i < DQT_BLOCK; i++) {
         switch (pat) {
             case 0: c[i] = mask; break;
             case 1: c[i] = 0; break;
             case 2: c[i] = (i & 1u) ? mask : 0u; break;
             case 3: c[i] = (uint32_t)1u << (i % b); break;
-            case 4: c[i] = i == (unsigned)rndu(r, DQ__BLOCK) ? mask : 0u; break;
+            case 4: c[i] = i == (unsigned)rndu(r, DQT_BLOCK) ? mask : 0u; break;
             default: c[i] = rnd32(r) & mask; break;
         }
     }
@@ -573,7 +573,7 @@ static void fill_codes(dq_t_rng *r, uint32_t *c, unsigned b, int pat) {
 
 static void test_pack(void) {
     dq_t_rng r = {66};
-    uint32_t codes[DQ__BLOCK], back[DQ__BLOCK];
+    uint32_t codes[DQT_BLOCK], back[DQT_BLOCK];
     uint8_t ref[32 * 16 + GUARD];
     unsigned b;
     int trial;
@@ -583,31 +583,31 @@ static void test_pack(void) {
             void *cbase;
             const uint32_t *cin;
             fill_codes(&r, codes, b, trial < 10 ? trial % 5 : 5);
-            cin = (const uint32_t *)in_block(codes, DQ__BLOCK, off, 4, &cbase);
+            cin = (const uint32_t *)in_block(codes, DQT_BLOCK, off, 4, &cbase);
             memset(ref, 0xEE, sizeof ref);
-            dq__pack_block__scalar(cin, b, ref);
+            dqt_scalar(pack_block)(cin, b, ref);
             for (k = nbytes; k < sizeof ref && ref[k] == 0xEE; k++) {
             }
             CHECKF(k == sizeof ref, "pack_block__scalar wrote past 32*b bytes (b=%u)", b);
             /* unpack(pack(codes)) == codes */
             memset(back, 0xFF, sizeof back);
-            dq__unpack_block__scalar(ref, b, back);
+            dqt_scalar(unpack_block)(ref, b, back);
             CHECKF(memcmp(back, codes, sizeof codes) == 0, "unpack(pack(codes)) != codes (scalar, b=%u trial %d)", b,
                    trial);
-            for (k = 0; PACK_K[k].name; k++) {
+            for (k = 0; DQT_PACK_K[k].name; k++) {
                 gbuf go;
                 uint8_t *out = (uint8_t *)out_block(&go, nbytes, ((size_t)trial >> 2) & 3u, 1);
                 size_t d;
-                PACK_K[k].fn(cin, b, out);
+                DQT_PACK_K[k].fn(cin, b, out);
                 for (d = 0; d < nbytes && out[d] == ref[d]; d++) {
                 }
-                CHECKF(d == nbytes, "pack_block__%s b=%u trial %d: byte %lu is %02x, scalar %02x", PACK_K[k].name, b,
+                CHECKF(d == nbytes, "pack_block__%s b=%u trial %d: byte %lu is %02x, scalar %02x", DQT_PACK_K[k].name, b,
                        trial, (unsigned long)d, d < nbytes ? out[d] : 0u, d < nbytes ? ref[d] : 0u);
-                CHECKF(guard_ok(&go), "pack_block__%s b=%u wrote outside its 32*b bytes", PACK_K[k].name, b);
+                CHECKF(guard_ok(&go), "pack_block__%s b=%u wrote outside its 32*b bytes", DQT_PACK_K[k].name, b);
                 memset(back, 0xFF, sizeof back);
-                dq__unpack_block__scalar(out, b, back);
+                dqt_scalar(unpack_block)(out, b, back);
                 CHECKF(memcmp(back, codes, sizeof codes) == 0, "unpack(pack__%s(codes)) != codes (b=%u)",
-                       PACK_K[k].name, b);
+                       DQT_PACK_K[k].name, b);
                 free(go.base);
             }
             CHECK(memcmp(cin, codes, sizeof codes) == 0);
@@ -618,25 +618,25 @@ static void test_pack(void) {
 /* The headerless tail coder (scalar only, shared by every build): round trip, zero padding. */
 static void test_pack_tail(void) {
     dq_t_rng r = {77};
-    uint32_t codes[DQ__BLOCK], back[DQ__BLOCK];
+    uint32_t codes[DQT_BLOCK], back[DQT_BLOCK];
     uint8_t out[32 * 16 + 1];
     unsigned b;
     size_t cnt, nb, i;
     for (b = 1; b <= 16; b++)
-        for (cnt = 0; cnt < DQ__BLOCK; cnt++) {
+        for (cnt = 0; cnt < DQT_BLOCK; cnt++) {
             uint32_t mask = (uint32_t)((1u << b) - 1u);
             for (i = 0; i < cnt; i++) codes[i] = rnd32(&r) & mask;
             nb = (cnt * b + 7u) / 8u;
             memset(out, 0xEE, sizeof out);
-            dq__pack_tail(codes, cnt, b, out);
+            dqt_pack_tail(codes, cnt, b, out);
             CHECKF(out[nb] == 0xEE, "pack_tail wrote past %lu bytes (b=%u cnt=%lu)", (unsigned long)nb, b,
                    (unsigned long)cnt);
-            CHECK(dq__unpack_tail(out, cnt, b, back) == 1);
+            CHECK(dqt_unpack_tail(out, cnt, b, back) == 1);
             CHECKF(cnt == 0 || memcmp(back, codes, cnt * 4u) == 0, "tail round trip b=%u cnt=%lu", b,
                    (unsigned long)cnt);
             if ((cnt * b) % 8u) { /* a padding bit set must be reported */
                 out[nb - 1u] = (uint8_t)(out[nb - 1u] | 0x80u);
-                CHECK(dq__unpack_tail(out, cnt, b, back) == 0);
+                CHECK(dqt_unpack_tail(out, cnt, b, back) == 0);
             }
         }
 }
@@ -645,7 +645,7 @@ static void test_pack_tail(void) {
 static float pick_step(dq_t_rng *r) {
     switch (rndu(r, 8)) {
         case 0: return 0.0f;
-        case 1: return dq__bitsf(1u + rnd32(r) % 0x7FFFFFu); /* subnormal */
+        case 1: return dq_t_bitsf(1u + rnd32(r) % 0x7FFFFFu); /* subnormal */
         case 2: return FLT_MAX / 3.0f;
         case 3: return FLT_MAX;
         case 4: return 1e-30f;
@@ -657,11 +657,11 @@ static void test_decode_block(void) {
     dq_t_rng r = {88};
     static const float weights[] = {0.3f, 1.0f, -2.5f, 0.0f, -0.0f, 1e-20f};
     uint8_t raw[32 * 16];
-    uint32_t codes[DQ__BLOCK];
-    float rowstep[DQ__ROWS], acc0[DQ__BLOCK], ref[DQ__BLOCK];
+    uint32_t codes[DQT_BLOCK];
+    float rowstep[DQT_ROWS], acc0[DQT_BLOCK], ref[DQT_BLOCK];
     unsigned b;
     int trial;
-    if (!DEC_K[0].name) return;
+    if (!DQT_DEC_K[0].name) return;
     for (b = 1; b <= 16; b++)
         for (trial = 0; trial < 120; trial++) {
             size_t nbytes = 32u * b, i, k, off = (size_t)trial & 3u;
@@ -673,40 +673,40 @@ static void test_decode_block(void) {
             int same = rndu(&r, 3) == 0;
             if (trial < 8) { /* structured codes, packed by the scalar packer */
                 fill_codes(&r, codes, b, trial % 5);
-                dq__pack_block__scalar(codes, b, raw);
+                dqt_scalar(pack_block)(codes, b, raw);
             } else { /* any bytes form valid codes */
                 for (i = 0; i < nbytes; i++) raw[i] = (uint8_t)rnd32(&r);
             }
-            for (i = 0; i < DQ__ROWS; i++) rowstep[i] = (same && i) ? rowstep[0] : pick_step(&r);
-            for (i = 0; i < DQ__BLOCK; i++)
+            for (i = 0; i < DQT_ROWS; i++) rowstep[i] = (same && i) ? rowstep[0] : pick_step(&r);
+            for (i = 0; i < DQT_BLOCK; i++)
                 acc0[i] = rndu(&r, 3) == 0 ? special(&r, 1.0f, 7.0f, 4) : gauss_f(&r, 1.0f);
             in = (const uint8_t *)in_block(raw, nbytes, off * 4u + (size_t)((trial >> 2) & 3), 1, &ibase);
-            rs = (const float *)in_block(rowstep, DQ__ROWS, (off + 1u) & 3u, 4, &sbase);
+            rs = (const float *)in_block(rowstep, DQT_ROWS, (off + 1u) & 3u, 4, &sbase);
             memcpy(ref, acc0, sizeof ref);
-            dq__decode_block__scalar(in, b, rs, w, add, ref);
+            dqt_scalar(decode_block)(in, b, rs, w, add, ref);
             /* the scalar twin agrees with decode_value on the unpacked codes */
-            dq__unpack_block__scalar(in, b, codes);
-            for (i = 0; i < DQ__BLOCK; i++) {
-                float v = dq__decode_value(codes[i], b, rowstep[i / 8u]), want = add ? acc0[i] + w * v : v;
+            dqt_scalar(unpack_block)(in, b, codes);
+            for (i = 0; i < DQT_BLOCK; i++) {
+                float v = dqt_decode_value(codes[i], b, rowstep[i / 8u]), want = add ? acc0[i] + w * v : v;
                 if (memcmp(&want, ref + i, 4) != 0) {
                     CHECKF(0, "decode_block__scalar b=%u i=%lu: %08lx vs %08lx", b, (unsigned long)i,
                            (unsigned long)fb(ref[i]), (unsigned long)fb(want));
                     break;
                 }
             }
-            for (k = 0; DEC_K[k].name; k++) {
+            for (k = 0; DQT_DEC_K[k].name; k++) {
                 gbuf go;
-                float *out = (float *)out_block(&go, DQ__BLOCK, (off + 2u) & 3u, 4);
+                float *out = (float *)out_block(&go, DQT_BLOCK, (off + 2u) & 3u, 4);
                 size_t d;
                 memcpy(out, acc0, sizeof acc0);
-                DEC_K[k].fn(in, b, rs, w, add, out);
-                d = diff32(out, ref, DQ__BLOCK);
-                CHECKF(d == DQ__BLOCK,
+                DQT_DEC_K[k].fn(in, b, rs, w, add, out);
+                d = diff32(out, ref, DQT_BLOCK);
+                CHECKF(d == DQT_BLOCK,
                        "decode_block__%s b=%u add=%d w=%g trial %d at %lu: code %lx step %08lx got %08lx want %08lx",
-                       DEC_K[k].name, b, add, (double)w, trial, (unsigned long)d,
-                       (unsigned long)codes[d % DQ__BLOCK], (unsigned long)fb(rowstep[(d % DQ__BLOCK) / 8u]),
-                       (unsigned long)fb(out[d % DQ__BLOCK]), (unsigned long)fb(ref[d % DQ__BLOCK]));
-                CHECKF(guard_ok(&go), "decode_block__%s wrote outside out[0..256)", DEC_K[k].name);
+                       DQT_DEC_K[k].name, b, add, (double)w, trial, (unsigned long)d,
+                       (unsigned long)codes[d % DQT_BLOCK], (unsigned long)fb(rowstep[(d % DQT_BLOCK) / 8u]),
+                       (unsigned long)fb(out[d % DQT_BLOCK]), (unsigned long)fb(ref[d % DQT_BLOCK]));
+                CHECKF(guard_ok(&go), "decode_block__%s wrote outside out[0..256)", DQT_DEC_K[k].name);
                 free(go.base);
             }
             free(ibase);
@@ -723,7 +723,7 @@ static void test_tm_acc(void) {
     static const size_t big[] = {1000, 4099, 65537};
     float *buf = (float *)xmalloc(65537 * sizeof(float)), *ebuf = (float *)xmalloc(65537 * sizeof(float));
     size_t n, i, k, t;
-    if (!TMACC_K[0].name) goto done;
+    if (!DQT_TMACC_K[0].name) goto done;
     for (t = 0; t < 300 + 3 * 4; t++) {
         int mode = (int)(t % 4), nonfin;
         double p0[16], n0[16], pr[16], nr[16];
@@ -745,19 +745,19 @@ static void test_tm_acc(void) {
         memcpy(pr, p0, sizeof pr);
         memcpy(nr, n0, sizeof nr);
         cr = c0;
-        dq__tm_acc__scalar(x, e, n, pr, nr, &cr);
-        for (k = 0; TMACC_K[k].name; k++) {
+        dqt_scalar(tm_acc)(x, e, n, pr, nr, &cr);
+        for (k = 0; DQT_TMACC_K[k].name; k++) {
             double pg[16], ng[16];
             uint64_t cg = c0;
             int same = 1;
             memcpy(pg, p0, sizeof pg);
             memcpy(ng, n0, sizeof ng);
-            TMACC_K[k].fn(x, e, n, pg, ng, &cg);
+            DQT_TMACC_K[k].fn(x, e, n, pg, ng, &cg);
             for (i = 0; i < 16; i++)
                 same &= same_dbl(pg[i], pr[i], nonfin) && same_dbl(ng[i], nr[i], nonfin) &&
                         (!nonfin || (isfinite(pg[i]) == isfinite(pr[i]) && isfinite(ng[i]) == isfinite(nr[i])));
             CHECKF(same && cg == cr, "tm_acc__%s n=%lu mode %d e=%d: lanes or count (%llu vs %llu) differ",
-                   TMACC_K[k].name, (unsigned long)n, mode, e != NULL, (unsigned long long)cg, (unsigned long long)cr);
+                   DQT_TMACC_K[k].name, (unsigned long)n, mode, e != NULL, (unsigned long long)cg, (unsigned long long)cr);
         }
         /* the scalar twin against its definition: magnitudes by sign bit, lane j % 16 */
         if (!nonfin) {
@@ -789,8 +789,8 @@ static void test_decode_block_tm(void) {
     dq_t_rng r = {137};
     static const float weights[] = {0.3f, 1.0f, -2.5f, 0.0f, -0.0f, 1e-20f};
     uint8_t raw[32];
-    uint32_t codes[DQ__BLOCK];
-    float rp[DQ__ROWS], rn[DQ__ROWS], acc0[DQ__BLOCK], ref[DQ__BLOCK];
+    uint32_t codes[DQT_BLOCK];
+    float rp[DQT_ROWS], rn[DQT_ROWS], acc0[DQT_BLOCK], ref[DQT_BLOCK];
     int trial;
     size_t i, k;
     for (trial = 0; trial < 200; trial++) {
@@ -799,16 +799,16 @@ static void test_decode_block_tm(void) {
         void *ibase;
         const uint8_t *in;
         for (i = 0; i < 32; i++) raw[i] = trial < 4 ? (uint8_t)(trial == 0 ? 0 : trial == 1 ? 0xFF : 0x5A) : (uint8_t)rnd32(&r);
-        for (i = 0; i < DQ__ROWS; i++) {
+        for (i = 0; i < DQT_ROWS; i++) {
             rp[i] = pick_step(&r);
             rn[i] = -pick_step(&r);
         }
-        for (i = 0; i < DQ__BLOCK; i++) acc0[i] = rndu(&r, 3) == 0 ? special(&r, 1.0f, 7.0f, 4) : gauss_f(&r, 1.0f);
+        for (i = 0; i < DQT_BLOCK; i++) acc0[i] = rndu(&r, 3) == 0 ? special(&r, 1.0f, 7.0f, 4) : gauss_f(&r, 1.0f);
         in = (const uint8_t *)in_block(raw, 32, (size_t)trial & 3u, 1, &ibase);
         memcpy(ref, acc0, sizeof ref);
-        dq__decode_block_tm__scalar(in, rp, rn, w, add, ref);
-        dq__unpack_block__scalar(in, 1u, codes);
-        for (i = 0; i < DQ__BLOCK; i++) { /* code 1 (bit r of lane word i % 8): the row's negative mean */
+        dqt_scalar(decode_block_tm)(in, rp, rn, w, add, ref);
+        dqt_scalar(unpack_block)(in, 1u, codes);
+        for (i = 0; i < DQT_BLOCK; i++) { /* code 1 (bit r of lane word i % 8): the row's negative mean */
             unsigned bit = (unsigned)(raw[4u * (i % 8u) + (i / 8u) / 8u] >> ((i / 8u) % 8u)) & 1u;
             float v = bit ? rn[i / 8u] : rp[i / 8u], want = add ? acc0[i] + w * v : v;
             if (codes[i] != bit || memcmp(&want, ref + i, 4) != 0) {
@@ -816,16 +816,16 @@ static void test_decode_block_tm(void) {
                 break;
             }
         }
-        for (k = 0; DECTM_K[k].name; k++) {
+        for (k = 0; DQT_DECTM_K[k].name; k++) {
             gbuf go;
-            float *out = (float *)out_block(&go, DQ__BLOCK, (size_t)(trial + 2) & 3u, 4);
+            float *out = (float *)out_block(&go, DQT_BLOCK, (size_t)(trial + 2) & 3u, 4);
             size_t d;
             memcpy(out, acc0, sizeof acc0);
-            DECTM_K[k].fn(in, rp, rn, w, add, out);
-            d = diff32(out, ref, DQ__BLOCK);
-            CHECKF(d == DQ__BLOCK, "decode_block_tm__%s add=%d trial %d at %lu", DECTM_K[k].name, add, trial,
+            DQT_DECTM_K[k].fn(in, rp, rn, w, add, out);
+            d = diff32(out, ref, DQT_BLOCK);
+            CHECKF(d == DQT_BLOCK, "decode_block_tm__%s add=%d trial %d at %lu", DQT_DECTM_K[k].name, add, trial,
                    (unsigned long)d);
-            CHECKF(guard_ok(&go), "decode_block_tm__%s wrote outside out[0..256)", DECTM_K[k].name);
+            CHECKF(guard_ok(&go), "decode_block_tm__%s wrote outside out[0..256)", DQT_DECTM_K[k].name);
             free(go.base);
         }
         free(ibase);
@@ -836,38 +836,38 @@ static void test_decode_block_tm(void) {
  * not -step), so the residuals of every kernel match the scalar twin's. */
 static void test_quant_tm(void) {
     dq_t_rng r = {139};
-    float x[DQ__BLOCK + 37], rref[DQ__BLOCK + 37], rgot[DQ__BLOCK + 37];
-    uint32_t cref[DQ__BLOCK + 37], cgot[DQ__BLOCK + 37];
+    float x[DQT_BLOCK + 37], rref[DQT_BLOCK + 37], rgot[DQT_BLOCK + 37];
+    uint32_t cref[DQT_BLOCK + 37], cgot[DQT_BLOCK + 37];
     uint8_t pref[32], pgot[32];
     int trial;
     size_t i, k, n;
     for (trial = 0; trial < 60; trial++) {
-        dq__qctx q;
-        qctx_make(&q, 1, pick_step(&r), 0, rnd32(&r), rnd32(&r), rnd32(&r));
+        dqt_qctx q;
+        dqt_qctx_make(&q, 1, pick_step(&r), 0, rnd32(&r), rnd32(&r), rnd32(&r));
         q.neg = -pick_step(&r);
-        n = trial < 30 ? DQ__BLOCK : (size_t)trial + DQ__BLOCK - 23u;
+        n = trial < 30 ? DQT_BLOCK : (size_t)trial + DQT_BLOCK - 23u;
         for (i = 0; i < n; i++) x[i] = rndu(&r, 7) == 0 ? ((dq_t_next(&r) & 1u) ? -0.0f : 0.0f) : gauss_f(&r, 2.0f);
         memcpy(rref, x, sizeof x);
-        dq__quant__scalar(&q, rref, n, cref, rref);
+        dqt_scalar(quant)(&q, rref, n, cref, rref);
         for (i = 0; i < n; i++) { /* the definition: sign bit, x - (code ? neg : step) */
             float v = signbit(x[i]) ? q.neg : q.step, d = x[i] - v;
-            if (cref[i] != (signbit(x[i]) ? 1u : 0u) || dq__fbits(rref[i]) != dq__fbits(d)) break;
+            if (cref[i] != (signbit(x[i]) ? 1u : 0u) || dq_t_fbits(rref[i]) != dq_t_fbits(d)) break;
         }
         CHECKF(i == n, "quant__scalar two-means trial %d at %lu", trial, (unsigned long)i);
-        for (k = 0; QUANT_K[k].name; k++) {
+        for (k = 0; DQT_QUANT_K[k].name; k++) {
             memcpy(rgot, x, sizeof x);
-            QUANT_K[k].fn(&q, rgot, n, cgot, rgot);
+            DQT_QUANT_K[k].fn(&q, rgot, n, cgot, rgot);
             CHECKF(memcmp(cgot, cref, n * 4u) == 0 && diff32(rgot, rref, n) == n, "quant__%s two-means trial %d",
-                   QUANT_K[k].name, trial);
+                   DQT_QUANT_K[k].name, trial);
         }
-        if (n != DQ__BLOCK) continue;
+        if (n != DQT_BLOCK) continue;
         memcpy(rref, x, sizeof x);
-        dq__quant_pack__scalar(&q, rref, rref, pref);
-        for (k = 0; QPACK_K[k].name; k++) {
+        dqt_scalar(quant_pack)(&q, rref, rref, pref);
+        for (k = 0; DQT_QPACK_K[k].name; k++) {
             memcpy(rgot, x, sizeof x);
-            QPACK_K[k].fn(&q, rgot, rgot, pgot);
+            DQT_QPACK_K[k].fn(&q, rgot, rgot, pgot);
             CHECKF(memcmp(pgot, pref, 32) == 0 && diff32(rgot, rref, n) == n, "quant_pack__%s two-means trial %d",
-                   QPACK_K[k].name, trial);
+                   DQT_QPACK_K[k].name, trial);
         }
     }
 }
@@ -885,20 +885,20 @@ static void test_backend(void) {
         CHECKF(strcmp(isa + 4, be) == 0, "build %s reports backend %s", isa, be);
     /* the selected kernels are the ones the backend name promises */
 #if T_AVX512
-    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__avx2);
-    CHECK((comp_fn)dq__k_compensate == (comp_fn)dq__compensate__avx512);
-    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__avx512);
-    CHECK((pack_fn)dq__k_pack_block == (pack_fn)dq__pack_block__avx2);
-    CHECK((dec_fn)dq__k_decode_block == (dec_fn)dq__decode_block__avx2);
+    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, avx2));
+    CHECK((dqt_comp_fn)dqt_k(compensate) == (dqt_comp_fn)dqt_kernel(compensate, avx512));
+    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx512));
+    CHECK((dqt_pack_fn)dqt_k(pack_block) == (dqt_pack_fn)dqt_kernel(pack_block, avx2));
+    CHECK((dqt_dec_fn)dqt_k(decode_block) == (dqt_dec_fn)dqt_kernel(decode_block, avx2));
 #elif T_AVX2
-    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__avx2);
-    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__avx2);
+    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx2));
+    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, avx2));
 #elif T_SSE2
-    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__sse2);
-    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__sse2);
+    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, sse2));
+    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, sse2));
 #else
-    CHECK((quant_fn)dq__k_quant == (quant_fn)dq__quant__scalar);
-    CHECK((stats_fn)dq__k_stats == (stats_fn)dq__stats__scalar);
+    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_scalar(quant));
+    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_scalar(stats));
 #endif
 }
 
@@ -916,19 +916,19 @@ static void announce(void) {
         printf("compared: %s vs scalar [%s build, backend %s] --", sets, DQ_TEST_ISA, dq_simd_backend());
     else
         printf("compared: none (no SIMD kernels in this build; backend %s) --", dq_simd_backend());
-    for (k = 0; STATS_K[k].name; k++) n[k] = STATS_K[k].name;
+    for (k = 0; DQT_STATS_K[k].name; k++) n[k] = DQT_STATS_K[k].name;
     n[k] = NULL;
     print_family("stats", n);
-    for (k = 0; COMP_K[k].name; k++) n[k] = COMP_K[k].name;
+    for (k = 0; DQT_COMP_K[k].name; k++) n[k] = DQT_COMP_K[k].name;
     n[k] = NULL;
     print_family("compensate", n);
-    for (k = 0; QUANT_K[k].name; k++) n[k] = QUANT_K[k].name;
+    for (k = 0; DQT_QUANT_K[k].name; k++) n[k] = DQT_QUANT_K[k].name;
     n[k] = NULL;
     print_family("quant", n);
-    for (k = 0; PACK_K[k].name; k++) n[k] = PACK_K[k].name;
+    for (k = 0; DQT_PACK_K[k].name; k++) n[k] = DQT_PACK_K[k].name;
     n[k] = NULL;
     print_family("pack", n);
-    for (k = 0; DEC_K[k].name; k++) n[k] = DEC_K[k].name;
+    for (k = 0; DQT_DEC_K[k].name; k++) n[k] = DQT_DEC_K[k].name;
     n[k] = NULL;
     print_family("decode", n);
     printf("\n");

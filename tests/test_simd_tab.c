@@ -1,11 +1,12 @@
 /* test_simd_tab.c - the table-scheme kernels (NUQSGD, natural, TRUNC_NU) of this build against
- * their scalar twins, bit for bit: dq__quant_tab__{sse2,avx2,avx512} against
- * dq__quant_tab__scalar (codes and residuals) and dq__decode_block_tab__{sse2,avx2} against
- * dq__decode_block_tab__scalar; plus the exponential-table check the SIMD kernels use to pick
- * their lookup-free path. A TU compiled at level L has every kernel of level <= L; the scalar
- * build checks only the selection and the scalar twins' own consistency.
+ * their scalar twins, bit for bit: the quant_tab kernels (sse2, avx2, avx512) against the
+ * scalar one (codes and residuals) and the decode_block_tab kernels (sse2, avx2) against the
+ * scalar one (tests/internals.h: DQT_QTAB_K, DQT_DECTAB_K, dqt_scalar()); plus the
+ * exponential-table check the SIMD kernels use to pick their lookup-free path. A TU compiled at
+ * level L has every kernel of level <= L; the scalar build checks only the selection and the
+ * scalar twins' own consistency.
  *
- * Tables: exponential (dq__tab_exp), random increasing ones ending in 1 (spread, clustered,
+ * Tables: exponential (dqt_tab_exp), random increasing ones ending in 1 (spread, clustered,
  * tiny and subnormal first levels), power-law ones, and exponential tables with one entry off
  * by one ulp (or tab[0] = -0) so that the check must fall back. Inputs, tables and level
  * tables are exact-size heap blocks (an over-read shows under ASan/valgrind); outputs carry
@@ -16,7 +17,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "simd_kernels.h"
+#include "internals.h"
 
 #define GUARD 32u
 #define CANARY 0xA5u
@@ -57,7 +58,7 @@ static size_t diff32(const void *a, const void *b, size_t n) {
         if (memcmp(pa + 4u * i, pb + 4u * i, 4) != 0) return i;
     return n;
 }
-static uint32_t fb(float f) { return dq__fbits(f); }
+static uint32_t fb(float f) { return dq_t_fbits(f); }
 
 /* ---------------------------------------------------------------- data */
 static uint32_t rnd32(dq_t_rng *r) { return (uint32_t)(dq_t_next(r) >> 32); }
@@ -77,7 +78,7 @@ static unsigned tab_s(unsigned bits) { return (1u << (bits - 1u)) - 1u; }
  * order by one ulp only where that keeps it increasing. */
 static void make_tab(dq_t_rng *r, unsigned bits, int kind, float *tab) {
     unsigned s = tab_s(bits), l;
-    dq__tab_exp(s, tab);
+    dqt_tab_exp(s, tab);
     switch (kind) {
         case TK_EXP: break;
         case TK_RANDOM:
@@ -91,7 +92,7 @@ static void make_tab(dq_t_rng *r, unsigned bits, int kind, float *tab) {
                     tab[l] = (float)u;
                 }
                 if (kind == TK_TINY) {
-                    tab[1] = rndu(r, 2) ? dq__bitsf(1u + rnd32(r) % 0x7FFFFFu) : 1e-30f;
+                    tab[1] = rndu(r, 2) ? dq_t_bitsf(1u + rnd32(r) % 0x7FFFFFu) : 1e-30f;
                     if (s > 2) tab[2] = rndu(r, 2) ? nextafterf(tab[1], 1.0f) : tab[2] * 1e-20f;
                 }
                 /* insertion sort of tab[1..s-1], then ties moved down by one ulp, from the top */
@@ -137,7 +138,7 @@ static float tab_special(dq_t_rng *r, const float *tab, unsigned s, float scale)
     switch (rndu(r, 20)) {
         case 0: return 0.0f;
         case 1: return -0.0f;
-        case 2: return sg * dq__bitsf(1u + rnd32(r) % 0x007FFFFFu);
+        case 2: return sg * dq_t_bitsf(1u + rnd32(r) % 0x007FFFFFu);
         case 3: return sg * FLT_MIN;
         case 4:
         case 5: return sg * tab[l] * base; /* r on a level (exactly when the scale is 2^k) */
@@ -167,7 +168,7 @@ static void fill_tab_input(dq_t_rng *r, float *x, size_t n, int mode, const floa
 static float nonfinite(dq_t_rng *r) {
     static const uint32_t pats[] = {0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
                                     0x7F800001u, 0x7FBFFFFFu, 0x7FC12345u, 0xFFFFFFFFu};
-    return dq__bitsf(pats[rndu(r, 8)]);
+    return dq_t_bitsf(pats[rndu(r, 8)]);
 }
 /* Bucket scales: zero, powers of two (exact level boundaries), ordinary, tiny, huge. */
 static float pick_scale(dq_t_rng *r) {
@@ -177,9 +178,9 @@ static float pick_scale(dq_t_rng *r) {
         case 2:
         case 3: return ldexpf(1.0f, (int)rndu(r, 60) - 30);
         case 4: return (float)(0.01 + 100.0 * dq_t_unif(r));
-        case 5: return DQ__MIN_SCALE;
+        case 5: return DQT_MIN_SCALE;
         case 6: return 1.5e-30f;
-        case 7: return dq__bitsf(DQ__MAX_SCALE_BITS); /* 2^126 */
+        case 7: return dq_t_bitsf(DQT_MAX_SCALE_BITS); /* 2^126 */
         case 8: return 1e37f;
         default: return FLT_MAX; /* inv = 1 / FLT_MAX is subnormal */
     }
@@ -188,7 +189,7 @@ static float pick_scale(dq_t_rng *r) {
 /* ---------------------------------------------------------------- quant_tab */
 static long n_quant_cases, n_dec_cases;
 
-static void quant_report(const char *kname, const dq__qctx *q, const float *x, size_t n, size_t off, int resmode,
+static void quant_report(const char *kname, const dqt_qctx *q, const float *x, size_t n, size_t off, int resmode,
                          size_t d, const char *field, uint32_t got, uint32_t want) {
     CHECKF(0,
            "quant_tab__%s %s differs: n=%lu off=%lu bits=%u %s resmode=%d at i=%lu x=%08lx (%.9g) got %08lx want "
@@ -199,13 +200,13 @@ static void quant_report(const char *kname, const dq__qctx *q, const float *x, s
 }
 
 /* resmode: 0 = res NULL, 1 = separate res buffer, 2 = in place (res == x). */
-static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off, int resmode) {
+static void quant_one(const dqt_qctx *q, const float *data, size_t n, size_t off, int resmode) {
     float *xr = (float *)xmalloc(n * 4u + 4u), *rr = (float *)xmalloc(n * 4u + 4u);
     uint32_t *cr = (uint32_t *)xmalloc(n * 4u + 4u);
     size_t k, d, i;
     unsigned s = tab_s(q->bits);
     if (n) memcpy(xr, data, n * 4u);
-    dq__quant_tab__scalar(q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
+    dqt_scalar(quant_tab)(q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
     if (resmode == 2 && n) memcpy(rr, xr, n * 4u);
     for (i = 0; i < n; i++) /* codes fit in b bits; a zero level never carries a sign */
         if ((cr[i] >> q->bits) != 0 || ((cr[i] & s) == 0u && cr[i] != 0u)) {
@@ -213,7 +214,7 @@ static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off
             break;
         }
     n_quant_cases++;
-    for (k = 0; QTAB_K[k].name; k++) {
+    for (k = 0; DQT_QTAB_K[k].name; k++) {
         gbuf gc, gr, gx;
         void *xbase = NULL;
         float *x, *res = NULL;
@@ -227,17 +228,17 @@ static void quant_one(const dq__qctx *q, const float *data, size_t n, size_t off
             x = (float *)in_block(data, n, off, 4, &xbase);
             if (resmode == 1) res = (float *)out_block(&gr, n, (off + 2u) & 3u, 4);
         }
-        QTAB_K[k].fn(q, x, n, codes, res);
+        DQT_QTAB_K[k].fn(q, x, n, codes, res);
         d = diff32(codes, cr, n);
-        if (d < n) quant_report(QTAB_K[k].name, q, data, n, off, resmode, d, "code", codes[d], cr[d]);
+        if (d < n) quant_report(DQT_QTAB_K[k].name, q, data, n, off, resmode, d, "code", codes[d], cr[d]);
         if (res) {
             d = diff32(res, rr, n);
-            if (d < n) quant_report(QTAB_K[k].name, q, data, n, off, resmode, d, "residual", fb(res[d]), fb(rr[d]));
+            if (d < n) quant_report(DQT_QTAB_K[k].name, q, data, n, off, resmode, d, "residual", fb(res[d]), fb(rr[d]));
         }
-        if (resmode != 2) CHECKF(n == 0 || memcmp(x, data, n * 4u) == 0, "quant_tab__%s modified x", QTAB_K[k].name);
-        CHECKF(guard_ok(&gc), "quant_tab__%s wrote outside codes[0..%lu)", QTAB_K[k].name, (unsigned long)n);
-        if (gr.base) CHECKF(guard_ok(&gr), "quant_tab__%s wrote outside res[0..%lu)", QTAB_K[k].name, (unsigned long)n);
-        if (gx.base) CHECKF(guard_ok(&gx), "quant_tab__%s wrote outside x[0..%lu)", QTAB_K[k].name, (unsigned long)n);
+        if (resmode != 2) CHECKF(n == 0 || memcmp(x, data, n * 4u) == 0, "quant_tab__%s modified x", DQT_QTAB_K[k].name);
+        CHECKF(guard_ok(&gc), "quant_tab__%s wrote outside codes[0..%lu)", DQT_QTAB_K[k].name, (unsigned long)n);
+        if (gr.base) CHECKF(guard_ok(&gr), "quant_tab__%s wrote outside res[0..%lu)", DQT_QTAB_K[k].name, (unsigned long)n);
+        if (gx.base) CHECKF(guard_ok(&gx), "quant_tab__%s wrote outside x[0..%lu)", DQT_QTAB_K[k].name, (unsigned long)n);
         free(gc.base);
         free(gr.base);
         free(gx.base);
@@ -255,7 +256,7 @@ static void quant_case(dq_t_rng *r, float *buf, size_t n, size_t off, unsigned b
     unsigned s = tab_s(bits);
     void *tbase;
     const float *tab;
-    dq__qctx q;
+    dqt_qctx q;
     float scale = pick_scale(r);
     uint32_t k0 = rnd32(r), k1h = rnd32(r), lo;
     int stoch, resmode;
@@ -268,7 +269,7 @@ static void quant_case(dq_t_rng *r, float *buf, size_t n, size_t off, unsigned b
     tab = (const float *)in_block(tabv, s + 1u, 0, 4, &tbase);
     fill_tab_input(r, buf, n, (int)((n + bits + (unsigned)kind) % 3u), tab, s, scale);
     for (stoch = 1; stoch >= 0; stoch--) {
-        qtab_make(&q, bits, tab, scale, stoch, k0, k1h, lo);
+        dqt_qtab_make(&q, bits, tab, scale, stoch, k0, k1h, lo);
         if (all_res)
             for (resmode = 0; resmode < 3; resmode++) quant_one(&q, buf, n, off, resmode);
         else
@@ -282,7 +283,7 @@ static void test_quant_tab_lengths(void) {
     float *buf = (float *)xmalloc(300 * sizeof(float));
     size_t n, off;
     unsigned bits;
-    if (!QTAB_K[0].name) goto done;
+    if (!DQT_QTAB_K[0].name) goto done;
     for (n = 0; n <= 300; n++)
         for (off = 0; off < 4; off++)
             for (bits = 2; bits <= 8; bits++) quant_case(&r, buf, n, off, bits, (int)((n + off) % TK_KINDS), n < 40);
@@ -297,7 +298,7 @@ static void test_quant_tab_kinds(void) {
     size_t i;
     unsigned bits;
     int kind, rep;
-    if (!QTAB_K[0].name) goto done;
+    if (!DQT_QTAB_K[0].name) goto done;
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (bits = 2; bits <= 8; bits++)
             for (kind = 0; kind < TK_KINDS; kind++)
@@ -313,27 +314,27 @@ static void test_quant_tab_binades(void) {
     float tabv[TABN];
     dq_t_rng r = {103};
     unsigned bits, e;
-    if (!QTAB_K[0].name) goto done;
+    if (!DQT_QTAB_K[0].name) goto done;
     for (bits = 2; bits <= 8; bits++) {
         size_t n = 0;
         int sc, stoch;
         for (e = 0; e < 255u; e++) {
             uint32_t m = rnd32(&r) & 0x7FFFFFu;
-            x[n++] = dq__bitsf(e << 23);
-            x[n++] = -dq__bitsf(e << 23 | 1u);
-            x[n++] = dq__bitsf(e << 23 | 0x7FFFFFu);
-            x[n++] = -dq__bitsf(e << 23 | m);
-            x[n++] = dq__bitsf(e << 23 | (m >> 1));
-            x[n++] = dq__bitsf(e << 23 | 0x400000u);
-            x[n++] = -dq__bitsf(e << 23 | 0x7FFFFEu);
-            x[n++] = dq__bitsf(e << 23 | (m | 1u));
+            x[n++] = dq_t_bitsf(e << 23);
+            x[n++] = -dq_t_bitsf(e << 23 | 1u);
+            x[n++] = dq_t_bitsf(e << 23 | 0x7FFFFFu);
+            x[n++] = -dq_t_bitsf(e << 23 | m);
+            x[n++] = dq_t_bitsf(e << 23 | (m >> 1));
+            x[n++] = dq_t_bitsf(e << 23 | 0x400000u);
+            x[n++] = -dq_t_bitsf(e << 23 | 0x7FFFFEu);
+            x[n++] = dq_t_bitsf(e << 23 | (m | 1u));
         }
-        dq__tab_exp(tab_s(bits), tabv);
+        dqt_tab_exp(tab_s(bits), tabv);
         for (sc = 0; sc < 3; sc++)
             for (stoch = 0; stoch < 2; stoch++) {
-                dq__qctx q;
+                dqt_qctx q;
                 float scale = sc == 0 ? 1.0f : sc == 1 ? 0.0078125f : 1e-3f;
-                qtab_make(&q, bits, tabv, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
+                dqt_qtab_make(&q, bits, tabv, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
                 quant_one(&q, x, n, bits & 3u, 1);
             }
     }
@@ -347,16 +348,16 @@ static void test_quant_tab_nonfinite(void) {
     float buf[200], tabv[TABN];
     size_t n, i;
     unsigned bits;
-    if (!QTAB_K[0].name) return;
+    if (!DQT_QTAB_K[0].name) return;
     for (n = 1; n <= 200; n += 13)
         for (bits = 2; bits <= 8; bits++) {
-            dq__qctx q;
+            dqt_qctx q;
             int stoch;
             float scale = (n & 1u) ? 0.0f : (float)(0.5 + dq_t_unif(&r));
             make_tab(&r, bits, (int)(n % TK_KINDS), tabv);
             for (i = 0; i < n; i++) buf[i] = rndu(&r, 4) == 0 ? nonfinite(&r) : (float)dq_t_gauss(&r);
             for (stoch = 0; stoch < 2; stoch++) {
-                qtab_make(&q, bits, tabv, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
+                dqt_qtab_make(&q, bits, tabv, scale, stoch, rnd32(&r), rnd32(&r), rnd32(&r));
                 quant_one(&q, buf, n, n & 3u, (int)(n % 3u));
             }
         }
@@ -366,7 +367,7 @@ static void test_quant_tab_nonfinite(void) {
 static int is_exp_table(const float *tab, unsigned s) {
     float e[TABN];
     unsigned k;
-    dq__tab_exp(s, e);
+    dqt_tab_exp(s, e);
     for (k = 0; k <= s; k++)
         if (fb(e[k]) != fb(tab[k])) return 0;
     return 1;
@@ -377,14 +378,14 @@ static void isexp_check(const float *tab, unsigned bits, int want, int rep) {
     (void)s;
     (void)want;
     (void)rep;
-#if KS_SSE2
-    CHECKF(dq__tab_isexp__sse2(tab, s) == want, "isexp__sse2 bits %u case %d: want %d", bits, rep, want);
+#if DQT_SSE2
+    CHECKF(dqt_kernel(tab_isexp, sse2)(tab, s) == want, "isexp__sse2 bits %u case %d: want %d", bits, rep, want);
 #endif
-#if KS_AVX2
-    CHECKF(dq__tab_isexp__avx2(tab, s) == want, "isexp__avx2 bits %u case %d: want %d", bits, rep, want);
+#if DQT_AVX2
+    CHECKF(dqt_kernel(tab_isexp, avx2)(tab, s) == want, "isexp__avx2 bits %u case %d: want %d", bits, rep, want);
 #endif
-#if KS_AVX512
-    CHECKF(dq__tab_isexp__avx512(tab, s) == want, "isexp__avx512 bits %u case %d: want %d", bits, rep, want);
+#if DQT_AVX512
+    CHECKF(dqt_kernel(tab_isexp, avx512)(tab, s) == want, "isexp__avx512 bits %u case %d: want %d", bits, rep, want);
 #endif
 }
 static void test_tab_isexp(void) {
@@ -403,10 +404,10 @@ static void test_tab_isexp(void) {
             free(tb);
         }
         for (k = 0; k <= s; k++) { /* each entry changed in turn, tab[s] included */
-            dq__tab_exp(s, tabv);
+            dqt_tab_exp(s, tabv);
             tabv[k] = k == 0 ? -0.0f : nextafterf(tabv[k], 0.0f);
             isexp_check(tabv, bits, 0, 1000 + (int)k);
-            tabv[k] = k == 0 ? dq__bitsf(1u) : nextafterf(dq__bitsf(fb(tabv[k]) + 1u), 2.0f);
+            tabv[k] = k == 0 ? dq_t_bitsf(1u) : nextafterf(dq_t_bitsf(fb(tabv[k]) + 1u), 2.0f);
             isexp_check(tabv, bits, 0, 2000 + (int)k);
         }
     }
@@ -416,8 +417,8 @@ static void test_tab_isexp(void) {
 static float pick_rowscale(dq_t_rng *r) {
     switch (rndu(r, 8)) {
         case 0: return 0.0f;
-        case 1: return dq__bitsf(1u + rnd32(r) % 0x7FFFFFu);
-        case 2: return dq__bitsf(DQ__MAX_SCALE_BITS);
+        case 1: return dq_t_bitsf(1u + rnd32(r) % 0x7FFFFFu);
+        case 2: return dq_t_bitsf(DQT_MAX_SCALE_BITS);
         case 3: return FLT_MAX;
         case 4: return 1e-30f;
         case 5: return ldexpf(1.0f, (int)rndu(r, 60) - 30);
@@ -429,8 +430,8 @@ static void test_decode_block_tab(void) {
     dq_t_rng r = {106};
     static const float weights[] = {1.0f, 0.3f, -2.5f, 0.0f, -0.0f, 1e-20f, 0.5f};
     uint8_t raw[32 * 8];
-    uint32_t codes[DQ__BLOCK];
-    float rowscale[DQ__ROWS], acc0[DQ__BLOCK], ref[DQ__BLOCK], tabv[TABN];
+    uint32_t codes[DQT_BLOCK];
+    float rowscale[DQT_ROWS], acc0[DQT_BLOCK], ref[DQT_BLOCK], tabv[TABN];
     unsigned b;
     int trial;
     for (b = 2; b <= 8; b++)
@@ -444,22 +445,22 @@ static void test_decode_block_tab(void) {
             const float *rs, *tab;
             make_tab(&r, b, (trial >> 2) % TK_KINDS, tabv);
             if (trial % 5 == 0) { /* every code value in turn, both signs */
-                for (i = 0; i < DQ__BLOCK; i++) codes[i] = (uint32_t)(i + (size_t)trial) & ((1u << b) - 1u);
-                dq__pack_block__scalar(codes, b, raw);
+                for (i = 0; i < DQT_BLOCK; i++) codes[i] = (uint32_t)(i + (size_t)trial) & ((1u << b) - 1u);
+                dqt_scalar(pack_block)(codes, b, raw);
             } else {
                 for (i = 0; i < nbytes; i++) raw[i] = (uint8_t)rnd32(&r);
             }
-            for (i = 0; i < DQ__ROWS; i++) rowscale[i] = (rndu(&r, 3) == 0 && i) ? rowscale[i - 1] : pick_rowscale(&r);
-            for (i = 0; i < DQ__BLOCK; i++)
+            for (i = 0; i < DQT_ROWS; i++) rowscale[i] = (rndu(&r, 3) == 0 && i) ? rowscale[i - 1] : pick_rowscale(&r);
+            for (i = 0; i < DQT_BLOCK; i++)
                 acc0[i] = rndu(&r, 4) == 0 ? tab_special(&r, tabv, s, 1.0f) : (float)dq_t_gauss(&r);
             in = (const uint8_t *)in_block(raw, nbytes, off * 4u + (size_t)((trial >> 2) & 3), 1, &ibase);
-            rs = (const float *)in_block(rowscale, DQ__ROWS, (off + 1u) & 3u, 4, &sbase);
+            rs = (const float *)in_block(rowscale, DQT_ROWS, (off + 1u) & 3u, 4, &sbase);
             tab = (const float *)in_block(tabv, s + 1u, 0, 4, &tbase);
             memcpy(ref, acc0, sizeof ref);
-            dq__decode_block_tab__scalar(in, b, tab, rs, w, add, ref);
-            dq__unpack_block__scalar(in, b, codes);
-            for (i = 0; i < DQ__BLOCK; i++) { /* the scalar twin agrees with tab_value */
-                float v = dq__tab_value(codes[i], b, tabv, rowscale[i / 8u]), t = w * v, want = add ? acc0[i] + t : v;
+            dqt_scalar(decode_block_tab)(in, b, tab, rs, w, add, ref);
+            dqt_scalar(unpack_block)(in, b, codes);
+            for (i = 0; i < DQT_BLOCK; i++) { /* the scalar twin agrees with tab_value */
+                float v = dqt_tab_value(codes[i], b, tabv, rowscale[i / 8u]), t = w * v, want = add ? acc0[i] + t : v;
                 if (memcmp(&want, ref + i, 4) != 0) {
                     CHECKF(0, "decode_block_tab__scalar b=%u i=%lu: %08lx vs %08lx", b, (unsigned long)i,
                            (unsigned long)fb(ref[i]), (unsigned long)fb(want));
@@ -467,20 +468,20 @@ static void test_decode_block_tab(void) {
                 }
             }
             n_dec_cases++;
-            for (k = 0; DECTAB_K[k].name; k++) {
+            for (k = 0; DQT_DECTAB_K[k].name; k++) {
                 gbuf go;
-                float *out = (float *)out_block(&go, DQ__BLOCK, (off + 2u) & 3u, 4);
+                float *out = (float *)out_block(&go, DQT_BLOCK, (off + 2u) & 3u, 4);
                 size_t d;
                 memcpy(out, acc0, sizeof acc0);
-                DECTAB_K[k].fn(in, b, tab, rs, w, add, out);
-                d = diff32(out, ref, DQ__BLOCK);
-                CHECKF(d == DQ__BLOCK,
+                DQT_DECTAB_K[k].fn(in, b, tab, rs, w, add, out);
+                d = diff32(out, ref, DQT_BLOCK);
+                CHECKF(d == DQT_BLOCK,
                        "decode_block_tab__%s b=%u add=%d w=%g trial %d at %lu: code %lx scale %08lx got %08lx want "
                        "%08lx",
-                       DECTAB_K[k].name, b, add, (double)w, trial, (unsigned long)d,
-                       (unsigned long)codes[d % DQ__BLOCK], (unsigned long)fb(rowscale[(d % DQ__BLOCK) / 8u]),
-                       (unsigned long)fb(out[d % DQ__BLOCK]), (unsigned long)fb(ref[d % DQ__BLOCK]));
-                CHECKF(guard_ok(&go), "decode_block_tab__%s wrote outside out[0..256)", DECTAB_K[k].name);
+                       DQT_DECTAB_K[k].name, b, add, (double)w, trial, (unsigned long)d,
+                       (unsigned long)codes[d % DQT_BLOCK], (unsigned long)fb(rowscale[(d % DQT_BLOCK) / 8u]),
+                       (unsigned long)fb(out[d % DQT_BLOCK]), (unsigned long)fb(ref[d % DQT_BLOCK]));
+                CHECKF(guard_ok(&go), "decode_block_tab__%s wrote outside out[0..256)", DQT_DECTAB_K[k].name);
                 free(go.base);
             }
             CHECK(memcmp(tab, tabv, 4u * (s + 1u)) == 0);
@@ -492,18 +493,18 @@ static void test_decode_block_tab(void) {
 
 /* ---------------------------------------------------------------- through the API
  * dq_encode with the selected kernels against a payload built here from the scalar twins
- * (dq__quant_tab__scalar per bucket segment, the scalar packers) with the message's own
- * bucket scales; then dq_decode and dq_decode_add against dq__tab_value of those codes.
+ * (dqt_scalar(quant_tab) per bucket segment, the scalar packers) with the message's own
+ * bucket scales; then dq_decode and dq_decode_add against dqt_tab_value of those codes.
  * NUQSGD (4 bits), natural (8 bits), TRUNC_NU (4 bits), both roundings, uneven n. */
 static void api_case(dq_t_rng *r, int sc, int nearest, size_t n, size_t bucket) {
     size_t len = 0, i, nb = (n + bucket - 1u) / bucket, cap = dq_encode_bound(n, 8);
     unsigned bits = sc == 1 ? 8u : 4u, s = tab_s(bits), j;
     dq_params p;
-    dq__key key;
+    dqt_key key;
     float lv[7], tab[TABN];
     float *x = (float *)xmalloc(n * sizeof(float)), *out = (float *)xmalloc(n * sizeof(float));
     float *acc = (float *)xmalloc(n * sizeof(float)), *acc0 = (float *)xmalloc(n * sizeof(float));
-    uint32_t *codes = (uint32_t *)xmalloc((n + DQ__BLOCK) * sizeof(uint32_t));
+    uint32_t *codes = (uint32_t *)xmalloc((n + DQT_BLOCK) * sizeof(uint32_t));
     uint8_t *msg = (uint8_t *)xmalloc(cap), *pay = (uint8_t *)xmalloc(cap), *payload;
     memset(&p, 0, sizeof p);
     p.coder = DQ_CODER_FIXED_ONLY; /* the payload is read below */
@@ -513,7 +514,7 @@ static void api_case(dq_t_rng *r, int sc, int nearest, size_t n, size_t bucket) 
     p.rounding = nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
     p.seed = dq_t_next(r);
     p.step = rndu(r, 1000);
-    dq__tab_exp(s, tab);
+    dqt_tab_exp(s, tab);
     if (sc == 2) {
         for (j = 0; j < 7; j++) lv[j] = (float)pow((double)(j + 1) / 7.0, 1.5);
         lv[6] = 1.0f;
@@ -523,20 +524,20 @@ static void api_case(dq_t_rng *r, int sc, int nearest, size_t n, size_t bucket) 
     }
     for (i = 0; i < n; i++) x[i] = (float)dq_t_gauss(r) * (rndu(r, 50) == 0 ? 20.0f : 1.0f);
     CHECK(dq_encode(&p, x, n, NULL, msg, cap, &len) == DQ_OK);
-    key = dq__key_make(p.seed, p.step, p.stream);
+    key = dqt_key_make(p.seed, p.step, p.stream);
     for (i = 0; i < n; i += bucket) { /* the codes, from the scalar twin */
-        dq__qctx q;
+        dqt_qctx q;
         size_t cnt = n - i < bucket ? n - i : bucket;
-        float scale = dq__bitsf(dq__ld32(msg + DQ_HEADER_SIZE + 4u * (i / bucket)));
-        qtab_make(&q, bits, tab, scale, !nearest, key.k0, dq__key_hi(key, 0), (uint32_t)i);
-        dq__quant_tab__scalar(&q, x + i, cnt, codes + i, NULL);
+        float scale = dq_t_bitsf(dq_t_ld32(msg + DQ_HEADER_SIZE + 4u * (i / bucket)));
+        dqt_qtab_make(&q, bits, tab, scale, !nearest, key.k0, dqt_key_hi(key, 0), (uint32_t)i);
+        dqt_scalar(quant_tab)(&q, x + i, cnt, codes + i, NULL);
     }
     payload = msg + DQ_HEADER_SIZE + 4u * (nb + (sc == 2 ? s : 0u));
-    for (i = 0; i < n; i += DQ__BLOCK) {
-        if (n - i >= DQ__BLOCK)
-            dq__pack_block__scalar(codes + i, bits, pay + (i / DQ__BLOCK) * 32u * bits);
+    for (i = 0; i < n; i += DQT_BLOCK) {
+        if (n - i >= DQT_BLOCK)
+            dqt_scalar(pack_block)(codes + i, bits, pay + (i / DQT_BLOCK) * 32u * bits);
         else
-            dq__pack_tail(codes + i, n - i, bits, pay + (i / DQ__BLOCK) * 32u * bits);
+            dqt_pack_tail(codes + i, n - i, bits, pay + (i / DQT_BLOCK) * 32u * bits);
     }
     CHECKF(memcmp(pay, payload, (n * bits + 7u) / 8u) == 0, "scheme %d nearest %d n=%lu: payload differs", sc, nearest,
            (unsigned long)n);
@@ -544,8 +545,8 @@ static void api_case(dq_t_rng *r, int sc, int nearest, size_t n, size_t bucket) 
     CHECK(dq_decode(msg, len, out, n) == DQ_OK);
     CHECK(dq_decode_add(msg, len, 0.75f, acc, n) == DQ_OK);
     for (i = 0; i < n; i++) {
-        float scale = dq__bitsf(dq__ld32(msg + DQ_HEADER_SIZE + 4u * (i / bucket)));
-        float v = dq__tab_value(codes[i], bits, tab, scale), t = 0.75f * v, want = acc0[i] + t;
+        float scale = dq_t_bitsf(dq_t_ld32(msg + DQ_HEADER_SIZE + 4u * (i / bucket)));
+        float v = dqt_tab_value(codes[i], bits, tab, scale), t = 0.75f * v, want = acc0[i] + t;
         if (memcmp(&v, out + i, 4) != 0 || memcmp(&want, acc + i, 4) != 0) {
             CHECKF(0, "scheme %d n=%lu: decode(_add) at %lu: %08lx %08lx want %08lx %08lx", sc, (unsigned long)n,
                    (unsigned long)i, (unsigned long)fb(out[i]), (unsigned long)fb(acc[i]), (unsigned long)fb(v),
@@ -574,29 +575,29 @@ static void test_api_schemes(void) {
 }
 
 static void test_selection(void) {
-#if KS_AVX512
-    CHECK((quant_fn)dq__k_quant_tab == (quant_fn)dq__quant_tab__avx512);
-    CHECK((dectab_fn)dq__k_decode_block_tab == (dectab_fn)dq__decode_block_tab__avx2);
-#elif KS_AVX2
-    CHECK((quant_fn)dq__k_quant_tab == (quant_fn)dq__quant_tab__avx2);
-    CHECK((dectab_fn)dq__k_decode_block_tab == (dectab_fn)dq__decode_block_tab__avx2);
-#elif KS_SSE2
-    CHECK((quant_fn)dq__k_quant_tab == (quant_fn)dq__quant_tab__sse2);
-    CHECK((dectab_fn)dq__k_decode_block_tab == (dectab_fn)dq__decode_block_tab__sse2);
+#if DQT_AVX512
+    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_kernel(quant_tab, avx512));
+    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_kernel(decode_block_tab, avx2));
+#elif DQT_AVX2
+    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_kernel(quant_tab, avx2));
+    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_kernel(decode_block_tab, avx2));
+#elif DQT_SSE2
+    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_kernel(quant_tab, sse2));
+    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_kernel(decode_block_tab, sse2));
 #else
-    CHECK((quant_fn)dq__k_quant_tab == (quant_fn)dq__quant_tab__scalar);
-    CHECK((dectab_fn)dq__k_decode_block_tab == (dectab_fn)dq__decode_block_tab__scalar);
+    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_scalar(quant_tab));
+    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_scalar(decode_block_tab));
 #endif
 }
 
 int main(void) {
     size_t k;
     printf("table kernels vs scalar [%s build, backend %s] -- quant_tab:", DQ_TEST_ISA, dq_simd_backend());
-    if (!QTAB_K[0].name) printf(" -");
-    for (k = 0; QTAB_K[k].name; k++) printf(" %s", QTAB_K[k].name);
+    if (!DQT_QTAB_K[0].name) printf(" -");
+    for (k = 0; DQT_QTAB_K[k].name; k++) printf(" %s", DQT_QTAB_K[k].name);
     printf(" decode_block_tab:");
-    if (!DECTAB_K[0].name) printf(" -");
-    for (k = 0; DECTAB_K[k].name; k++) printf(" %s", DECTAB_K[k].name);
+    if (!DQT_DECTAB_K[0].name) printf(" -");
+    for (k = 0; DQT_DECTAB_K[k].name; k++) printf(" %s", DQT_DECTAB_K[k].name);
     printf("\n");
     fflush(stdout);
     RUN(test_selection);
@@ -608,6 +609,6 @@ int main(void) {
     RUN(test_decode_block_tab);
     RUN(test_api_schemes);
     printf("quant_tab cases: %ld (each against %lu kernels), decode_block_tab cases: %ld\n", n_quant_cases,
-           (unsigned long)(sizeof QTAB_K / sizeof QTAB_K[0] - 1u), n_dec_cases);
+           (unsigned long)(sizeof DQT_QTAB_K / sizeof DQT_QTAB_K[0] - 1u), n_dec_cases);
     return dq_t_finish();
 }

@@ -14,6 +14,7 @@
  * Fixed seeds throughout. DQ_TEST_VERBOSE=1 prints the statistics. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 /* ------------------------------------------------------------------ helpers */
 static uint64_t ref_mix64(uint64_t z) { /* splitmix64 finalizer, FORMAT.md 7.1 */
@@ -52,7 +53,7 @@ static double norm2_of(const float *x, size_t n) {
     for (i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
     return s;
 }
-static uint32_t crc_of(const void *p, size_t n) { return dq__crc32c((const uint8_t *)p, n); }
+static uint32_t crc_of(const void *p, size_t n) { return dqt_crc32c((const uint8_t *)p, n); }
 static int cmp_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
@@ -138,8 +139,8 @@ static void test_hash_kernel_twin(void) {
                 size_t c2 = cnt > 301 ? 301 : cnt;
                 memset(a, 0xAB, sizeof a);
                 memset(b, 0xAB, sizeof b);
-                dq__sk_hash__scalar(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, a);
-                dq__k_sk_hash(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, b);
+                dqt_scalar(sk_hash)(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, a);
+                dqt_k(sk_hash)(0x9E3779B9u * (ci + 1u), 0x85EBCA6Bu ^ fi, colsv[ci], firsts[fi], c2, b);
                 CHECKF(memcmp(a, b, sizeof a) == 0, "cols %u first %u cnt %lu", colsv[ci], firsts[fi],
                        (unsigned long)c2);
             }
@@ -327,26 +328,26 @@ static void test_median(void) {
         for (i = 0; i < r_; i++) {
             static const float pool[8] = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -3e38f, 1e-45f, 7.0f};
             float f = (t & 1u) ? pool[dq_t_next(&r) % 8u] : (float)dq_t_gauss(&r);
-            key[i] = dq__sk_fkey(dq__fbits(f));
+            key[i] = dqt_sk_fkey(dq_t_fbits(f));
         }
         memcpy(srt, key, sizeof key);
         qsort(srt, r_, sizeof *srt, cmp_key);
-        got = dq__sk_median(key, r_);
+        got = dqt_sk_median(key, r_);
         if (r_ & 1u)
             want = srt[r_ / 2u];
         else {
-            double a = (double)dq__bitsf(dq__sk_fkey_inv(srt[r_ / 2u - 1u])),
-                   b = (double)dq__bitsf(dq__sk_fkey_inv(srt[r_ / 2u]));
-            want = dq__sk_fkey(dq__fbits((float)((a + b) * 0.5)));
+            double a = (double)dq_t_bitsf(dqt_sk_fkey_inv(srt[r_ / 2u - 1u])),
+                   b = (double)dq_t_bitsf(dqt_sk_fkey_inv(srt[r_ / 2u]));
+            want = dqt_sk_fkey(dq_t_fbits((float)((a + b) * 0.5)));
         }
         CHECKF(got == want, "r %u: %08x vs %08x", r_, got, want);
     }
     { /* key order is float order, with -0 < +0 */
-        CHECK(dq__sk_fkey(dq__fbits(-0.0f)) < dq__sk_fkey(dq__fbits(0.0f)));
-        CHECK(dq__sk_fkey(dq__fbits(-2.0f)) < dq__sk_fkey(dq__fbits(-1.0f)));
-        CHECK(dq__sk_fkey(dq__fbits(1.0f)) < dq__sk_fkey(dq__fbits(2.0f)));
-        CHECK(dq__sk_fkey_inv(dq__sk_fkey(0x80000000u)) == 0x80000000u &&
-              dq__sk_fkey_inv(dq__sk_fkey(0x3F800000u)) == 0x3F800000u);
+        CHECK(dqt_sk_fkey(dq_t_fbits(-0.0f)) < dqt_sk_fkey(dq_t_fbits(0.0f)));
+        CHECK(dqt_sk_fkey(dq_t_fbits(-2.0f)) < dqt_sk_fkey(dq_t_fbits(-1.0f)));
+        CHECK(dqt_sk_fkey(dq_t_fbits(1.0f)) < dqt_sk_fkey(dq_t_fbits(2.0f)));
+        CHECK(dqt_sk_fkey_inv(dqt_sk_fkey(0x80000000u)) == 0x80000000u &&
+              dqt_sk_fkey_inv(dqt_sk_fkey(0x3F800000u)) == 0x3F800000u);
     }
 }
 
@@ -365,11 +366,11 @@ static void test_estimate_paths(void) {
         CHECK(dq_sketch_add_dense(&s, 0, x, D) == DQ_OK);
         CHECK(dq_sketch_estimate_range(&s, 0, est, D) == DQ_OK);
         CHECK(dq_sketch_estimate(&s, idx, D, est2) == DQ_OK);
-        for (i = 0; i < D; i++) CHECK(dq__fbits(est[i]) == dq__fbits(est2[D - 1 - i]));
+        for (i = 0; i < D; i++) CHECK(dq_t_fbits(est[i]) == dq_t_fbits(est2[D - 1 - i]));
         CHECK(dq_sketch_estimate_range(&s, 333, est2, 500) == DQ_OK);
         CHECK(memcmp(est2, est + 333, 500 * sizeof(float)) == 0);
         CHECK(dq_sketch_topk(&s, D, ti, tv) == DQ_OK); /* k = d: every coordinate, in order */
-        for (i = 0; i < D; i++) CHECK(ti[i] == i && dq__fbits(tv[i]) == dq__fbits(est[i]));
+        for (i = 0; i < D; i++) CHECK(ti[i] == i && dq_t_fbits(tv[i]) == dq_t_fbits(est[i]));
         free(s.table);
     }
     free(x);
@@ -724,7 +725,7 @@ typedef struct ent {
 } ent;
 static int cmp_ent(const void *a, const void *b) {
     const ent *x = (const ent *)a, *y = (const ent *)b;
-    uint32_t kx = dq__fbits(x->v) & 0x7FFFFFFFu, ky = dq__fbits(y->v) & 0x7FFFFFFFu;
+    uint32_t kx = dq_t_fbits(x->v) & 0x7FFFFFFFu, ky = dq_t_fbits(y->v) & 0x7FFFFFFFu;
     if (kx != ky) return kx > ky ? -1 : 1;
     if (x->idx != y->idx) return x->idx < y->idx ? -1 : 1;
     return x->pos < y->pos ? -1 : (x->pos > y->pos);
@@ -759,14 +760,14 @@ static void test_topk_list(void) {
             size_t j;
             int ok = 1;
             for (j = 0; j < k; j++) {
-                e[j].pos = dq__fbits(e[j].v);
+                e[j].pos = dq_t_fbits(e[j].v);
                 ok &= j == 0 || oi[j - 1] <= oi[j];
             }
             CHECK(ok);
             qsort(e, k, sizeof *e, cmp_ent_idx);
             for (j = 0; j < k; j++) {
                 out_e[j].idx = oi[j];
-                out_e[j].pos = dq__fbits(ov[j]);
+                out_e[j].pos = dq_t_fbits(ov[j]);
             }
             qsort(out_e, k, sizeof *out_e, cmp_ent_idx);
             for (j = 0; j < k; j++) CHECK(out_e[j].idx == e[j].idx && out_e[j].pos == e[j].pos);
@@ -821,7 +822,7 @@ static void test_known_message(void) {
           h.flags == DQ_FLAG_CHECKSUM);
     CHECK(dq_decode(msg, len, out, 12) == DQ_OK && memcmp(out, tab, sizeof out) == 0);
     CHECK(dq_verify(msg, len) == DQ_OK);
-    CHECK(dq__ld32(msg + 44) == dq__crc32c(msg, 44) && dq__ld32(msg + 112) == dq__crc32c(msg + 48, 64));
+    CHECK(dq_t_ld32(msg + 44) == dqt_crc32c(msg, 44) && dq_t_ld32(msg + 112) == dqt_crc32c(msg + 48, 64));
 }
 
 /* Round trips over shapes, exact sizes, decode = the table, decode_add with a weight. */
@@ -845,7 +846,7 @@ static void test_roundtrip(void) {
             CHECK(dq_decode(msg, len, out, n) == DQ_OK && memcmp(out, s.table, n * sizeof(float)) == 0);
             for (i = 0; i < n; i++) out[i] = 1.0f;
             CHECK(dq_decode_add(msg, len, -2.0f, out, n) == DQ_OK);
-            for (i = 0; i < n; i++) CHECK(dq__fbits(out[i]) == dq__fbits(1.0f + (-2.0f * s.table[i])));
+            for (i = 0; i < n; i++) CHECK(dq_t_fbits(out[i]) == dq_t_fbits(1.0f + (-2.0f * s.table[i])));
             free(x);
             free(out);
             free(s.table);
@@ -903,7 +904,7 @@ static void test_truncation_corruption(void) {
                      * table cells (to other finite values) can change unnoticed */
                     CHECKF(ck == 0 && i >= 56 && i < 64 + 96, "byte %lu flip %02x accepted", (unsigned long)i,
                            flips[f]);
-                    for (j = 0; j < 24; j++) CHECK(dq__fbits(out[j]) == dq__ld32(b + 64 + 4 * j));
+                    for (j = 0; j < 24; j++) CHECK(dq_t_fbits(out[j]) == dq_t_ld32(b + 64 + 4 * j));
                     if (i < 64) CHECK(memcmp(out, tab, sizeof out) == 0);
                 }
                 if (i < 48)
@@ -917,7 +918,7 @@ static void test_truncation_corruption(void) {
 }
 
 /* Every field check of doc/FORMAT.md 21.4, on a header re-signed with a valid CRC. */
-static void resign(uint8_t *m) { dq__st32(m + 44, dq__crc32c(m, 44)); }
+static void resign(uint8_t *m) { dq_t_st32(m + 44, dqt_crc32c(m, 44)); }
 static void test_fields(void) {
     float x[40], tab[2 * 8], out[16], want[16];
     uint8_t msg[64 + 64 + 4], b[64 + 64 + 4];
@@ -983,8 +984,8 @@ static void test_fields(void) {
     /* with the checksum: a NaN cell with a matching CRC is still refused */
     CHECK(dq_sketch_encode(&s, 1, msg, sizeof msg, &len) == DQ_OK && len == 132);
     memcpy(b, msg, len);
-    dq__st32(b + 64, 0x7FC00000u);
-    dq__st32(b + len - 4, dq__body_crc(b, len));
+    dq_t_st32(b + 64, 0x7FC00000u);
+    dq_t_st32(b + len - 4, crc_of(b + DQ_HEADER_SIZE, len - DQ_HEADER_SIZE - 4u));
     CHECK(dq_decode(b, len, out, 16) == DQ_ERR_CORRUPT);
     CHECK(dq_verify(b, len) == DQ_OK); /* verify checks framing and CRC only */
     /* output length checks of the generic decoders */
@@ -1018,7 +1019,7 @@ static void test_message_api_errors(void) {
     CHECK(dq_sketch_encode(&bad, 0, msg, sizeof msg, &len) == DQ_ERR_PARAM);
     memset(msg, 0x5A, sizeof msg);
     memcpy(before, msg, sizeof msg);
-    tab[3] = dq__bitsf(0x7F800000u);
+    tab[3] = dq_t_bitsf(0x7F800000u);
     CHECK(dq_sketch_encode(&s, 1, msg, sizeof msg, &len) == DQ_ERR_NONFINITE);
     CHECK(memcmp(msg, before, sizeof msg) == 0);
     CHECK(dq_sketch_encode(&s, 1, msg, 63, &len) == DQ_ERR_DST_TOO_SMALL);
@@ -1094,14 +1095,14 @@ static void test_api_errors(void) {
     CHECK(dq_sketch_add_dense(&s, 1, x, 10) == DQ_ERR_RANGE);
     CHECK(dq_sketch_add_dense(&s, 11, x, 0) == DQ_ERR_RANGE);
     CHECK(dq_sketch_add_dense(&s, 10, x, 0) == DQ_OK);
-    x[7] = dq__bitsf(0xFFC00000u);
+    x[7] = dq_t_bitsf(0xFFC00000u);
     CHECK(dq_sketch_add_dense(&s, 0, x, 10) == DQ_ERR_NONFINITE);
     x[7] = 1.0f;
     CHECK(dq_sketch_add_sparse(&s, idx, x, 3) == DQ_OK);
     idx[2] = 10;
     CHECK(dq_sketch_add_sparse(&s, idx, x, 3) == DQ_ERR_RANGE);
     idx[2] = 9;
-    x[1] = dq__bitsf(0x7F800000u);
+    x[1] = dq_t_bitsf(0x7F800000u);
     {
         float before[20];
         memcpy(before, tab, sizeof tab);

@@ -7,6 +7,7 @@
  * scan kernel against its scalar twin. */
 #include "../dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 #include <float.h>
 
@@ -266,7 +267,7 @@ static void check_layout(const uint8_t *m, size_t len, const float *c, size_t n,
     CHECK(dq_index_decode(m + 64, (size_t)slen, got, k, &k2) == DQ_OK && k2 == k);
     CHECK(k == 0 || memcmp(got, ref, k * sizeof *got) == 0);
     for (i = 0; i < k; i++) CHECK(ld32(m + 64 + slen + 4 * i) == fbits(c[ref[i]]));
-    if (cs) CHECK(ld32(m + len - 4) == dq__crc32c(m + 48, len - 52));
+    if (cs) CHECK(ld32(m + len - 4) == dqt_crc32c(m + 48, len - 52));
     free(got);
 }
 
@@ -547,12 +548,12 @@ static void test_randk_indices(void) {
         for (b = 0; b < 4; b++) {
             uint64_t n = big[b][0], k = big[b][1], j, lim = k < 300000 ? k : 300000, a, e;
             uint32_t k0, k1;
-            dq__sp_strata s;
+            dqt_sp_strata s;
             int bad = 0;
             spec_key(9, 8, 7, &k0, &k1);
-            dq__sp_strata_init(&s, n, k, 9, 8, 7);
+            dqt_sp_strata_init(&s, n, k, 9, 8, 7);
             for (j = 0; j < lim && !bad; j++) {
-                size_t i = dq__sp_strata_next(&s, (uint32_t)j);
+                size_t i = dqt_sp_strata_next(&s, (uint32_t)j);
                 spec_stratum(n, k, j, &a, &e);
                 bad = s.m != e - a || (uint64_t)i != a + (((uint64_t)spec_h32(k0, k1, (uint32_t)j) * (e - a)) >> 32);
             }
@@ -914,7 +915,7 @@ static void test_params(void) {
 }
 
 /* ---- untrusted messages */
-static void resign(uint8_t *m) { st32(m + 44, dq__crc32c(m, 44)); }
+static void resign(uint8_t *m) { st32(m + 44, dqt_crc32c(m, 44)); }
 
 /* Every truncation and every single-byte change of m: a status, never a crash, and the output
  * untouched whenever the status is an error. With the checksum every change is an error. */
@@ -1074,8 +1075,8 @@ static void test_kernel_twin(void) {
         }
         lo = it % 4 == 0 ? keyof(x[it % 64]) : it % 4 == 1 ? 0x7F800000u : (uint32_t)(dq_t_next(&r) % 0x7F800001u);
         if (lo > 0x7F800000u) lo = 0x7F800000u;
-        ma = dq__k_sp_mask64(x, mode ? e : NULL, mode == 2 ? a : NULL, lo);
-        mb = dq__sp_mask64__scalar(x, mode ? e : NULL, mode == 2 ? b : NULL, lo);
+        ma = dqt_k(sp_mask64)(x, mode ? e : NULL, mode == 2 ? a : NULL, lo);
+        mb = dqt_scalar(sp_mask64)(x, mode ? e : NULL, mode == 2 ? b : NULL, lo);
         for (j = 0; j < 64 && same_float(a[j], b[j]); j++) {}
         if (ma != mb || j < 64) {
             CHECKF(0, "iteration %d mode %d", it, mode);

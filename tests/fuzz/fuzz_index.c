@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dqsgd.h"
+#include "../internals.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,7 +33,7 @@ static void fuzz_stream(const uint8_t *data, size_t size) {
     again = (uint8_t *)malloc(size);
     if (!a || !b || !again) abort();
     s1 = dq_index_decode(data, size, a, k, &k1);
-    s2 = dq__index_decode_with(data, size, b, k, &k2, dq__svb_decode__scalar);
+    s2 = dqt_index_decode_with(data, size, b, k, &k2, dqt_scalar(svb_decode));
     if (s1 != s2) abort();
     if (s1 == DQ_OK) {
         if (k1 != k || k2 != k || (k && memcmp(a, b, k * sizeof *a) != 0)) abort();
@@ -80,7 +81,7 @@ static void fuzz_recipe(const uint8_t *data, size_t size) {
         if (dq_index_encode(idx, k, n, (dq_index_coder)c, s, size_c, &len) != DQ_OK || len != size_c) abort();
         if (dq_index_decode(s, len, out, k, &k2) != DQ_OK || k2 != k || (k && memcmp(out, idx, k * sizeof *idx)))
             abort();
-        if (dq__index_decode_with(s, len, out, k, &k2, dq__svb_decode__scalar) != DQ_OK || k2 != k ||
+        if (dqt_index_decode_with(s, len, out, k, &k2, dqt_scalar(svb_decode)) != DQ_OK || k2 != k ||
             (k && memcmp(out, idx, k * sizeof *idx)))
             abort();
         free(s);

@@ -1,6 +1,6 @@
 /* fuzz_simd.c - every SIMD kernel compiled into this build against its scalar twin, on inputs
  * the fuzzer chooses: stats, compensate, quant, quant_pack, pack_block, decode_block (the
- * families behind dq__k_*), and dq__k_crc32c where the headers have it. The bytes pick the
+ * families behind dqt_k(), tests/internals.h), and the crc32c kernel. The bytes pick the
  * kernel (byte 0 mod 8: 0 stats, 1 compensate, 2 and 7 quant, 3 quant_pack, 4 pack_block,
  * 5 decode_block, 6 crc32c), lengths 0..1200, element offsets 0..15 and byte offsets 0..63
  * (alignment), widths 1..16, rounding, scale, generator key and index, residual mode, weights,
@@ -13,10 +13,10 @@
  * guard bytes.
  *
  * Preconditions come from the encoder and decoder (see tests/test_simd.c): the quantizer's
- * constants derive from a bucket scale that is 0 or in [2^-100, FLT_MAX] as dq__encode_body
+ * constants derive from a bucket scale that is 0 or in [2^-100, FLT_MAX] as the encoder
  * derives them (smax = levels, thresh -1 or 0.5, inv = smax/scale or 0.5/scale, step =
- * dq__step); codes given to pack_block fit in b bits; row steps are non-negative and finite
- * (dq__decode_body validates the scales); the decode weight and accumulator are arbitrary.
+ * dqt_step); codes given to pack_block fit in b bits; row steps are non-negative and finite
+ * (the decoder validates the scales); the decode weight and accumulator are arbitrary.
  * The tolerated differences are those tests/test_simd.c allows: when two different NaNs meet
  * in one addition (x + e with both NaN, acc + w*v with both NaN), which one comes out depends on
  * operand order the C source does not pin; and the stats sums, once a NaN enters them, may be
@@ -34,7 +34,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* ---------------------------------------------------------------- kernels in this build */
-#include "../simd_kernels.h"
+#include "../internals.h"
 
 static void fz_fail(const char *what) {
     fprintf(stderr, "fuzz_simd: %s\n", what);
@@ -42,7 +42,7 @@ static void fz_fail(const char *what) {
     abort();
 }
 
-/* The kernels dq__k_* selects must be among those compared (or be the scalar twins). */
+/* The kernels dqt_k() selects must be among those compared (or be the scalar twins). */
 static void fz_check_selection(void) {
     size_t k;
     int ok;
@@ -50,16 +50,33 @@ static void fz_check_selection(void) {
     ok = (type)sel == (type)scalar;                                           \
     for (k = 0; table[k].name; k++) ok |= (type)sel == table[k].fn;           \
     if (!ok) fz_fail(#sel " is not among the kernels compared");
-    FZ_SELECTED(STATS_K, stats_fn, dq__k_stats, dq__stats__scalar)
-    FZ_SELECTED(COMP_K, comp_fn, dq__k_compensate, dq__compensate__scalar)
-    FZ_SELECTED(QUANT_K, quant_fn, dq__k_quant, dq__quant__scalar)
-    FZ_SELECTED(QPACK_K, qpack_fn, dq__k_quant_pack, dq__quant_pack__scalar)
-    FZ_SELECTED(PACK_K, pack_fn, dq__k_pack_block, dq__pack_block__scalar)
-    FZ_SELECTED(DEC_K, dec_fn, dq__k_decode_block, dq__decode_block__scalar)
+    FZ_SELECTED(DQT_STATS_K, dqt_stats_fn, dqt_k(stats), dqt_scalar(stats))
+    FZ_SELECTED(DQT_COMP_K, dqt_comp_fn, dqt_k(compensate), dqt_scalar(compensate))
+    FZ_SELECTED(DQT_QUANT_K, dqt_quant_fn, dqt_k(quant), dqt_scalar(quant))
+    FZ_SELECTED(DQT_QPACK_K, dqt_qpack_fn, dqt_k(quant_pack), dqt_scalar(quant_pack))
+    FZ_SELECTED(DQT_PACK_K, dqt_pack_fn, dqt_k(pack_block), dqt_scalar(pack_block))
+    FZ_SELECTED(DQT_DEC_K, dqt_dec_fn, dqt_k(decode_block), dqt_scalar(decode_block))
 #undef FZ_SELECTED
 }
 
 /* ---------------------------------------------------------------- input bytes */
+static uint32_t fz_fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static float fz_bitsf(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+/* The splitmix64 finalizer: bytes past the end of the input. */
+static uint64_t fz_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
 typedef struct fz_in {
     const uint8_t *p;
     size_t n, i;
@@ -70,7 +87,7 @@ typedef struct fz_in {
 static unsigned fz_u8(fz_in *in) {
     if (in->i < in->n) return in->p[in->i++];
     in->s += 0x9E3779B97F4A7C15u;
-    return (unsigned)(dq__mix64(in->s) >> 56);
+    return (unsigned)(fz_mix64(in->s) >> 56);
 }
 static uint32_t fz_u16(fz_in *in) {
     uint32_t v = fz_u8(in);
@@ -87,9 +104,9 @@ static float fz_value(fz_in *in, float inv, float smax, unsigned bits, const flo
     uint32_t w, sgn;
     float s, lv;
     unsigned c;
-    if (!in->classes) return dq__bitsf(fz_u32(in));
+    if (!in->classes) return fz_bitsf(fz_u32(in));
     c = fz_u8(in) % 34u;
-    if (c >= 30u) return dq__bitsf(fz_u32(in)); /* raw bits */
+    if (c >= 30u) return fz_bitsf(fz_u32(in)); /* raw bits */
     w = fz_u32(in);
     sgn = w & 0x80000000u;
     s = sgn ? -1.0f : 1.0f;
@@ -98,14 +115,14 @@ static float fz_value(fz_in *in, float inv, float smax, unsigned bits, const flo
     switch (c) {
         case 0: return 0.0f;
         case 1: return -0.0f;
-        case 2: return dq__bitsf(sgn | 1u); /* smallest subnormal */
-        case 3: return dq__bitsf(sgn | ((w & 0x007FFFFFu) ? (w & 0x007FFFFFu) : 1u)); /* subnormal */
+        case 2: return fz_bitsf(sgn | 1u); /* smallest subnormal */
+        case 3: return fz_bitsf(sgn | ((w & 0x007FFFFFu) ? (w & 0x007FFFFFu) : 1u)); /* subnormal */
         case 4: return s * FLT_MAX;
         case 5: return s * 3e38f;
         case 6: return s * FLT_MIN;
-        case 7: return dq__bitsf(sgn | 0x7F800000u); /* Inf */
-        case 8: return dq__bitsf(sgn | 0x7F800000u | ((w & 0x007FFFFFu) ? (w & 0x007FFFFFu) : 1u)); /* NaN */
-        case 9: return dq__bitsf(sgn | 0x7FC00000u); /* default NaN */
+        case 7: return fz_bitsf(sgn | 0x7F800000u); /* Inf */
+        case 8: return fz_bitsf(sgn | 0x7F800000u | ((w & 0x007FFFFFu) ? (w & 0x007FFFFFu) : 1u)); /* NaN */
+        case 9: return fz_bitsf(sgn | 0x7FC00000u); /* default NaN */
         case 10: return s * (lv / inv); /* r == integer */
         case 11: return s * ((lv + 0.5f) / inv); /* r == integer + 0.5 */
         case 12: return s * nextafterf(lv / inv, FLT_MAX); /* around the boundaries */
@@ -120,8 +137,8 @@ static float fz_value(fz_in *in, float inv, float smax, unsigned bits, const flo
         case 19: return s * ((float)(w & 63u) * 0.125f / inv); /* small dyadic multiples */
         case 20: return s * 1e30f;
         case 21: return s * 1e-30f;
-        case 22: return dq__bitsf(sgn | (0x77000000u + (w & 0x07FFFFFFu))); /* huge: 2^111 .. 2^127 */
-        case 23: return dq__bitsf(sgn | (w & 0x00FFFFFFu)); /* subnormal or just above */
+        case 22: return fz_bitsf(sgn | (0x77000000u + (w & 0x07FFFFFFu))); /* huge: 2^111 .. 2^127 */
+        case 23: return fz_bitsf(sgn | (w & 0x00FFFFFFu)); /* subnormal or just above */
         case 24: return partner ? -*partner : s * lv;       /* x + e == +0 */
         case 25: return partner ? *partner : -lv;           /* x + e doubles (may overflow) */
         case 26: return partner ? (*partner == 0.0f ? 1.0f : -*partner * 0.5f) : s * 0.5f;
@@ -182,9 +199,9 @@ static void guard_check(const gbuf *g, const char *kernel) {
     }
 }
 
-static int fz_isnan(float f) { return (dq__fbits(f) & 0x7FFFFFFFu) > 0x7F800000u; }
+static int fz_isnan(float f) { return (fz_fbits(f) & 0x7FFFFFFFu) > 0x7F800000u; }
 /* The quiet NaN an operation returns for a NaN operand (x86 keeps sign and payload). */
-static uint32_t fz_quiet(float f) { return dq__fbits(f) | 0x00400000u; }
+static uint32_t fz_quiet(float f) { return fz_fbits(f) | 0x00400000u; }
 /* Two NaN operands that would give different results depending on their order. */
 static int fz_nan_pair(float a, float b) { return fz_isnan(a) && fz_isnan(b) && fz_quiet(a) != fz_quiet(b); }
 
@@ -205,7 +222,7 @@ static int same_dbl(double a, double b, int nan_ok) {
 }
 
 static void fz_stats(fz_in *in) {
-    static const unsigned masks[] = {DQ__ST_SQ, DQ__ST_ABS, DQ__ST_MAX, DQ__ST_SQ | DQ__ST_ABS | DQ__ST_MAX};
+    static const unsigned masks[] = {DQT_ST_SQ, DQT_ST_ABS, DQT_ST_MAX, DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX};
     unsigned a = fz_u8(in), mask = masks[a & 3u];
     int with_e = (a & 4u) != 0;
     size_t n = (a & 8u) ? fz_u8(in) % 80u : fz_u16(in) % 1201u;
@@ -213,23 +230,23 @@ static void fz_stats(fz_in *in) {
     float *xd = (float *)fz_alloc(n * 4u), *ed = with_e ? (float *)fz_alloc(n * 4u) : NULL;
     void *xb, *eb = NULL;
     const float *x, *e = NULL;
-    dq__stats ref, got;
+    dqt_stats ref, got;
     int nan_ok;
     fz_values(in, xd, n, 1.0f, 7.0f, 4, NULL);
     if (with_e) fz_values(in, ed, n, 1.0f, 7.0f, 4, xd);
     x = (const float *)in_block(xd, n, xoff, 4, &xb);
     if (with_e) e = (const float *)in_block(ed, n, eoff, 4, &eb);
     nan_ok = stats_nan_in(x, e, n);
-    dq__stats__scalar(x, e, n, mask, &ref);
-    for (k = 0; STATS_K[k].name; k++) {
+    dqt_scalar(stats)(x, e, n, mask, &ref);
+    for (k = 0; DQT_STATS_K[k].name; k++) {
         memset(&got, 0x77, sizeof got);
-        STATS_K[k].fn(x, e, n, mask, &got);
+        DQT_STATS_K[k].fn(x, e, n, mask, &got);
         if (!same_dbl(got.sumsq, ref.sumsq, nan_ok) || !same_dbl(got.sumabs, ref.sumabs, nan_ok) ||
             got.maxbits != ref.maxbits) {
             fprintf(stderr,
                     "fuzz_simd: stats__%s mask %u n %lu e %d offs %lu/%lu: sumsq %.17g vs %.17g, sumabs %.17g vs "
                     "%.17g, maxbits %08lx vs %08lx\n",
-                    STATS_K[k].name, mask, (unsigned long)n, with_e, (unsigned long)xoff, (unsigned long)eoff,
+                    DQT_STATS_K[k].name, mask, (unsigned long)n, with_e, (unsigned long)xoff, (unsigned long)eoff,
                     got.sumsq, ref.sumsq, got.sumabs, ref.sumabs, (unsigned long)got.maxbits,
                     (unsigned long)ref.maxbits);
             abort();
@@ -252,25 +269,25 @@ static void fz_compensate(fz_in *in) {
     fz_values(in, xd, n, 1.0f, 7.0f, 4, NULL);
     fz_values(in, ed, n, 1.0f, 7.0f, 4, xd);
     if (n) memcpy(eref, alias ? xd : ed, n * 4u);
-    dq__compensate__scalar(alias ? eref : xd, eref, n);
-    for (k = 0; COMP_K[k].name; k++) {
+    dqt_scalar(compensate)(alias ? eref : xd, eref, n);
+    for (k = 0; DQT_COMP_K[k].name; k++) {
         gbuf ge;
         void *xb = NULL;
         float *e = (float *)out_block(&ge, alias ? xd : ed, n, eoff, 4);
         const float *x = alias ? e : (const float *)in_block(xd, n, xoff, 4, &xb);
-        COMP_K[k].fn(x, e, n);
+        DQT_COMP_K[k].fn(x, e, n);
         for (i = 0; i < n; i++) {
             if (memcmp(e + i, eref + i, 4) == 0) continue;
             if (!alias && fz_nan_pair(xd[i], ed[i]) && fz_isnan(e[i])) continue;
             fprintf(stderr,
                     "fuzz_simd: compensate__%s n %lu alias %d offs %lu/%lu at %lu: x %08lx e %08lx got %08lx want "
                     "%08lx\n",
-                    COMP_K[k].name, (unsigned long)n, alias, (unsigned long)xoff, (unsigned long)eoff,
-                    (unsigned long)i, (unsigned long)dq__fbits(xd[i]), (unsigned long)dq__fbits(ed[i]),
-                    (unsigned long)dq__fbits(e[i]), (unsigned long)dq__fbits(eref[i]));
+                    DQT_COMP_K[k].name, (unsigned long)n, alias, (unsigned long)xoff, (unsigned long)eoff,
+                    (unsigned long)i, (unsigned long)fz_fbits(xd[i]), (unsigned long)fz_fbits(ed[i]),
+                    (unsigned long)fz_fbits(e[i]), (unsigned long)fz_fbits(eref[i]));
             abort();
         }
-        guard_check(&ge, COMP_K[k].name);
+        guard_check(&ge, DQT_COMP_K[k].name);
         if (!alias && n && memcmp(x, xd, n * 4u) != 0) fz_fail("compensate modified x");
         free(ge.base);
         free(xb);
@@ -286,49 +303,49 @@ static void fz_compensate(fz_in *in) {
  * data afterwards the way the encoder does it. */
 static float fz_scale(fz_in *in, unsigned bits) {
     unsigned c = fz_u8(in);
-    float lv = bits == 1 ? 0.5f : dq__levels(bits), s;
+    float lv = bits == 1 ? 0.5f : dqt_levels(bits), s;
     switch (c & 15u) {
         case 0: return 0.0f;
         case 1:
         case 2: return ldexpf(lv, (int)(c >> 4) * 3 - 24); /* inv = 2^k */
         case 3: /* any positive finite float; below 2^-100 the encoder sends 0 */
-            s = dq__bitsf(fz_u32(in) & 0x7FFFFFFFu);
+            s = fz_bitsf(fz_u32(in) & 0x7FFFFFFFu);
             if (!(s <= FLT_MAX)) s = FLT_MAX;
-            return s < DQ__MIN_SCALE ? 0.0f : s;
-        case 4: return DQ__MIN_SCALE;
+            return s < DQT_MIN_SCALE ? 0.0f : s;
+        case 4: return DQT_MIN_SCALE;
         case 5: return 1.5e-30f;
         case 6: return 1e37f;
         case 7: return FLT_MAX;
-        case 8: return dq__bitsf(DQ__MAX_SCALE_BITS); /* the largest the encoder accepts */
+        case 8: return fz_bitsf(DQT_MAX_SCALE_BITS); /* the largest the encoder accepts */
         case 9: return (float)(0.01 + (double)fz_u16(in) * (100.0 / 65536.0));
         default: return -1.0f;
     }
 }
-/* The encoder's scale of x for a norm (dq__scale_bucket); 1 when the encoder would refuse x. */
+/* The encoder's scale of x for a norm (as it scales a bucket); 1 when the encoder would refuse x. */
 static float fz_data_scale(const float *x, size_t n, unsigned bits, int stoch, unsigned norm_sel) {
-    dq__cfg c;
-    dq__stats st;
+    dqt_cfg c;
+    dqt_stats st;
     float scale;
     memset(&c, 0, sizeof c);
     c.bits = bits;
     c.stochastic = (unsigned)stoch;
-    c.norm = bits == 1 && !stoch ? DQ__NORM_WIRE_MEAN : (norm_sel ? DQ__NORM_WIRE_MAX : DQ__NORM_WIRE_L2);
+    c.norm = bits == 1 && !stoch ? DQT_NORM_WIRE_MEAN : (norm_sel ? DQT_NORM_WIRE_MAX : DQT_NORM_WIRE_L2);
     if (n == 0) return 1.0f;
-    dq__stats__scalar(x, NULL, n,
-                      c.norm == DQ__NORM_WIRE_MAX ? DQ__ST_MAX : (c.norm == DQ__NORM_WIRE_MEAN ? DQ__ST_ABS : DQ__ST_SQ),
+    dqt_scalar(stats)(x, NULL, n,
+                      c.norm == DQT_NORM_WIRE_MAX ? DQT_ST_MAX : (c.norm == DQT_NORM_WIRE_MEAN ? DQT_ST_ABS : DQT_ST_SQ),
                       &st);
-    if (dq__bucket_scale(&c, &st, n, &scale) != DQ_OK) return 1.0f;
+    if (dqt_bucket_scale(&c, &st, n, &scale) != DQ_OK) return 1.0f;
     return scale;
 }
 
-static void quant_report(const char *kname, const dq__qctx *q, const float *x, size_t n, size_t off, int resmode,
+static void quant_report(const char *kname, const dqt_qctx *q, const float *x, size_t n, size_t off, int resmode,
                          size_t d, const char *field, uint32_t got, uint32_t want) {
     fprintf(stderr,
             "fuzz_simd: %s %s differs: n %lu off %lu bits %u %s resmode %d at i %lu: x %08lx got %08lx want %08lx "
             "[inv %08lx step %08lx k0 %08lx k1h %08lx lo %08lx]\n",
             kname, field, (unsigned long)n, (unsigned long)off, q->bits, q->thresh < 0.0f ? "stoch" : "nearest", resmode,
-            (unsigned long)d, (unsigned long)dq__fbits(x[d]), (unsigned long)got, (unsigned long)want,
-            (unsigned long)dq__fbits(q->inv), (unsigned long)dq__fbits(q->step), (unsigned long)q->k0,
+            (unsigned long)d, (unsigned long)fz_fbits(x[d]), (unsigned long)got, (unsigned long)want,
+            (unsigned long)fz_fbits(q->inv), (unsigned long)fz_fbits(q->step), (unsigned long)q->k0,
             (unsigned long)q->k1h, (unsigned long)q->lo);
     abort();
 }
@@ -348,33 +365,33 @@ static void fz_quant(fz_in *in, int fused) {
     unsigned a = fz_u8(in), bits = 1u + (a & 15u);
     int stoch = (a & 16u) == 0, resmode = (int)(fz_u8(in) % 3u);
     unsigned norm_sel = (a >> 5) & 1u;
-    size_t n = fused ? DQ__BLOCK : ((a & 64u) ? fz_u8(in) % 80u : fz_u16(in) % 1201u);
+    size_t n = fused ? DQT_BLOCK : ((a & 64u) ? fz_u8(in) % 80u : fz_u16(in) % 1201u);
     size_t off = fz_u8(in), xoff = (off & 15u) * 4u, roff = (off >> 4) * 4u, k, d;
     float scale = fz_scale(in, bits);
     uint32_t k0 = fz_u32(in), k1h = fz_u32(in), lo;
     float *xd = (float *)fz_alloc(n * 4u), *xr = (float *)fz_alloc(n * 4u), *rr = (float *)fz_alloc(n * 4u);
     uint32_t *cr = (uint32_t *)fz_alloc(n * 4u);
     uint8_t pref[32u * 16u];
-    dq__qctx q;
+    dqt_qctx q;
     switch (fz_u8(in) & 3u) {
         case 0: lo = 0; break;
         case 1: lo = 0xFFFFFFFFu - (uint32_t)(n / 2u); break; /* the index wraps inside the segment */
         default: lo = fz_u32(in); break;
     }
-    qctx_make(&q, bits, scale < 0.0f ? 1.0f : scale, stoch, k0, k1h, lo);
+    dqt_qctx_make(&q, bits, scale < 0.0f ? 1.0f : scale, stoch, k0, k1h, lo);
     fz_values(in, xd, n, q.inv, q.smax, bits, NULL);
     if (scale < 0.0f) scale = fz_data_scale(xd, n, bits, stoch, norm_sel);
-    qctx_make(&q, bits, scale, stoch, k0, k1h, lo);
+    dqt_qctx_make(&q, bits, scale, stoch, k0, k1h, lo);
     /* the reference */
     if (n) memcpy(xr, xd, n * 4u);
     if (fused) {
-        dq__quant_pack__scalar(&q, xr, resmode == 0 ? NULL : resmode == 1 ? rr : xr, pref);
+        dqt_scalar(quant_pack)(&q, xr, resmode == 0 ? NULL : resmode == 1 ? rr : xr, pref);
     } else {
-        dq__quant__scalar(&q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
+        dqt_scalar(quant)(&q, xr, n, cr, resmode == 0 ? NULL : resmode == 1 ? rr : xr);
     }
     if (resmode == 2 && n) memcpy(rr, xr, n * 4u);
-    for (k = 0; fused ? QPACK_K[k].name != NULL : QUANT_K[k].name != NULL; k++) {
-        const char *kname = fused ? QPACK_K[k].name : QUANT_K[k].name;
+    for (k = 0; fused ? DQT_QPACK_K[k].name != NULL : DQT_QUANT_K[k].name != NULL; k++) {
+        const char *kname = fused ? DQT_QPACK_K[k].name : DQT_QUANT_K[k].name;
         char label[32];
         gbuf gc = {NULL, 0, 0}, gr = {NULL, 0, 0}, gx = {NULL, 0, 0};
         void *xb = NULL;
@@ -394,9 +411,9 @@ static void fz_quant(fz_in *in, int fused) {
             if (resmode == 1) res = (float *)out_block(&gr, NULL, n, roff ^ 4u, 4);
         }
         if (fused)
-            QPACK_K[k].fn(&q, x, res, packed);
+            DQT_QPACK_K[k].fn(&q, x, res, packed);
         else
-            QUANT_K[k].fn(&q, x, n, codes, res);
+            DQT_QUANT_K[k].fn(&q, x, n, codes, res);
         if (fused) {
             size_t bytes = 32u * bits;
             if (memcmp(packed, pref, bytes) != 0) {
@@ -406,7 +423,7 @@ static void fz_quant(fz_in *in, int fused) {
                         "fuzz_simd: %s bits %u %s resmode %d: byte %lu is %02x, scalar %02x [inv %08lx step %08lx "
                         "k0 %08lx k1h %08lx lo %08lx]\n",
                         label, bits, stoch ? "stoch" : "nearest", resmode, (unsigned long)d, packed[d], pref[d],
-                        (unsigned long)dq__fbits(q.inv), (unsigned long)dq__fbits(q.step), (unsigned long)q.k0,
+                        (unsigned long)fz_fbits(q.inv), (unsigned long)fz_fbits(q.step), (unsigned long)q.k0,
                         (unsigned long)q.k1h, (unsigned long)q.lo);
                 abort();
             }
@@ -414,7 +431,7 @@ static void fz_quant(fz_in *in, int fused) {
             quant_report(label, &q, xd, n, xoff, resmode, d, "code", codes[d], cr[d]);
         }
         if (res && (d = diff32(res, rr, n)) < n)
-            quant_report(label, &q, xd, n, xoff, resmode, d, "residual", dq__fbits(res[d]), dq__fbits(rr[d]));
+            quant_report(label, &q, xd, n, xoff, resmode, d, "residual", fz_fbits(res[d]), fz_fbits(rr[d]));
         if (resmode != 2 && n && memcmp(x, xd, n * 4u) != 0) fz_fail("quant modified x");
         guard_check(&gc, label);
         if (gr.base) guard_check(&gr, label);
@@ -433,13 +450,13 @@ static void fz_quant(fz_in *in, int fused) {
 /* ---------------------------------------------------------------- pack_block */
 static void fz_pack(fz_in *in) {
     unsigned a = fz_u8(in), b = 1u + (a & 15u), pat = (a >> 4) & 7u, i;
-    uint32_t mask = (uint32_t)((1u << b) - 1u), codes[DQ__BLOCK];
+    uint32_t mask = (uint32_t)((1u << b) - 1u), codes[DQT_BLOCK];
     size_t off = fz_u8(in), coff = (off & 15u) * 4u, ooff = off >> 2, k, bytes = 32u * b, d;
     uint8_t ref[32u * 16u];
     void *cb;
     const uint32_t *cin;
     uint32_t one = fz_u8(in);
-    for (i = 0; i < DQ__BLOCK; i++) {
+    for (i = 0; i < DQT_BLOCK; i++) {
         switch (pat) {
             case 0: codes[i] = mask; break;
             case 1: codes[i] = 0; break;
@@ -449,21 +466,21 @@ static void fz_pack(fz_in *in) {
             default: codes[i] = fz_u32(in) & mask; break;
         }
     }
-    cin = (const uint32_t *)in_block(codes, DQ__BLOCK, coff, 4, &cb);
-    dq__pack_block__scalar(cin, b, ref);
-    for (k = 0; PACK_K[k].name; k++) {
+    cin = (const uint32_t *)in_block(codes, DQT_BLOCK, coff, 4, &cb);
+    dqt_scalar(pack_block)(cin, b, ref);
+    for (k = 0; DQT_PACK_K[k].name; k++) {
         gbuf go;
         uint8_t *out = (uint8_t *)out_block(&go, NULL, bytes, ooff, 1);
-        PACK_K[k].fn(cin, b, out);
+        DQT_PACK_K[k].fn(cin, b, out);
         if (memcmp(out, ref, bytes) != 0) {
             for (d = 0; d < bytes && out[d] == ref[d]; d++) {
             }
             fprintf(stderr, "fuzz_simd: pack_block__%s b %u pattern %u offs %lu/%lu: byte %lu is %02x, scalar %02x\n",
-                    PACK_K[k].name, b, pat, (unsigned long)coff, (unsigned long)ooff, (unsigned long)d, out[d],
+                    DQT_PACK_K[k].name, b, pat, (unsigned long)coff, (unsigned long)ooff, (unsigned long)d, out[d],
                     ref[d]);
             abort();
         }
-        guard_check(&go, PACK_K[k].name);
+        guard_check(&go, DQT_PACK_K[k].name);
         free(go.base);
     }
     if (memcmp(cin, codes, sizeof codes) != 0) fz_fail("pack_block modified its codes");
@@ -471,33 +488,33 @@ static void fz_pack(fz_in *in) {
 }
 
 /* ---------------------------------------------------------------- decode_block */
-/* A row step as dq__decode_body can produce it (step of a scale in [0, 2^126], subnormal
+/* A row step as the decoder can produce it (step of a scale in [0, 2^126], subnormal
  * scales included) or the edge values tests/test_simd.c uses; always non-negative, finite. */
 static float fz_step(fz_in *in, unsigned b) {
     unsigned c = fz_u8(in);
     switch (c & 7u) {
         case 0: return 0.0f;
-        case 1: return dq__bitsf(1u + fz_u32(in) % 0x007FFFFFu);
+        case 1: return fz_bitsf(1u + fz_u32(in) % 0x007FFFFFu);
         case 2: return FLT_MAX / 3.0f;
         case 3: return FLT_MAX;
-        case 4: return (c & 8u) ? 1e-30f : dq__step(b, dq__bitsf(DQ__MAX_SCALE_BITS));
+        case 4: return (c & 8u) ? 1e-30f : dqt_step(b, fz_bitsf(DQT_MAX_SCALE_BITS));
         case 5: {
-            float s = dq__bitsf(fz_u32(in) & 0x7FFFFFFFu);
+            float s = fz_bitsf(fz_u32(in) & 0x7FFFFFFFu);
             return s <= FLT_MAX ? s : FLT_MAX;
         }
-        default: return dq__step(b, dq__bitsf(fz_u32(in) % (DQ__MAX_SCALE_BITS + 1u)));
+        default: return dqt_step(b, fz_bitsf(fz_u32(in) % (DQT_MAX_SCALE_BITS + 1u)));
     }
 }
 static float fz_weight(fz_in *in) {
     static const float w[] = {0.3f, 1.0f, -2.5f, 0.0f, -0.0f, 1e-20f, 0.125f, -1.0f, FLT_MAX, 1e30f, 1.0f / 3.0f};
     unsigned c = fz_u8(in);
     if (c < 11u * 16u) return w[c % 11u];
-    if (c < 240u) return dq__bitsf(fz_u32(in)); /* any bits: NaN and Inf included */
+    if (c < 240u) return fz_bitsf(fz_u32(in)); /* any bits: NaN and Inf included */
     switch (c & 3u) {
-        case 0: return dq__bitsf(0x7F800000u);
-        case 1: return dq__bitsf(0xFF800000u);
-        case 2: return dq__bitsf(0x7FC00000u);
-        default: return dq__bitsf(0xFFA12345u);
+        case 0: return fz_bitsf(0x7F800000u);
+        case 1: return fz_bitsf(0xFF800000u);
+        case 2: return fz_bitsf(0x7FC00000u);
+        default: return fz_bitsf(0xFFA12345u);
     }
 }
 
@@ -507,41 +524,41 @@ static void fz_decode(fz_in *in) {
     size_t off = fz_u8(in), ioff = off & 63u, ooff = ((off >> 6) | ((size_t)(a >> 6) << 2)) * 4u, i, k;
     size_t bytes = 32u * b;
     uint8_t raw[32u * 16u];
-    float rowstep[DQ__ROWS], acc0[DQ__BLOCK], ref[DQ__BLOCK], w = fz_weight(in);
-    uint32_t codes[DQ__BLOCK];
+    float rowstep[DQT_ROWS], acc0[DQT_BLOCK], ref[DQT_BLOCK], w = fz_weight(in);
+    uint32_t codes[DQT_BLOCK];
     void *ib, *sb;
     const uint8_t *inb;
     const float *rs;
     for (i = 0; i < bytes; i++) raw[i] = (uint8_t)fz_u8(in); /* any bytes are valid codes */
-    for (r = 0; r < DQ__ROWS; r++) rowstep[r] = (same && r) ? rowstep[0] : fz_step(in, b);
-    if (add) fz_values(in, acc0, DQ__BLOCK, 1.0f, 7.0f, 4, NULL);
+    for (r = 0; r < DQT_ROWS; r++) rowstep[r] = (same && r) ? rowstep[0] : fz_step(in, b);
+    if (add) fz_values(in, acc0, DQT_BLOCK, 1.0f, 7.0f, 4, NULL);
     else
         memset(acc0, 0x6B, sizeof acc0);
     inb = (const uint8_t *)in_block(raw, bytes, ioff, 1, &ib);
-    rs = (const float *)in_block(rowstep, DQ__ROWS, (off & 3u) * 4u, 4, &sb);
+    rs = (const float *)in_block(rowstep, DQT_ROWS, (off & 3u) * 4u, 4, &sb);
     memcpy(ref, acc0, sizeof ref);
-    dq__decode_block__scalar(inb, b, rs, w, add, ref);
-    dq__unpack_block__scalar(inb, b, codes);
-    for (k = 0; DEC_K[k].name; k++) {
+    dqt_scalar(decode_block)(inb, b, rs, w, add, ref);
+    dqt_scalar(unpack_block)(inb, b, codes);
+    for (k = 0; DQT_DEC_K[k].name; k++) {
         gbuf go;
-        float *out = (float *)out_block(&go, acc0, DQ__BLOCK, ooff, 4);
-        DEC_K[k].fn(inb, b, rs, w, add, out);
-        for (i = 0; i < DQ__BLOCK; i++) {
+        float *out = (float *)out_block(&go, acc0, DQT_BLOCK, ooff, 4);
+        DQT_DEC_K[k].fn(inb, b, rs, w, add, out);
+        for (i = 0; i < DQT_BLOCK; i++) {
             float t;
             if (memcmp(out + i, ref + i, 4) == 0) continue;
             /* acc + w*v with two different NaNs: either may come out */
-            t = w * dq__decode_value(codes[i], b, rowstep[i / DQ__LANES]);
+            t = w * dqt_decode_value(codes[i], b, rowstep[i / DQT_LANES]);
             if (add && fz_nan_pair(acc0[i], t) && fz_isnan(out[i]) && fz_isnan(ref[i])) continue;
             fprintf(stderr,
                     "fuzz_simd: decode_block__%s b %u add %d w %08lx offs %lu/%lu at %lu: code %lx step %08lx acc "
                     "%08lx got %08lx want %08lx\n",
-                    DEC_K[k].name, b, add, (unsigned long)dq__fbits(w), (unsigned long)ioff, (unsigned long)ooff,
-                    (unsigned long)i, (unsigned long)codes[i], (unsigned long)dq__fbits(rowstep[i / DQ__LANES]),
-                    (unsigned long)dq__fbits(acc0[i]), (unsigned long)dq__fbits(out[i]),
-                    (unsigned long)dq__fbits(ref[i]));
+                    DQT_DEC_K[k].name, b, add, (unsigned long)fz_fbits(w), (unsigned long)ioff, (unsigned long)ooff,
+                    (unsigned long)i, (unsigned long)codes[i], (unsigned long)fz_fbits(rowstep[i / DQT_LANES]),
+                    (unsigned long)fz_fbits(acc0[i]), (unsigned long)fz_fbits(out[i]),
+                    (unsigned long)fz_fbits(ref[i]));
             abort();
         }
-        guard_check(&go, DEC_K[k].name);
+        guard_check(&go, DQT_DEC_K[k].name);
         free(go.base);
     }
     if (memcmp(inb, raw, bytes) != 0 || memcmp(rs, rowstep, sizeof rowstep) != 0) fz_fail("decode_block modified its input");
@@ -550,10 +567,9 @@ static void fz_decode(fz_in *in) {
 }
 
 /* ---------------------------------------------------------------- crc32c */
-/* The CRC32C register update, where the headers have one (dq__k_crc32c: SSE4.2 or the table):
+/* The CRC32C register update (the crc32c kernel: SSE4.2 or the table) against its scalar twin:
  * any start value, length 0..4999 and byte offset 0..63. */
 static void fz_crc(fz_in *in) {
-#ifdef dq__k_crc32c
     uint32_t c = fz_u32(in), got, want;
     unsigned a = fz_u8(in);
     size_t n = (a & 1u) ? fz_u8(in) % 40u : fz_u16(in) % 5000u, off = a >> 2, i;
@@ -561,17 +577,14 @@ static void fz_crc(fz_in *in) {
     const uint8_t *p = blk + off;
     memset(blk, 0x5A, off);
     for (i = 0; i < n; i++) blk[off + i] = (uint8_t)fz_u8(in);
-    want = dq__crc32c__scalar(c, p, n);
-    got = dq__k_crc32c(c, p, n);
+    want = dqt_scalar(crc32c)(c, p, n);
+    got = dqt_k(crc32c)(c, p, n);
     if (got != want) {
-        fprintf(stderr, "fuzz_simd: dq__k_crc32c start %08lx n %lu off %lu: %08lx, scalar %08lx\n", (unsigned long)c,
+        fprintf(stderr, "fuzz_simd: crc32c kernel start %08lx n %lu off %lu: %08lx, scalar %08lx\n", (unsigned long)c,
                 (unsigned long)n, (unsigned long)off, (unsigned long)got, (unsigned long)want);
         abort();
     }
     free(blk);
-#else
-    (void)in;
-#endif
 }
 
 /* ---------------------------------------------------------------- entry */

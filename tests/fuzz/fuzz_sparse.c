@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dqsgd.h"
+#include "../internals.h"
 
 #define FUZZ_MAX_COUNT (1u << 20) /* keep allocations small */
 
@@ -27,6 +28,19 @@ static uint32_t fb(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
+}
+/* little-endian stores and loads (the wire format) */
+static void fz_st32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static uint64_t fz_ld64(const uint8_t *p) {
+    uint64_t v = 0;
+    unsigned i;
+    for (i = 8; i-- > 0;) v = v << 8 | p[i];
+    return v;
 }
 
 static void fuzz_decode(const uint8_t *data, size_t size) {
@@ -69,10 +83,10 @@ static void fuzz_resigned(const uint8_t *data, size_t size) {
     m = (uint8_t *)malloc(size);
     if (!m) abort();
     memcpy(m, data, size);
-    dq__st32(m + 44, dq__crc32c(m, 44));
+    fz_st32(m + 44, dqt_crc32c(m, 44));
     if (dq_header_read(m, size, &h) == DQ_OK && (h.flags & DQ_FLAG_CHECKSUM) && h.msg_size <= size &&
         h.msg_size >= DQ_HEADER_SIZE + 4u)
-        dq__st32(m + h.msg_size - 4u, dq__body_crc(m, h.msg_size));
+        fz_st32(m + h.msg_size - 4u, dqt_crc32c(m + DQ_HEADER_SIZE, h.msg_size - DQ_HEADER_SIZE - 4u));
     fuzz_decode(m, size);
     free(m);
 }
@@ -178,7 +192,7 @@ static void fuzz_recipe(const uint8_t *data, size_t size) {
             if (fb(dec[i]) != fb(kept ? c[i] : 0.0f)) abort();
             k += (size_t)kept;
         }
-        if (len != 64u + (size_t)dq__ld64(msg + 56) + 4u * k + 4u * p.checksum) abort();
+        if (len != 64u + (size_t)fz_ld64(msg + 56) + 4u * k + 4u * p.checksum) abort();
     } else { /* one element per stratum [floor(j n / k), floor((j + 1) n / k)) */
         size_t j;
         if (len != cap) abort();
