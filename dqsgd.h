@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.6.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.7.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -58,10 +58,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 6
+#define DQSGD_VERSION_MINOR 7
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.6.0"
+#define DQSGD_VERSION_STRING "0.7.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -348,7 +348,10 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
  *  dq_decode_range(), dq_decode_add_range() : decode elements begin..end-1 into out[0..end-begin)
  *                     or add weight * them to acc[0..end-begin). They check the header, the
  *                     range's scales and padding, but not the payload checksum: call
- *                     dq_verify() once for the whole message first. */
+ *                     dq_verify() once for the whole message first. They also read rANS
+ *                     messages (coder 3): the chunks that hold the range are decoded and
+ *                     checked whole before out is touched, so threads can decode one message
+ *                     in ranges; Elias and coder-2 messages are one stream (DQ_ERR_PARAM). */
 DQ_API size_t dq_range_align(const dq_params *p, size_t n);
 DQ_API dq_status dq_encode_range(const dq_params *p, size_t n, size_t begin, size_t end, const float *x,
                                  float *residual, void *dst, size_t dst_cap);
@@ -365,7 +368,8 @@ DQ_API dq_status dq_verify(const void *src, size_t src_len);
  *  No coded form larger than the fixed layout is written: where a forced coder's message would
  *  be larger (Elias on dense codes, rANS on near-uniform ones), dq_encode() and dq_recode()
  *  write the fixed layout (header coder 0), so dq_encode_bound() holds for every message.
- *  Coded messages are whole: the range and block APIs take the fixed coder only (DQ_ERR_PARAM).
+ *  Coded messages are encoded whole: the range encoder and the block APIs take the fixed layout
+ *  only (DQ_ERR_PARAM); rANS messages (coder 3) decode in ranges too (dq_decode_range).
  *  DQ_CODER_ELIAS needs bits >= 2, DQ_CODER_RANS bits <= 8 (DQ_ERR_PARAM); DQ_CODER_AUTO
  *  considers the coders the width allows.
  *  dq_encode_bound_coded() : a dst_cap (the sender's, not a message size) with which any coder
@@ -2771,6 +2775,7 @@ typedef struct dq__cdec {
     size_t len;
     size_t body; /* rANS: offset of the states (coder 2) or of the first chunk (coder 3) */
     size_t pos, cblocks; /* coder 3: offset of the next chunk; blocks per chunk */
+    int inchunk;         /* coder 3: d32 decodes a chunk (checked at its end when the next opens) */
     dq__rans_dec r;
     dq__r32_dec d32;
     dq_bitreader br;     /* Elias */
@@ -2819,6 +2824,7 @@ static inline dq_status dq__cdec_rewind(dq__cdec *d) {
     }
     if (d->coder == DQ_CODER_RANS) { /* chunks open as the blocks reach them */
         d->pos = d->body;
+        d->inchunk = 0;
         return DQ_OK;
     }
     for (j = 0; j < DQ__RANS_WAYS; j++) {
@@ -2856,7 +2862,8 @@ static inline dq_status dq__cdec_open(dq__cdec *d, unsigned coder, unsigned b, s
 static inline void dq__cdec_chunk(dq__cdec *d) {
     size_t len;
     unsigned j;
-    if (d->k && dq__r32_finish(&d->d32) != DQ_OK) d->bad = 1;
+    if (d->inchunk && dq__r32_finish(&d->d32) != DQ_OK) d->bad = 1;
+    d->inchunk = 1;
     if (d->len - d->pos >= 4u) {
         len = dq__ld32(d->pay + d->pos);
         if (len <= d->len - d->pos - 4u && dq__r32_open(&d->d32, d->pay + d->pos + 4u, len) == DQ_OK) {
@@ -2911,6 +2918,30 @@ static inline const uint8_t *dq__cdec_block(dq__cdec *d, uint8_t *out) {
     d->k++;
     return out;
 }
+/* Coder 3: the reader at the start of chunk ci, whose offset comes from the lengths before it;
+ * 0 when one of them runs past the payload. */
+static inline int dq__cdec_seek(dq__cdec *d, size_t ci) {
+    size_t c, len;
+    (void)dq__cdec_rewind(d);
+    for (c = 0; c < ci; c++) {
+        if (d->len - d->pos < 4u || (len = dq__ld32(d->pay + d->pos)) > d->len - d->pos - 4u) return 0;
+        d->pos += 4u + len;
+    }
+    d->k = ci * d->cblocks;
+    return 1;
+}
+/* Coder 3, a range: the chunks ci .. cj decoded whole and checked at their ends, then the reader
+ * back at the start of chunk ci. */
+static inline dq_status dq__cdec_check_chunks(dq__cdec *d, size_t ci, size_t cj) {
+    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+    size_t nblk = (d->n + DQ__BLOCK - 1u) / DQ__BLOCK, k1 = (cj + 1u) * d->cblocks;
+    if (!dq__cdec_seek(d, ci)) return DQ_ERR_CORRUPT;
+    if (k1 > nblk) k1 = nblk;
+    while (d->k < k1) dq__cdec_block(d, tmp);
+    if (d->bad || dq__r32_finish(&d->d32) != DQ_OK) return DQ_ERR_CORRUPT;
+    return dq__cdec_seek(d, ci) ? DQ_OK : DQ_ERR_CORRUPT;
+}
+
 /* After the last block: was the stream well formed and fully used? */
 static inline dq_status dq__cdec_end(dq__cdec *d) {
     unsigned j;
@@ -3660,8 +3691,22 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
     if ((st = dq__open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
-    if (!dq__is_levels(h.scheme) || h.coder != DQ_CODER_FIXED) return DQ_ERR_PARAM; /* coded: read from its start */
+    if (!dq__is_levels(h.scheme) || (h.coder != DQ_CODER_FIXED && h.coder != DQ_CODER_RANS))
+        return DQ_ERR_PARAM; /* Elias and coder 2: one stream, read from its start */
     if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
+    if (h.coder == DQ_CODER_RANS) { /* the chunks that hold the range: checked, then decoded */
+        const uint8_t *scales = (const uint8_t *)src + DQ__CODED_HEADER;
+        uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+        size_t E = dq__r32_chunk_elems(h.bits);
+        dq__cdec cd;
+        if (!dq__scales_ok(&c, scales, begin / c.bucket, (end - 1u) / c.bucket + 1u)) return DQ_ERR_CORRUPT;
+        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + c.prefix, h.payload_size) != DQ_OK ||
+            dq__cdec_check_chunks(&cd, begin / E, (end - 1u) / E) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the chunk's blocks before begin */
+        dq__decode_run(&c, scales, NULL, &cd, begin, end, w, add, out);
+        return DQ_OK;
+    }
     return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
                            (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, begin, end, w, add,
                            DQ_F32, out);
@@ -7248,7 +7293,7 @@ static inline dq_status dq__shared_check(const dq_params *p, size_t n, size_t *B
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
     if (p->bits < 2u || p->bits > 16u) return DQ_ERR_BITS;
     if ((p->scheme != 0 && p->scheme != DQ_SCHEME_QSGD) || (p->norm != DQ_NORM_DEFAULT && p->norm != DQ_NORM_MAX) ||
-        p->rounding > DQ_ROUND_NEAREST || p->checksum || p->coder)
+        p->rounding > DQ_ROUND_NEAREST || p->checksum || !dq__fixed_asked(p)) /* integers, not messages */
         return DQ_ERR_PARAM;
     *B = dq__agg_bucket(p, n);
     *L = (1u << (p->bits - 1u)) - 1u;

@@ -236,14 +236,23 @@ DQ_API dq_status dq_mpi_allgather_add(MPI_Comm comm, const void *msg, size_t len
 /* ---- scatter-reduce-allgather
  * workspace: uint64 ssz[M], rsz[M], gsz[M]; size_t tmp[M], soff[M+1], roff[M+1], goff[M+1],
  * lens[M]; const void *ptrs[M]; int scnt, sdsp, rcnt, rdsp, gcnt, gdsp [M each]; float
- * acc[max chunk]; bytes: send (sum of the chunk bounds), recv (M x own chunk bound),
- * reduced (own chunk bound at rp's bits), gather (sum of the chunk bounds at rp's bits). The
- * byte regions are sized for the largest chunk, so they are the same on every rank. */
+ * acc[max chunk]; bytes: send (sum of the chunks' encode capacities), recv (M x own chunk
+ * bound), reduced (own chunk's capacity at rp), gather (sum of the chunk bounds at rp's bits).
+ * Encoders get their full capacity, so that DQ_CODER_AUTO (the default) picks the same coder
+ * as with any larger buffer: the messages, and the bytes counted, do not depend on the
+ * workspace. The byte regions are sized for the largest chunk, so they are the same on every
+ * rank. */
 typedef struct dq__mpi_sra_layout {
     size_t meta, acc, send, recv, red, gather, total, cmax;
 } dq__mpi_sra_layout;
 
 static inline size_t dq__mpi_bound(size_t c, unsigned bits) { return c ? dq_encode_bound(c, bits) : 0u; }
+/* An encoder's dst for a chunk of c elements: its capacity, and at least the receiver's bound. */
+static inline size_t dq__mpi_cap(const dq_params *p, size_t c, unsigned bits) {
+    size_t s = 0, b = dq__mpi_bound(c, bits);
+    if (!c || dq_encode_capacity(p, c, &s) != DQ_OK) return b;
+    return s > b ? s : b;
+}
 
 static inline dq_status dq__mpi_sra_plan(const dq_params *p, const dq_params *rp, size_t n, size_t m,
                                          dq__mpi_sra_layout *L) {
@@ -257,14 +266,14 @@ static inline dq_status dq__mpi_sra_plan(const dq_params *p, const dq_params *rp
         size_t bs, bg;
         if (st != DQ_OK) return st;
         if (e - b > L->cmax) L->cmax = e - b;
-        bs = dq__mpi_bound(e - b, pb);
+        bs = dq__mpi_cap(p, e - b, pb);
         bg = dq__mpi_bound(e - b, rb);
         if ((e > b && (!bs || !bg))) return DQ_ERR_TOO_LARGE;
         L->send = dq__mpi_add(L->send, bs);
         L->gather = dq__mpi_add(L->gather, bg);
     }
     L->recv = dq__mpi_mul(m, dq__mpi_bound(L->cmax, pb));
-    L->red = dq__mpi_bound(L->cmax, rb);
+    L->red = dq__mpi_cap(rp, L->cmax, rb);
     /* every count and displacement of the v-collectives must be an int */
     if (L->send > (size_t)INT_MAX || L->recv > (size_t)INT_MAX || L->gather > (size_t)INT_MAX) return DQ_ERR_OVERFLOW;
     a = dq__mpi_mul(m, 3u * sizeof(uint64_t) + 2u * sizeof(size_t) + sizeof(const void *) + 6u * sizeof(int));

@@ -445,7 +445,7 @@ typedef struct options {
     model_kind model;
     scheme_kind scheme;
     pattern_kind pattern;
-    unsigned bits, bits_min, bits_max, workers, batch, period, window;
+    unsigned bits, bits_min, bits_max, workers, batch, period, window, coder;
     uint64_t steps, eval_every, seed;
     double lr, momentum, alpha, target_error, budget_bits, scale, lipschitz, norm_prior;
     size_t train_eval;
@@ -536,6 +536,11 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             else die("--pattern: expected allgather, sra or shared, got", v);
         } else if (mpi && !strcmp(a, "--ef")) {
             o->ef = (int)int_arg(argc, argv, &i, 0, 1);
+        } else if (!strcmp(a, "--coder")) {
+            const char *v = str_arg(argc, argv, &i);
+            if (!strcmp(v, "default")) o->coder = DQ_CODER_DEFAULT;
+            else if (!strcmp(v, "fixed")) o->coder = DQ_CODER_FIXED_ONLY;
+            else die("--coder: expected default or fixed, got", v);
         } else if (!strcmp(a, "--bits")) {
             o->bits = (unsigned)int_arg(argc, argv, &i, 1, 16);
         } else if (!strcmp(a, "--bits-min")) {
@@ -617,9 +622,10 @@ FM_FN void check(dq_status st, const char *call, uint64_t step) {
 
 /* The params of worker k's message at a step: QSGD, bucket 512, L2 scale, stochastic rounding,
  * the dither keyed by (run seed, step, worker). */
-FM_FN dq_params worker_params(unsigned width, uint64_t seed, uint64_t step, unsigned worker) {
+FM_FN dq_params worker_params(unsigned width, uint64_t seed, uint64_t step, unsigned worker, unsigned coder) {
     dq_params p;
     memset(&p, 0, sizeof p);
+    p.coder = coder;
     p.bits = width;
     p.bucket = BUCKET;
     p.norm = DQ_NORM_L2;

@@ -34,6 +34,7 @@ static void usage(FILE *f) {
           "  --scheme S            fp32 | fixed --bits B | increasing | dqsgd-p1 --target-error E\n"
           "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C        (default fp32)\n"
           "  --bits B              width of the fixed scheme, 1..16 (default 4)\n"
+          "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
           "  --budget-bits B       P2: bits of all T messages of ONE worker, headers included\n"
           "  --target-error E      P1: quantization term of the final-loss bound (loss units)\n"
           "  --lipschitz L         P1: smoothness constant (softmax default: lambda_max(X^T X/n)/2, estimated)\n"
@@ -65,8 +66,8 @@ static void usage(FILE *f) {
 /* A worker's uplink: its gradient as one QSGD message (bucket 512, L2 scale, stochastic
  * rounding), the dither keyed by (run seed, step, worker). Returns the message size. */
 static size_t worker_send(const float *grad, size_t d, unsigned width, uint64_t seed, uint64_t step, unsigned worker,
-                          uint8_t *dst, size_t cap) {
-    dq_params p = worker_params(width, seed, step, worker);
+                          unsigned coder, uint8_t *dst, size_t cap) {
+    dq_params p = worker_params(width, seed, step, worker, coder);
     size_t len = 0;
     check(dq_encode(&p, grad, d, NULL, dst, cap, &len), "dq_encode", step);
     return len;
@@ -215,7 +216,7 @@ int main(int argc, char **argv) {
                 for (i = 0; i < d; i++) avg[i] += wgt * g[i];
                 len[k] = 4 * d;
             } else {
-                len[k] = worker_send(g, d, width, o.seed, n, k, msg[k], cap);
+                len[k] = worker_send(g, d, width, o.seed, n, k, o.coder, msg[k], cap);
             }
             bits_cum += 8u * (uint64_t)len[k];
         }
@@ -238,7 +239,9 @@ int main(int argc, char **argv) {
             for (k = 0; k < N; k++) sent += 8u * (uint64_t)len[k];
             fprintf(trace, "%" PRIu64 ",%u,%" PRIu64 ",%.6g,%.6f\n", n, width, sent, gnorm, step_loss);
         }
-        if (use_sched) check(dq_sched_update(&sched, gnorm, step_loss, 8.0 * (double)len[0]), "dq_sched_update", n);
+        /* the schedule plans in fixed-layout bits (dq_message_bits): what a message of this width
+         * costs there, whatever the coder sent */
+        if (use_sched) check(dq_sched_update(&sched, gnorm, step_loss, dq_message_bits(d, width, BUCKET)), "dq_sched_update", n);
         if ((n + 1) % o.eval_every == 0 || n + 1 == o.steps)
             report(&o, out, n + 1, bits_cum, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
     }

@@ -36,7 +36,10 @@ ERR_INFEASIBLE = -15
 SCHEME_QSGD = 1
 ROUND_STOCHASTIC, ROUND_NEAREST = 1, 2
 NORM_L2, NORM_MAX = 1, 2
-CODER_FIXED, CODER_ELIAS, CODER_RANS, CODER_AUTO = 0, 1, 2, 255
+# coder ids on the wire (Header.coder); CODER_RANS8 is the first rANS layout, read only
+CODER_FIXED, CODER_ELIAS, CODER_RANS8, CODER_RANS, CODER_AUTO = 0, 1, 2, 3, 255
+# params only: the default (AUTO from CODER_AUTO_MIN elements, fixed below), the fixed layout
+CODER_DEFAULT, CODER_FIXED_ONLY, CODER_AUTO_MIN = 0, 254, 4096
 BUCKET_DEFAULT = 512
 BUCKET_WHOLE = 0xFFFFFFFF
 SCHED_DQSGD, SCHED_FIXED, SCHED_INCREASING, SCHED_DECREASING = 1, 2, 3, 4
@@ -295,9 +298,9 @@ def encode_bound(n, bits):
 
 
 def encode_capacity(n, bits=4, bucket=BUCKET_DEFAULT, rounding=ROUND_STOCHASTIC, norm=NORM_L2, checksum=0,
-                    coder=CODER_FIXED, scheme=SCHEME_QSGD):
+                    coder=CODER_DEFAULT, scheme=SCHEME_QSGD):
     """dq_encode_capacity: the dst size dq_encode needs for these params (QSGD family); the exact
-    size written for the fixed coder, at most this for the others."""
+    size written for the fixed layout, at most this for the others."""
     p = _params(bits, 0, 0, 0, bucket, rounding, norm, checksum, coder, scheme)
     size = ctypes.c_size_t()
     _check(lib.dq_encode_capacity(ctypes.byref(p), n, ctypes.byref(size)), "dq_encode_capacity")
@@ -305,7 +308,7 @@ def encode_capacity(n, bits=4, bucket=BUCKET_DEFAULT, rounding=ROUND_STOCHASTIC,
 
 
 def encode(x, bits=4, seed=0, step=0, stream=0, residual=None, bucket=BUCKET_DEFAULT, rounding=ROUND_STOCHASTIC,
-           norm=NORM_L2, checksum=0, coder=CODER_FIXED, scheme=SCHEME_QSGD, out=None):
+           norm=NORM_L2, checksum=0, coder=CODER_DEFAULT, scheme=SCHEME_QSGD, out=None):
     """dq_encode: quantize x (float32, contiguous, CPU; numpy or torch) into a message.
 
     residual: None, or error-feedback memory of x's length (float32, contiguous, writable): the
@@ -323,8 +326,7 @@ def encode(x, bits=4, seed=0, step=0, stream=0, residual=None, bucket=BUCKET_DEF
     if out is None:
         size = ctypes.c_size_t()
         _check(lib.dq_encode_capacity(ctypes.byref(p), n, ctypes.byref(size)), "dq_encode_capacity")
-        cap = size.value if coder == CODER_FIXED else max(size.value, int(lib.dq_encode_bound(n, bits)))
-        out = np.empty(cap, dtype=np.uint8)
+        out = np.empty(size.value, dtype=np.uint8)
     elif not (isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.flags["C_CONTIGUOUS"]):
         raise TypeError("encode out: expected a C-contiguous np.uint8 array")
     length = ctypes.c_size_t()

@@ -817,6 +817,79 @@ static dq_status decode_status(const uint8_t *m, size_t len, size_t n) {
     free(out);
     return st;
 }
+/* Coder 3 in ranges: every aligned range of a three-chunk message decodes (and adds) to the
+ * slice of the whole decode, bit for bit; a damaged chunk fails the ranges that need it or lie
+ * after it (their offsets pass through its length) with out untouched, not the ranges before
+ * it; Elias messages are one stream and are refused. */
+static void test_rans_ranges(void) {
+    const size_t n = 300001u; /* 4 bits: chunks of 131072 elements, the third partial */
+    dq_params p = mkp(4, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_RANS);
+    size_t cap = dq_encode_bound_coded(n, 4), len = 0, a, t, i, sc = 4u * ((n + 511u) / 512u), pos, L0;
+    float *x = (float *)xmalloc(n * sizeof(float)), *whole = (float *)xmalloc(n * sizeof(float));
+    float *out = (float *)xmalloc(n * sizeof(float)), *acc = (float *)xmalloc(n * sizeof(float));
+    float *ref = (float *)xmalloc(n * sizeof(float));
+    uint8_t *m, *bad;
+    uint64_t s = 5u;
+    unsigned ok_before = 0, failed_after = 0;
+    gen(K_GAUSS, x, n, 77u);
+    m = encode_new(&p, x, n, NULL, cap, &len);
+    CHECK(len > 8 && m[8] == DQ_CODER_RANS);
+    CHECK(dq_decode(m, len, whole, n) == DQ_OK);
+    a = dq_range_align(&p, n);
+    for (t = 0; t < 120; t++) {
+        size_t b0, b1, c;
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        b0 = a * (size_t)((s >> 33) % (n / a + 1u));
+        if (b0 >= n) b0 = n - n % a == n ? n - a : n - n % a;
+        c = t % 4u == 0 ? n : b0 + a * (1u + (size_t)((s >> 13) % 400u));
+        b1 = c < n ? c : n;
+        memset(out, CANARY, n * sizeof(float));
+        CHECKF(dq_decode_range(m, len, b0, b1, out) == DQ_OK && memcmp(out, whole + b0, (b1 - b0) * sizeof(float)) == 0,
+               "range %lu..%lu", (unsigned long)b0, (unsigned long)b1);
+        CHECK(all_byte(out + (b1 - b0), (n - (b1 - b0)) * sizeof(float), CANARY));
+        for (i = 0; i < b1 - b0; i++) {
+            float w = 0.5f * whole[b0 + i];
+            acc[i] = (float)(i % 13u) - 6.0f;
+            ref[i] = acc[i] + w;
+        }
+        CHECK(dq_decode_add_range(m, len, b0, b1, 0.5f, acc) == DQ_OK &&
+              memcmp(acc, ref, (b1 - b0) * sizeof(float)) == 0);
+    }
+    /* chunk 1's length one word longer: chunk 0 still decodes, nothing from chunk 1 on does */
+    bad = bdup(m, len);
+    pos = 56u + sc + rans_table_bytes(m + 56u + sc, (size_t)ld64(m + 48) , 256u);
+    L0 = (size_t)m[pos] | (size_t)m[pos + 1u] << 8 | (size_t)m[pos + 2u] << 16 | (size_t)m[pos + 3u] << 24;
+    bad[pos + 4u + L0] = (uint8_t)(bad[pos + 4u + L0] + 2u);
+    for (t = 0; t < n; t += 3u * a) {
+        size_t b1 = t + a < n ? t + a : n;
+        dq_status st;
+        memset(out, CANARY, n * sizeof(float));
+        st = dq_decode_range(bad, len, t, b1, out);
+        if (b1 <= 131072u) {
+            ok_before += st == DQ_OK && memcmp(out, whole + t, (b1 - t) * sizeof(float)) == 0;
+            CHECK(st == DQ_OK);
+        } else {
+            failed_after += st == DQ_ERR_CORRUPT && all_byte(out, n * sizeof(float), CANARY);
+            CHECKF(st == DQ_ERR_CORRUPT, "damaged chunk 1, range %lu..%lu: %s", (unsigned long)t, (unsigned long)b1,
+                   dq_strerror(st));
+        }
+    }
+    CHECK(ok_before > 0 && failed_after > 0);
+    CHECK(dq_decode(bad, len, out, n) == DQ_ERR_CORRUPT);
+    free(bad);
+    free(m);
+    /* Elias: one stream */
+    p.coder = DQ_CODER_ELIAS;
+    m = encode_new(&p, x, n, NULL, cap, &len);
+    CHECK(len > 8 && (m[8] != DQ_CODER_ELIAS || dq_decode_range(m, len, 0, a, out) == DQ_ERR_PARAM));
+    free(m);
+    free(x);
+    free(whole);
+    free(out);
+    free(acc);
+    free(ref);
+}
+
 static void test_header_fields(void) {
     static const struct {
         unsigned coder, bits;
@@ -990,9 +1063,13 @@ static void test_api_misuse(void) {
     cm = encode_new(&p, x, n, NULL, cap, &clen);
     p.coder = DQ_CODER_FIXED_ONLY;
     CHECK(dq_encode(&p, x, n, NULL, m, cap, &flen) == DQ_OK);
-    CHECK(dq_decode_range(cm, clen, 0, n, out) == DQ_ERR_PARAM);
-    CHECK(dq_decode_add_range(cm, clen, 0, 512, 1.0f, out) == DQ_ERR_PARAM);
-    CHECK(all_byte(out, n * sizeof(float), CANARY));
+    CHECK(cm[8] == DQ_CODER_RANS && dq_decode_range(cm, clen, 0, n, out) == DQ_OK); /* coder 3 reads in ranges */
+    {
+        float *o2 = canary_floats(n);
+        CHECK(dq_decode(m, flen, o2, n) == DQ_OK && memcmp(out, o2, n * sizeof(float)) == 0);
+        free(o2);
+    }
+    memset(out, CANARY, n * sizeof(float));
     CHECK(dq_recode(cm, clen, DQ_CODER_ELIAS, d, cap, &len) == DQ_ERR_PARAM); /* coded -> other coded */
     CHECK(dq_coded_size(cm, clen, DQ_CODER_ELIAS, &s) == DQ_ERR_PARAM);
     for (i = 0; i < sizeof bad_coders / sizeof bad_coders[0]; i++) {
@@ -1256,6 +1333,7 @@ int main(void) {
     RUN(test_corruption);
     RUN(test_header_fields);
     RUN(test_api_misuse);
+    RUN(test_rans_ranges);
     RUN(test_norm2);
     RUN(test_pinned_hashes);
     RUN(test_bound_sweep);

@@ -566,22 +566,27 @@ static void *dec_main(void *arg) {
     return NULL;
 }
 
-/* 8 threads decode one read-only message at once, whole and by ranges. */
+/* 8 threads decode one read-only message at once, whole and by ranges; the third message is
+ * rANS-coded (coder 3, three chunks), whose ranges decode the chunks that hold them. */
 static void test_concurrent_decoders(void) {
     enum { T = 8 };
-    const size_t n = 100000;
     unsigned ci;
-    for (ci = 0; ci < 2; ci++) {
-        dq_params p = ci ? mkp(4, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 264, 1, 11, 1)
+    for (ci = 0; ci < 3; ci++) {
+        const size_t n = ci == 2 ? 300001u : 100000u;
+        dq_params p = ci ? mkp(4, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, ci == 2 ? 512u : 264u, 1, 11, 1)
                          : mkp(2, DQ_ROUND_NEAREST, DQ_NORM_L2, 8, 0, 12, 2);
-        size_t cap = dq_encode_bound(n, p.bits), len = 0, align = dq_range_align(&p, n);
-        uint8_t *msg = (uint8_t *)xmalloc(cap);
+        size_t cap, len = 0, align = dq_range_align(&p, n);
+        uint8_t *msg;
         float *ref_out = falloc(n), *ref_acc = fdup(g_acc0, n);
         double ref_norm2 = 0.0;
         dec_job d[T];
         pthread_t th[T];
         unsigned t, k, started = 0;
+        if (ci == 2) p.coder = DQ_CODER_RANS;
+        cap = dq_encode_bound_coded(n, p.bits);
+        msg = (uint8_t *)xmalloc(cap);
         CHECK(dq_encode(&p, g_x, n, NULL, msg, cap, &len) == DQ_OK);
+        CHECK(ci < 2 || msg[8] == DQ_CODER_RANS);
         CHECK(dq_decode(msg, len, ref_out, n) == DQ_OK);
         CHECK(dq_decode_add(msg, len, 0.25f, ref_acc, n) == DQ_OK);
         CHECK(dq_message_norm2(msg, len, &ref_norm2) == DQ_OK);

@@ -68,6 +68,7 @@ static void usage(FILE *f) {
           "  --scheme S            fp32 | fixed --bits B | increasing | dqsgd-p1 --target-error E\n"
           "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C        (default fp32)\n"
           "  --bits B              width of the fixed scheme, 1..16 (default 4; shared: 2..16)\n"
+          "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
           "  --budget-bits B       P2: bits of all T messages of ONE worker, headers included\n"
           "  --target-error E      P1: quantization term of the final-loss bound (loss units)\n"
           "  --lipschitz L         P1: smoothness constant (softmax default: estimated)\n"
@@ -184,13 +185,13 @@ int main(int argc, char **argv) {
     } else if (o.pattern == PAT_ALLGATHER) {
         work_cap = dq_mpi_allgather_workspace_size((int)M, cap);
     } else if (o.pattern == PAT_SRA) { /* sized for the widest message the schedule may pick */
-        dq_params p = worker_params(16, o.seed, 0, 0);
+        dq_params p = worker_params(16, o.seed, 0, 0, o.coder);
         res_r = (float *)xcalloc(d, sizeof *res_r);
         work_cap = dq_mpi_sra_workspace_size(&p, NULL, d, (int)M);
     } else {
         unsigned b;
         for (b = 2; b <= 16; b++) {
-            dq_params p = worker_params(b, o.seed, 0, 0);
+            dq_params p = worker_params(b, o.seed, 0, 0, o.coder);
             size_t s;
             p.norm = DQ_NORM_MAX;
             s = dq_mpi_shared_workspace_size(&p, d, (int)M);
@@ -229,7 +230,7 @@ int main(int argc, char **argv) {
                 d, M, o.batch, o.steps, o.lr, o.momentum, dq_simd_backend());
 
     for (n = 0; n < o.steps; n++) {
-        double step_loss = 0.0, gnorm, loss, len0 = 0.0;
+        double step_loss = 0.0, gnorm, loss;
         dq_mpi_bytes by;
         wgt = 1.0f / (float)M;
         for (i = 0; i < d; i++) avg[i] = 0.0f;
@@ -281,12 +282,9 @@ int main(int argc, char **argv) {
                 for (i = 0; i < d; i++) avg[i] += wgt * gall[(size_t)k * d + i];
             by.sent = 4u * (uint64_t)d;
             by.recv = 4u * (uint64_t)d * (M - 1u);
-            len0 = 4.0 * (double)d;
         } else {
-            dq_params p = worker_params(width, o.seed, n, rank);
+            dq_params p = worker_params(width, o.seed, n, rank, o.coder);
             size_t len = 0;
-            check(dq_encode_capacity(&p, d, &len), "dq_encode_capacity", n);
-            len0 = (double)len; /* worker 0's message: trainer.c's len[0] */
             if (o.pattern == PAT_ALLGATHER) {
                 check(dq_encode(&p, g, d, res_w, msg, cap, &len), "dq_encode", n);
                 check(dq_mpi_allgather_add(MPI_COMM_WORLD, msg, len, wgt, avg, d, work, work_cap, &by),
@@ -311,7 +309,7 @@ int main(int argc, char **argv) {
         tr.recv += by.recv;
 
         gnorm = sgd_step(&o, w, vel, avg, d);
-        if (use_sched) check(dq_sched_update(&sched, gnorm, step_loss, 8.0 * len0), "dq_sched_update", n);
+        if (use_sched) check(dq_sched_update(&sched, gnorm, step_loss, dq_message_bits(d, width, BUCKET)), "dq_sched_update", n);
         if ((n + 1) % o.eval_every == 0 || n + 1 == o.steps)
             report(&o, out, n + 1, prior_bits, &tr, M, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
     }
