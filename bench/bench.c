@@ -221,9 +221,10 @@ static const char *verify_message(bench_ctx *c, const bench_row *r) {
     if (h.count != c->n || h.bits != r->bits || h.scheme != (unsigned)p.scheme || h.bucket != BENCH_BUCKET || h.msg_size != c->len ||
         ((h.flags & DQ_FLAG_STOCHASTIC) != 0) != (r->rounding != DQ_ROUND_NEAREST) ||
         ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0) ||
-        (r->coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS : h.coder != r->coder))
+        (r->coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS
+                                   : h.coder != (r->coder == DQ_CODER_FIXED_ONLY ? DQ_CODER_FIXED : r->coder)))
         return "dq_header_read: header does not match the encode parameters";
-    if (r->coder == DQ_CODER_FIXED) {
+    if (r->coder == DQ_CODER_FIXED_ONLY) {
         check(dq_encode_capacity(&p, c->n, &want), "dq_encode_capacity");
         return c->len == want ? NULL : "dq_encode: message length differs from dq_encode_capacity()";
     }
@@ -368,7 +369,7 @@ int main(int argc, char **argv) {
     c.n = n;
     c.weight = 0.5f;
     for (r = 0; r < BENCH_NROWS; r++) { /* room for every row's message */
-        size_t b = ROWS[r].coder == DQ_CODER_FIXED ? dq_encode_bound(n, ROWS[r].bits)
+        size_t b = ROWS[r].coder == DQ_CODER_FIXED_ONLY ? dq_encode_bound(n, ROWS[r].bits)
                                                    : dq_encode_bound_coded(n, ROWS[r].bits);
         if (b == 0) die("dq_encode_bound", "n or bits out of range");
         if (b > c.cap) c.cap = b;

@@ -43,7 +43,7 @@
 #define SIZES_MAX_BITS 10u /* widest message: table 2's b = 10 */
 #define SIZES_SEED 42u
 
-static const char *const CODER_NAME[3] = {"fixed", "elias", "rans"};
+static const char *const CODER_NAME[4] = {"fixed", "elias", "rans (coder 2)", "rans"};
 
 typedef struct sizes_ctx {
     uint8_t *fixed, *coded, *tmp; /* the fixed message, a coded one, the coded one re-coded */
@@ -186,7 +186,8 @@ static const char *check_coded(sizes_ctx *c, unsigned coder, size_t len) {
     dq_header h;
     size_t want, tmp_len;
     if (dq_header_read(c->coded, len, &h) != DQ_OK || h.msg_size != len) return "the message does not parse";
-    if (coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS : h.coder != coder) return "the header names another coder";
+    if (coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS : (h.coder != coder && h.coder != DQ_CODER_FIXED))
+        return "the header names another coder"; /* a forced coder larger than fixed sends fixed */
     if (dq_coded_size(c->fixed, c->fixed_len, coder, &want) != DQ_OK) return "dq_coded_size failed";
     if (want != len) return "the size differs from dq_coded_size()";
     if (dq_recode(c->coded, len, DQ_CODER_FIXED, c->tmp, c->cap, &tmp_len) != DQ_OK) return "dq_recode to fixed failed";
@@ -196,7 +197,8 @@ static const char *check_coded(sizes_ctx *c, unsigned coder, size_t len) {
 }
 
 /* x encoded with `coder` into c->coded (after encode_fixed with the same params): 1 and *h
- * on success; 0 (n/a) after a note on stderr. */
+ * on success (2 when a forced coder was larger, so the fixed layout went out); 0 (n/a) after a
+ * note on stderr. */
 static int encode_coded(sizes_ctx *c, const dq_params *p, const float *x, size_t n, unsigned coder, dq_header *h) {
     dq_params q = *p;
     size_t len = 0;
@@ -205,7 +207,8 @@ static int encode_coded(sizes_ctx *c, const dq_params *p, const float *x, size_t
     q.coder = coder;
     st = dq_encode(&q, x, n, NULL, c->coded, c->cap, &len);
     err = st != DQ_OK ? dq_strerror(st) : check_coded(c, coder, len);
-    if (err == NULL && dq_header_read(c->coded, len, h) == DQ_OK) return 1;
+    if (err == NULL && dq_header_read(c->coded, len, h) == DQ_OK)
+        return coder != DQ_CODER_AUTO && h->coder == DQ_CODER_FIXED ? 2 : 1;
     fprintf(stderr, "sizes: note: %s, bits %u, n %zu: %s: n/a\n", coder == DQ_CODER_AUTO ? "auto" : CODER_NAME[coder],
             p->bits, n, err ? err : "dq_header_read failed");
     if (coder != DQ_CODER_ELIAS) c->failed = 1;
@@ -234,21 +237,24 @@ static void table_sizes(sizes_ctx *c, size_t n) {
             encode_fixed(c, &p, x, n);
             unpack_codes(c, n);
             printf("| %u | %s | %.4f |", b, KIND[kind], (double)c->fixed_len * 8.0 / (double)n);
-            for (coder = DQ_CODER_ELIAS; coder <= DQ_CODER_RANS + 1u; coder++) {
-                unsigned cd = coder > DQ_CODER_RANS ? DQ_CODER_AUTO : coder;
+            for (coder = 0; coder < 3u; coder++) { /* Elias, rANS, AUTO */
+                static const unsigned coders[3] = {DQ_CODER_ELIAS, DQ_CODER_RANS, DQ_CODER_AUTO};
+                unsigned cd = coders[coder];
                 if (cd == DQ_CODER_ELIAS && b < 2u) { /* Elias needs b >= 2 */
                     printf(" - |");
                     continue;
                 }
-                if (encode_coded(c, &p, x, n, cd, &h))
-                    printf(" %.4f |", (double)h.msg_size * 8.0 / (double)n);
-                else
-                    printf(" n/a |");
+                switch (encode_coded(c, &p, x, n, cd, &h)) {
+                    case 1: printf(" %.4f |", (double)h.msg_size * 8.0 / (double)n); break;
+                    case 2: printf(" %.4f (fixed) |", (double)h.msg_size * 8.0 / (double)n); break;
+                    default: printf(" n/a |");
+                }
             }
             printf(" %.4f | %.4f |\n", code_entropy(c->codes, n, b), 32.0 / (double)SIZES_BUCKET);
             fflush(stdout);
         }
-    printf("\n-: Elias needs b >= 2. Messages include the 48-byte header and, when coded, the 8-byte payload length.\n\n");
+    printf("\n-: Elias needs b >= 2. (fixed): the forced coder's form was larger, so the fixed layout was sent.\n"
+           "Messages include the 48-byte header and, when coded, the 8-byte payload length.\n\n");
     free(x);
 }
 
