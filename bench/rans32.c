@@ -194,6 +194,7 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     c.b = b;
     c.n = n;
     memset(&p, 0, sizeof p);
+    p.coder = DQ_CODER_FIXED_ONLY; /* its payload bytes are the symbols */
     p.bits = b;
     p.bucket = 512;
     p.rounding = DQ_ROUND_STOCHASTIC;
