@@ -97,7 +97,7 @@ class DQSGDHookState:
         self.residuals = {}      # bucket index -> (layout, float32 tensor)
         self._param_residual = {}  # id(parameter) -> its slice of a bucket's residual
         self._norm2 = 0.0        # squared norm of this iteration's aggregated gradient so far
-        self._bits_iter = 0.0    # bits of rank 0's messages this iteration
+        self._bits_iter = 0.0    # fixed-layout bits of this iteration's messages (the schedule's unit)
         self.bytes_msg = 0
         self.bytes_moved = 0
         self.bytes_control = 0
@@ -222,7 +222,7 @@ def dqsgd_hook(state, bucket):
     if state.sched is not None:
         a = out.numpy().astype(np.float64)
         state._norm2 += float(a @ a)
-        state._bits_iter += 8.0 * sizes[0]
+        state._bits_iter += dqsgd.message_bits(n, width, state.bucket_size)  # the schedule plans in these
     if bucket.is_last():
         if state.sched is not None:
             state.sched.update(math.sqrt(state._norm2), 0.0, state._bits_iter)
