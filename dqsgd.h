@@ -246,10 +246,12 @@ DQ_API const char *dq_simd_backend(void);
 DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
 /*! dq_encode_capacity() : the dst_cap with which dq_encode() succeeds for these params and n,
  *  whatever the data (the sender's buffer). It is the exact size written where that size
- *  depends on the params and n alone: level schemes with DQ_CODER_FIXED, and DQ_SCHEME_RANDK.
- *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO (the fixed size: AUTO
- *  never writes more), a forced coder (dq_encode_bound_coded(), its working room), TOPK (the
- *  largest index stream, plus 4 bytes of working room) and THRESHOLD (as TOPK with k = n).
+ *  depends on the params and n alone: level schemes sent in the fixed layout
+ *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK.
+ *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO and the default (the
+ *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk), a forced
+ *  coder (dq_encode_bound_coded(), its working room), TOPK (the largest index stream, plus 4
+ *  bytes of working room) and THRESHOLD (as TOPK with k = n).
  *  dq_coded_size() gives a written message's exact size in another coder. */
 DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size);
 /*! dq_block_size() : the exact size dq_encode_block() will write (no header; fixed coder only). */
