@@ -3909,23 +3909,35 @@ static inline void dq__header_coder(uint8_t *msg, unsigned coder) {
 
 /* ---- coder 3 (rANS, 32 states, chunks): sizing and in-place encoding */
 
+/* Where chunk ci of an n-element message lies in the fixed payload: blocks [k0, k1), bytes
+ * [f0, f1). */
+typedef struct dq__r32_span {
+    size_t k0, k1, f0, f1;
+} dq__r32_span;
+static inline dq__r32_span dq__r32_chunk_span(unsigned b, size_t n, size_t ci) {
+    size_t E = dq__r32_chunk_elems(b), e0 = ci * E, e1 = n - e0 > E ? e0 + E : n, cb = dq__r32_chunk_bytes(b);
+    size_t fixed = (size_t)(((uint64_t)n * b + 7u) / 8u);
+    dq__r32_span s;
+    s.k0 = e0 / DQ__BLOCK;
+    s.k1 = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK;
+    s.f0 = ci * cb;
+    s.f1 = fixed - s.f0 > cb ? s.f0 + cb : fixed;
+    return s;
+}
+
 /* The symbols of chunk ci as one stream at the end of buf[0..cap) (dq__r32_encode): the payload
  * bytes themselves for b in {1, 2, 4, 8}; otherwise block by block from the last, the states
  * carried (every block starts a group of 32 symbols). Returns its size, 0 if it did not fit. */
 static inline size_t dq__r32_chunk_encode(unsigned b, size_t n, const uint8_t *payload, size_t ci,
                                           const dq__r32_esym *et, uint8_t *buf, size_t cap) {
-    size_t cb = dq__r32_chunk_bytes(b), e0 = ci * dq__r32_chunk_elems(b), e1, k, k0 = e0 / DQ__BLOCK, w = cap;
+    dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
+    size_t k, w = cap;
     uint32_t x[DQ__R32_WAYS];
     uint8_t sym[DQ__BLOCK];
     unsigned j;
-    if (dq__sym_bytes(b)) {
-        size_t f0 = ci * cb, f1 = (size_t)(((uint64_t)n * b + 7u) / 8u);
-        if (f1 - f0 > cb) f1 = f0 + cb;
-        return dq__r32_encode(payload + f0, f1 - f0, et, buf, cap);
-    }
-    e1 = n - e0 > dq__r32_chunk_elems(b) ? e0 + dq__r32_chunk_elems(b) : n;
+    if (dq__sym_bytes(b)) return dq__r32_encode(payload + sp.f0, sp.f1 - sp.f0, et, buf, cap);
     for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
-    for (k = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK; k-- > k0;) {
+    for (k = sp.k1; k-- > sp.k0;) {
         size_t m = dq__block_syms(b, n, payload, k, sym);
         if (!dq__r32_put_range(x, sym, m, 0, et, buf, &w)) return 0;
     }
@@ -3940,10 +3952,10 @@ static inline void dq__r32_costs(const uint32_t *f, unsigned A, uint64_t *cost) 
 /* Upper bound on chunk ci's stream from its symbols' costs: 8 L <= 1024 + sum of costs. */
 static inline uint64_t dq__r32_chunk_ub(unsigned b, size_t n, const uint8_t *payload, size_t ci, const uint64_t *cost) {
     uint8_t sym[DQ__BLOCK];
-    size_t e0 = ci * dq__r32_chunk_elems(b), e1 = n - e0 > dq__r32_chunk_elems(b) ? e0 + dq__r32_chunk_elems(b) : n;
+    dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
     size_t k, i, m;
     uint64_t bits = 0;
-    for (k = e0 / DQ__BLOCK; k * DQ__BLOCK < e1; k++) {
+    for (k = sp.k0; k < sp.k1; k++) {
         m = dq__block_syms(b, n, payload, k, sym);
         for (i = 0; i < m; i++) bits += cost[sym[i]];
     }
@@ -3955,14 +3967,14 @@ static inline uint64_t dq__r32_chunk_ub(unsigned b, size_t n, const uint8_t *pay
  * c; and the coded message must fit: room >= 8 + table + sum of (4 + L_c) - fixed. */
 static inline uint64_t dq__r32_room(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
     uint64_t cost[256];
-    int64_t acc = 0, worst = 0, fixed = (int64_t)(((uint64_t)n * b + 7u) / 8u), cb = (int64_t)dq__r32_chunk_bytes(b);
+    int64_t acc = 0, worst = 0;
     size_t ci = (size_t)dq__r32_nchunks(n, b);
     dq__r32_costs(f, 1u << dq__sym_bits(b), cost);
     while (ci-- > 0) {
+        dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
         int64_t ub = 4 + (int64_t)dq__r32_chunk_ub(b, n, payload, ci, cost);
-        int64_t fc = fixed - (int64_t)ci * cb < cb ? fixed - (int64_t)ci * cb : cb;
         if (acc + ub > worst) worst = acc + ub;
-        acc += ub - fc;
+        acc += ub - (int64_t)(sp.f1 - sp.f0);
     }
     acc += 8 + (int64_t)table;
     return (uint64_t)(acc > worst ? acc : worst);
@@ -3972,14 +3984,15 @@ static inline uint64_t dq__r32_exact(unsigned b, size_t n, const uint8_t *payloa
     dq__r32_esym et[256];
     uint8_t sym[DQ__BLOCK];
     uint64_t bytes = table;
-    size_t ci, nch = (size_t)dq__r32_nchunks(n, b), E = dq__r32_chunk_elems(b);
+    size_t ci, nch = (size_t)dq__r32_nchunks(n, b);
     (void)dq__r32_tables(f, 1u << dq__sym_bits(b), NULL, et);
     for (ci = 0; ci < nch; ci++) {
+        dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
         uint32_t x[DQ__R32_WAYS];
-        size_t e1 = n - ci * E > E ? ci * E + E : n, k, k0 = ci * E / DQ__BLOCK, m, j;
+        size_t k, m, j;
         uint64_t words = 0;
         for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
-        for (k = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK; k-- > k0;) {
+        for (k = sp.k1; k-- > sp.k0;) {
             m = dq__block_syms(b, n, payload, k, sym);
             for (j = m; j-- > 0;) words += (uint64_t)dq__r32_step(x + (j & (DQ__R32_WAYS - 1u)), et + sym[j], NULL);
         }
@@ -4010,11 +4023,10 @@ static inline size_t dq__r32_recode_inplace(const dq__cfg *c, size_t n, uint8_t 
     dq__r32_esym et[256];
     unsigned b = c->bits, A = 1u << dq__sym_bits(b);
     size_t sc = c->prefix, pay = DQ_HEADER_SIZE + sc, w = cap - (c->checksum ? 4u : 0u), z, base = DQ__CODED_HEADER + sc;
-    size_t fixed = (size_t)(((uint64_t)n * b + 7u) / 8u), cb = dq__r32_chunk_bytes(b);
     size_t ci = (size_t)dq__r32_nchunks(n, b), L;
     (void)dq__r32_tables(pl->f, A, NULL, et);
     while (ci-- > 0) { /* chunk ci's stream lands below the later ones, above its own fixed bytes */
-        size_t end = pay + (fixed - ci * cb < cb ? fixed : ci * cb + cb);
+        size_t end = pay + dq__r32_chunk_span(b, n, ci).f1;
         if (w < end + 4u) return 0;
         L = dq__r32_chunk_encode(b, n, dst + pay, ci, et, dst + end, w - end);
         if (!L || L + 4u > w - end) return 0;
