@@ -443,6 +443,7 @@ static void test_levels_valid(void) {
             float alpha = 0.0f;
             size_t m;
             memset(&p, 0, sizeof p);
+            memset(&inf, 0, sizeof inf); /* read below even when the solve failed (gcc -O3 sees it) */
             p.bits = b;
             p.nonuniform = 1;
             m = c == 2 ? 5 : n;
