@@ -2222,7 +2222,7 @@ static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
 #undef DQ__POP_MAYBE_UNINIT
 #endif
 
-/* ================================================================ rANS, 32 ways (coder 3 draft)
+/* ================================================================ rANS, 32 ways (coder 3)
  * Twins of dq__r32_get__scalar and dq__r32_encode__scalar (dqsgd.h). The 32 states are 8 SSE2
  * vectors or 4 AVX2 vectors; a group of 32 symbols is one step of every state. A decoder group
  * reads at most 32 words (64 bytes) and an encoder group writes at most 64 bytes, so the vector
@@ -2239,23 +2239,7 @@ static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
 extern "C" {
 #endif
 #if DQ__HAS_SSE2_KERNELS
-static const uint32_t dq__r32_exp8[256] = {
-    0x000000u, 0x249248u, 0x249240u, 0x492488u, 0x249200u, 0x492448u, 0x492440u, 0x6DB688u,
-    0x249000u, 0x492248u, 0x492240u, 0x6DB488u, 0x492200u, 0x6DB448u, 0x6DB440u, 0x924688u,
-    0x248000u, 0x491248u, 0x491240u, 0x6DA488u, 0x491200u, 0x6DA448u, 0x6DA440u, 0x923688u,
-    0x491000u, 0x6DA248u, 0x6DA240u, 0x923488u, 0x6DA200u, 0x923448u, 0x923440u, 0xB6C688u,
-    0x240000u, 0x489248u, 0x489240u, 0x6D2488u, 0x489200u, 0x6D2448u, 0x6D2440u, 0x91B688u,
-    0x489000u, 0x6D2248u, 0x6D2240u, 0x91B488u, 0x6D2200u, 0x91B448u, 0x91B440u, 0xB64688u,
-    0x488000u, 0x6D1248u, 0x6D1240u, 0x91A488u, 0x6D1200u, 0x91A448u, 0x91A440u, 0xB63688u,
-    0x6D1000u, 0x91A248u, 0x91A240u, 0xB63488u, 0x91A200u, 0xB63448u, 0xB63440u, 0xDAC688u,
-    0x200000u, 0x449248u, 0x449240u, 0x692488u, 0x449200u, 0x692448u, 0x692440u, 0x8DB688u,
-    0x449000u, 0x692248u, 0x692240u, 0x8DB488u, 0x692200u, 0x8DB448u, 0x8DB440u, 0xB24688u,
-    0x448000u, 0x691248u, 0x691240u, 0x8DA488u, 0x691200u, 0x8DA448u, 0x8DA440u, 0xB23688u,
-    0x691000u, 0x8DA248u, 0x8DA240u, 0xB23488u, 0x8DA200u, 0xB23448u, 0xB23440u, 0xD6C688u,
-    0x440000u, 0x689248u, 0x689240u, 0x8D2488u, 0x689200u, 0x8D2448u, 0x8D2440u, 0xB1B688u,
-    0x689000u, 0x8D2248u, 0x8D2240u, 0xB1B488u, 0x8D2200u, 0xB1B448u, 0xB1B440u, 0xD64688u,
-    0x688000u, 0x8D1248u, 0x8D1240u, 0xB1A488u, 0x8D1200u, 0xB1A448u, 0xB1A440u, 0xD63688u,
-    0x8D1000u, 0xB1A248u, 0xB1A240u, 0xD63488u, 0xB1A200u, 0xD63448u, 0xD63440u, 0xFAC688u,
+static const uint32_t dq__r32_exp8[128] = { /* bit 7 of m is below no lane: index m & 127 */
     0x000000u, 0x249248u, 0x249240u, 0x492488u, 0x249200u, 0x492448u, 0x492440u, 0x6DB688u,
     0x249000u, 0x492248u, 0x492240u, 0x6DB488u, 0x492200u, 0x6DB448u, 0x6DB440u, 0x924688u,
     0x248000u, 0x491248u, 0x491240u, 0x6DA488u, 0x491200u, 0x6DA448u, 0x6DA440u, 0x923688u,
@@ -2300,7 +2284,7 @@ static inline simde__m128i dq__r32_step__sse2(simde__m128i *xp, const uint32_t *
     x = simde_mm_add_epi32(x, simde_mm_srli_epi32(e, 20));
     need = simde_mm_cmpeq_epi32(simde_mm_srli_epi32(x, 16), zero);
     mask = (unsigned)simde_mm_movemask_ps(simde_mm_castsi128_ps(need));
-    r = dq__r32_exp8[mask];
+    r = dq__r32_exp8[mask & 127u];
     wv = simde_mm_setr_epi32((int32_t)dq__ld16(p + 2u * (r & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 3 & 7u)),
                              (int32_t)dq__ld16(p + 2u * (r >> 6 & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 9 & 7u)));
     wv = simde_mm_or_si128(simde_mm_slli_epi32(x, 16), wv);
@@ -2387,7 +2371,7 @@ static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *
     need = simde_mm256_cmpeq_epi32(simde_mm256_srli_epi32(x, 16), simde_mm256_setzero_si256());
     mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(need));
     wv = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)p));
-    idx = simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_exp8[mask]), sh3);
+    idx = simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_exp8[mask & 127u]), sh3);
     wv = simde_mm256_or_si256(simde_mm256_slli_epi32(x, 16), simde_mm256_permutevar8x32_epi32(wv, idx));
     *xp = simde_mm256_blendv_epi8(x, wv, need);
     *pp = p + 2u * dq__r32_pop8[mask];
