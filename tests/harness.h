@@ -101,6 +101,18 @@ static inline void dq_t_st16(uint8_t *p, uint32_t v) {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
 }
+/* CRC-32C, bitwise, straight from doc/FORMAT.md 3.3: independent of the library's tables and
+ * hardware paths. */
+static inline uint32_t dq_t_crc32c(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        for (k = 0; k < 8; k++) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
+    }
+    return c ^ 0xFFFFFFFFu;
+}
 static inline void dq_t_st32(uint8_t *p, uint32_t v) {
     dq_t_st16(p, v);
     dq_t_st16(p + 2, v >> 16);

@@ -53,19 +53,8 @@ static void st64(uint8_t *p, uint64_t v) {
     unsigned i;
     for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8u * i));
 }
-/* CRC-32C, bitwise (independent of the library's tables and hardware paths). */
-static uint32_t crc32c_ref(const uint8_t *p, size_t n) {
-    uint32_t c = 0xFFFFFFFFu;
-    size_t i;
-    unsigned k;
-    for (i = 0; i < n; i++) {
-        c ^= p[i];
-        for (k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-    }
-    return c ^ 0xFFFFFFFFu;
-}
 static void fix_hcrc(uint8_t *m) {
-    uint32_t c = crc32c_ref(m, 44);
+    uint32_t c = dq_t_crc32c(m, 44);
     unsigned i;
     for (i = 0; i < 4; i++) m[44 + i] = (uint8_t)(c >> (8u * i));
 }
@@ -96,7 +85,7 @@ static uint64_t spec_bound(unsigned coder, uint64_t n, unsigned b) {
 }
 /* Recomputes the payload checksum of a coded message (bytes 48 .. len-5) at len-4. */
 static void reseal(uint8_t *m, size_t len) {
-    uint32_t c = crc32c_ref(m + 48, len - 52u);
+    uint32_t c = dq_t_crc32c(m + 48, len - 52u);
     unsigned i;
     for (i = 0; i < 4; i++) m[len - 4u + i] = (uint8_t)(c >> (8u * i));
 }

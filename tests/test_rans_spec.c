@@ -49,17 +49,6 @@ static void st64(uint8_t *p, uint64_t v) {
     st32(p, (uint32_t)v);
     st32(p + 4, (uint32_t)(v >> 32));
 }
-/* CRC-32C, bitwise (FORMAT.md 3.3) */
-static uint32_t crc32c(const uint8_t *p, size_t n) {
-    uint32_t c = 0xFFFFFFFFu;
-    size_t i;
-    int k;
-    for (i = 0; i < n; i++) {
-        c ^= p[i];
-        for (k = 0; k < 8; k++) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
-    }
-    return c ^ 0xFFFFFFFFu;
-}
 
 /* ---------------------------------------------------------------- the spec decoder */
 /* Why a message is rejected (0: accepted). */
@@ -156,7 +145,7 @@ static int spec_decode3(const uint8_t *msg, size_t len, spec_msg *s) {
     unsigned k;
     memset(s, 0, sizeof *s);
     if (len < 56u || memcmp(msg, "DQSG", 4) != 0 || msg[4] != 1u || msg[5] != 48u) return SP_HEADER;
-    if (ld32(msg + 44) != crc32c(msg, 44)) return SP_HEADER;
+    if (ld32(msg + 44) != dq_t_crc32c(msg, 44)) return SP_HEADER;
     s->scheme = msg[6];
     s->bits = msg[7];
     s->flags = ld16(msg + 10);
@@ -180,7 +169,7 @@ static int spec_decode3(const uint8_t *msg, size_t len, spec_msg *s) {
     if (s->L > bound) return SP_BOUND;
     s->size = s->pay_at + (size_t)s->L + ((s->flags & 2u) ? 4u : 0u);
     if (s->size != len) return SP_SIZE;
-    if ((s->flags & 2u) && ld32(msg + s->pay_at + s->L) != crc32c(msg + 48, s->pay_at + (size_t)s->L - 48u))
+    if ((s->flags & 2u) && ld32(msg + s->pay_at + s->L) != dq_t_crc32c(msg + 48, s->pay_at + (size_t)s->L - 48u))
         return SP_CHECKSUM;
     pay = msg + s->pay_at;
     /* the table (17.3): bitmap, then f_s - 1 in LEB128 for each set bit, in increasing s */
@@ -290,7 +279,7 @@ static uint8_t *spec_rebuild(const uint8_t *msg, const spec_msg *s, const uint8_
     }
     st64(d + 48, (uint64_t)(pos - s->pay_at));
     if (s->flags & 2u) {
-        st32(d + pos, crc32c(d + 48, pos - 48u));
+        st32(d + pos, dq_t_crc32c(d + 48, pos - 48u));
         pos += 4u;
     }
     *nlen = pos;
@@ -474,7 +463,7 @@ static unsigned g_rejected;       /* damaged messages both decoders rejected as 
 
 /* After a change to the payload: fix the payload CRC (when the message has one and fixcrc). */
 static void refresh_crc(uint8_t *msg, const spec_msg *s, int fixcrc) {
-    if ((s->flags & 2u) && fixcrc) st32(msg + s->pay_at + s->L, crc32c(msg + 48, s->pay_at + (size_t)s->L - 48u));
+    if ((s->flags & 2u) && fixcrc) st32(msg + s->pay_at + s->L, dq_t_crc32c(msg + 48, s->pay_at + (size_t)s->L - 48u));
 }
 
 /* Offset (in the message) of chunk ci's u32 length, from a good parse. */
