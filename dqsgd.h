@@ -1520,6 +1520,30 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
     for (r = 0; r < DQ__ROWS; r++)
         dq__decode_codes(codes + r * DQ__LANES, DQ__LANES, b, rowstep[r], w, add, out + r * DQ__LANES);
 }
+/* Elias sizing scan (b >= 2) of cnt unpacked codes (cnt <= 256): nz[w] bit i says that code
+ * 64w + i has a non-zero level (words past cnt are 0); returns the sign and level bits of those
+ * codes, lvt[L] being those of a level of bit length L (lvt[0] = 0), or UINT32_MAX when a code
+ * is a negative zero (sign set, level 0), which the Elias layout cannot carry. */
+static inline uint32_t dq__elias_scan_codes(const uint32_t *codes, size_t cnt, unsigned b, const uint8_t *lvt,
+                                            uint64_t *nz) {
+    uint32_t smax = (1u << (b - 1u)) - 1u, bits = 0, bad = 0;
+    size_t i;
+    nz[0] = nz[1] = nz[2] = nz[3] = 0;
+    for (i = 0; i < cnt; i++) {
+        uint32_t l = codes[i] & smax, len = 0;
+        while (l >> len) len++;
+        bad |= codes[i] == smax + 1u;
+        nz[i >> 6] |= (uint64_t)(l != 0u) << (i & 63u);
+        bits += lvt[len];
+    }
+    return bad ? UINT32_MAX : bits;
+}
+/* The same for a full packed block, its codes unpacked into codes[0..256). */
+static inline uint32_t dq__elias_scan__scalar(const uint8_t *in, unsigned b, const uint8_t *lvt, uint32_t *codes,
+                                              uint64_t *nz) {
+    dq__unpack_block__scalar(in, b, codes);
+    return dq__elias_scan_codes(codes, DQ__BLOCK, b, lvt, nz);
+}
 /* Two-means (b = 1): code 0 decodes to pos, code 1 to neg, the bucket's two means; rowpos[r]
  * and rowneg[r] are those of row r. */
 static inline void dq__decode_codes_tm(const uint32_t *codes, size_t cnt, float pos, float neg, float w, int add,
@@ -1767,6 +1791,9 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 #define dq__k_quant_pack dq__quant_pack__scalar
 #define dq__k_pack_block dq__pack_block__scalar
 #define dq__k_decode_block dq__decode_block__scalar
+#endif
+#ifndef dq__k_elias_scan /* Elias sizing and encoding */
+#define dq__k_elias_scan dq__elias_scan__scalar
 #endif
 #ifndef dq__k_crc32c /* hardware CRC32C where the target has it (dqsgd_simd.h) */
 #define dq__k_crc32c dq__crc32c__scalar
@@ -2130,6 +2157,16 @@ static inline unsigned dq__ctz64(uint64_t x) { return dq__ctz64_portable(x); }
 #endif
 /* floor(log2 x), x >= 1 */
 static inline unsigned dq__ilog2(uint64_t x) { return 63u - dq__clz64(x); }
+static inline unsigned dq__popcount64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555u);
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
+    return (unsigned)((x * 0x0101010101010101u) >> 56);
+#endif
+}
 
 /* big-endian 64-bit load, byte by byte (compilers fuse it into one load and a swap) */
 static inline uint64_t dq__ldbe64(const uint8_t *p) {
@@ -3826,35 +3863,96 @@ static inline size_t dq__fixed_through(unsigned b, size_t n, size_t k) {
     return (size_t)((end * b + 7u) / 8u);
 }
 
+/* ---- coder 1 (Elias): sizing and encoding from the block scan (dq__k_elias_scan) */
+
+/* Per message: om[L], the Elias omega length of every k with floor(log2 k) = L (it depends on
+ * nothing else), and lvt, the scan's sign-and-level bits by bit length. */
+typedef struct dq__elias_tabs {
+    uint8_t om[64], lvt[16];
+} dq__elias_tabs;
+static inline void dq__elias_tabs_make(dq__elias_tabs *t) {
+    unsigned L;
+    for (L = 0; L < 64; L++) t->om[L] = (uint8_t)dq_elias_omega_len((uint64_t)1 << L);
+    t->lvt[0] = 0;
+    for (L = 1; L < 16; L++) t->lvt[L] = (uint8_t)(1u + t->om[L - 1u]);
+}
+/* The codes of block k and their scan; UINT32_MAX on a negative zero. */
+static inline uint32_t dq__elias_block(unsigned b, size_t n, const uint8_t *payload, size_t k, const dq__elias_tabs *t,
+                                       uint32_t *codes, uint64_t *nz) {
+    size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK;
+    if (cnt == DQ__BLOCK) return dq__k_elias_scan(payload + k * DQ__BLOCK_BYTES(b), b, t->lvt, codes, nz);
+    dq__unpack_tail(payload + k * DQ__BLOCK_BYTES(b), cnt, b, codes);
+    return dq__elias_scan_codes(codes, cnt, b, t->lvt, nz);
+}
+
+/* The gap bits (omega(i - i_prev) of every non-zero) of a stream of 64-element masks, without
+ * visiting the non-zeros: t[k] of a word marks the elements that have a non-zero at distance
+ * 1 .. 2^k - 1 before them, built by doubling with the previous word's; omega steps up with
+ * floor(log2 gap) only, so each non-zero's bits are om[0] plus the steps of the powers of two
+ * its gap reaches. Gaps of 64 or more (at most the first non-zero of a word) are measured. */
+typedef struct dq__gaps {
+    uint64_t prev;    /* the previous word's mask */
+    uint64_t near[5]; /* the previous word's t[1..5] (dq__gaps_word) */
+    uint64_t last;    /* 1 + index of the last non-zero so far (0: none, the virtual one at -1) */
+    uint64_t bits;    /* gap bits so far */
+    uint64_t nnz;
+} dq__gaps;
+static inline void dq__gaps_init(dq__gaps *g) {
+    memset(g, 0, sizeof *g);
+    g->prev = (uint64_t)1 << 63; /* index -1 counts as a non-zero: the first gap is its index + 1 */
+}
+static inline void dq__gaps_word(dq__gaps *g, uint64_t m, uint64_t base, const uint8_t *om) {
+    uint64_t p = g->prev, t[7];
+    unsigned c = dq__popcount64(m), k;
+    uint64_t bits = (uint64_t)c * om[0];
+    t[1] = (m << 1) | (p >> 63); /* t[k]: a non-zero at distance 1 .. 2^k - 1 before */
+    t[2] = t[1] | (t[1] << 2) | (g->near[0] >> 62) | (m << 2) | (p >> 62);
+    t[3] = t[2] | (t[2] << 4) | (g->near[1] >> 60) | (m << 4) | (p >> 60);
+    t[4] = t[3] | (t[3] << 8) | (g->near[2] >> 56) | (m << 8) | (p >> 56);
+    t[5] = t[4] | (t[4] << 16) | (g->near[3] >> 48) | (m << 16) | (p >> 48);
+    t[6] = t[5] | (t[5] << 32) | (g->near[4] >> 32) | (m << 32) | (p >> 32);
+    for (k = 1; k <= 6; k++) bits += (uint64_t)(om[k] - om[k - 1u]) * dq__popcount64(m & ~t[k]);
+    if (m & ~t[6]) { /* the lowest non-zero, 64 or more after the last one */
+        uint64_t at = base + dq__ctz64(m) + 1u;
+        bits += (uint64_t)om[dq__ilog2(at - g->last)] - om[6];
+    }
+    for (k = 0; k < 5; k++) g->near[k] = t[k + 1u];
+    if (m) g->last = base + 64u - dq__clz64(m);
+    g->prev = m;
+    g->bits += bits;
+    g->nnz += c;
+}
+
 /* Exact payload bytes of the Elias layout of a fixed payload (b >= 2), and the working room an
  * in-place re-code needs: the stream may not run ahead of the fixed blocks not yet read, and
  * the result must fit. Returns 0 when a code is a negative zero (sign set, level 0), which the
- * layout cannot express; encoders never write one. */
-static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, uint64_t *bytes,
-                                  uint64_t *room, uint64_t *nonzeros) {
-    uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
-    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, i, cnt;
-    uint64_t bits = 0, last = 0, nnz = 0, pre;
+ * layout cannot express (encoders never write one). With lv (the sign and level bits of the
+ * whole payload, from its symbol counts), stops early and returns -1 as soon as the bits so far
+ * plus lv's rest and one bit per remaining gap exceed `limit` bytes: Elias cannot be smaller. */
+static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, const uint64_t *lv,
+                                  uint64_t limit, uint64_t *bytes, uint64_t *room, uint64_t *nonzeros) {
+    uint32_t codes[DQ__BLOCK], bl;
+    uint64_t nz[4], lvbits = 0, pre;
+    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK;
     int64_t worst = INT64_MIN, r1, r2;
+    unsigned w;
+    dq__elias_tabs t;
+    dq__gaps g;
+    dq__elias_tabs_make(&t);
+    dq__gaps_init(&g);
     for (k = 0; k < nblk; k++) {
-        cnt = dq__block_codes(b, n, payload, k, codes);
-        for (i = 0; i < cnt; i++) {
-            uint32_t lvl = codes[i] & smax;
-            uint64_t at = (uint64_t)k * DQ__BLOCK + i + 1u;
-            if (!lvl) {
-                if (codes[i]) return 0;
-                continue;
-            }
-            bits += dq_elias_omega_len(at - last) + 1u + dq_elias_omega_len(lvl);
-            last = at;
-            nnz++;
-        }
-        r1 = (int64_t)bits - 8 * (int64_t)dq__fixed_through(b, n, k);
+        if ((bl = dq__elias_block(b, n, payload, k, &t, codes, nz)) == UINT32_MAX) return 0;
+        lvbits += bl;
+        for (w = 0; w < 4; w++) dq__gaps_word(&g, nz[w], (uint64_t)k * DQ__BLOCK + 64u * w, t.om);
+        r1 = (int64_t)(lvbits + g.bits) - 8 * (int64_t)dq__fixed_through(b, n, k);
         if (r1 > worst) worst = r1;
+        if (lv && (k & 63u) == 63u && lv[0] >= lvbits && lv[1] >= g.nnz &&
+            (g.bits + lv[0] + (lv[1] - g.nnz)) / 8u > limit)
+            return -1;
     }
-    pre = dq_elias_omega_len(nnz + 1u);
-    *nonzeros = nnz;
-    *bytes = (pre + bits + 7u) / 8u;
+    pre = dq_elias_omega_len(g.nnz + 1u);
+    *nonzeros = g.nnz;
+    *bytes = (pre + lvbits + g.bits + 7u) / 8u;
     r1 = ((int64_t)pre + worst + 7) / 8 + 8;
     r2 = (int64_t)*bytes - (int64_t)dq__fixed_through(b, n, nblk - 1u) + 8 + (int64_t)crc;
     r1 = r1 > r2 ? r1 : r2;
@@ -3868,27 +3966,30 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
 static inline size_t dq__elias_encode(unsigned b, size_t n, const uint8_t *payload, uint64_t nnz, uint8_t *out,
                                       size_t cap, int inplace, size_t pay) {
     uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
-    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, i, cnt, len = 0;
-    uint64_t last = 0;
-    dq_bitwriter w;
-    memset(&w, 0, sizeof w);
-    dq_bw_init(&w, out, inplace ? pay : cap);
-    dq_elias_omega_put(&w, nnz + 1u);
+    uint64_t nz[4], last = 0, m;
+    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, len = 0;
+    unsigned w;
+    dq__elias_tabs t;
+    dq_bitwriter bw;
+    dq__elias_tabs_make(&t);
+    memset(&bw, 0, sizeof bw);
+    dq_bw_init(&bw, out, inplace ? pay : cap);
+    dq_elias_omega_put(&bw, nnz + 1u);
     for (k = 0; k < nblk; k++) {
-        cnt = dq__block_codes(b, n, payload, k, codes);
-        if (inplace) w.cap = pay + dq__fixed_through(b, n, k); /* block k is now free */
-        for (i = 0; i < cnt; i++) {
-            uint32_t lvl = codes[i] & smax;
-            uint64_t at = (uint64_t)k * DQ__BLOCK + i + 1u;
-            if (!lvl) continue;
-            dq_elias_omega_put(&w, at - last);
-            dq_bw_put(&w, codes[i] >> (b - 1u), 1);
-            dq_elias_omega_put(&w, lvl);
-            last = at;
-        }
+        if (dq__elias_block(b, n, payload, k, &t, codes, nz) == UINT32_MAX) return 0;
+        if (inplace) bw.cap = pay + dq__fixed_through(b, n, k); /* block k is now free */
+        for (w = 0; w < 4; w++)
+            for (m = nz[w]; m; m &= m - 1u) {
+                unsigned i = 64u * w + dq__ctz64(m);
+                uint64_t at = (uint64_t)k * DQ__BLOCK + i + 1u;
+                dq_elias_omega_put(&bw, at - last);
+                dq_bw_put(&bw, codes[i] >> (b - 1u), 1);
+                dq_elias_omega_put(&bw, codes[i] & smax);
+                last = at;
+            }
     }
-    w.cap = cap;
-    return dq_bw_finish(&w, &len) == DQ_OK ? len : 0u;
+    bw.cap = cap;
+    return dq_bw_finish(&bw, &len) == DQ_OK ? len : 0u;
 }
 
 /* What the coders would cost for the fixed payload of a message, and the one to send. */
@@ -4043,21 +4144,22 @@ static inline size_t dq__r32_recode_inplace(const dq__cfg *c, size_t n, uint8_t 
     return base + pl->table + z;
 }
 
-/* A lower bound on the Elias payload from the symbol counts (b <= 8): every entry costs at
- * least one bit of gap, its sign and its level. */
-static inline uint64_t dq__elias_lb(unsigned b, const uint64_t *cnt) {
+/* The sign and level bits of an Elias payload (lv[0]) and its non-zero codes (lv[1]), from the
+ * symbol counts (b <= 8). */
+static inline void dq__elias_levels(unsigned b, const uint64_t *cnt, uint64_t *lv) {
     unsigned A = 1u << dq__sym_bits(b), g = dq__sym_group(b), s, t;
     uint32_t mask = (1u << b) - 1u, smax = (1u << (b - 1u)) - 1u;
-    uint64_t bits = 0, nnz = 0;
+    dq__elias_tabs tb;
+    dq__elias_tabs_make(&tb);
+    lv[0] = lv[1] = 0;
     for (s = 0; s < A; s++)
         for (t = 0; t < g && cnt[s]; t++) {
             uint32_t lvl = (s >> (t * b)) & mask & smax;
             if (lvl) {
-                nnz += cnt[s];
-                bits += cnt[s] * (2u + dq_elias_omega_len(lvl));
+                lv[1] += cnt[s];
+                lv[0] += cnt[s] * tb.lvt[dq__ilog2(lvl) + 1u];
             }
         }
-    return 8u + (bits + dq_elias_omega_len(nnz + 1u) + 7u) / 8u;
 }
 
 /* Plans how to send the fixed payload. want: a coder, or DQ_CODER_AUTO for the smallest one
@@ -4067,7 +4169,7 @@ static inline uint64_t dq__elias_lb(unsigned b, const uint64_t *cnt) {
 static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payload, unsigned want, int exact,
                                  uint64_t room, dq__plan *pl) {
     unsigned b = c->bits, k, crc = c->checksum ? 4u : 0u;
-    uint64_t cnt[256], fixed = ((uint64_t)n * b + 7u) / 8u, ub = 0, lb = 0, other;
+    uint64_t cnt[256], fixed = ((uint64_t)n * b + 7u) / 8u, ub = 0, lb = 0, other, lv[2];
     int rans = b <= 8u && (want == DQ_CODER_RANS || want == DQ_CODER_AUTO) && (uint64_t)n <= DQ__RANS_MAX_SYMS;
     int elias = b >= 2u && (want == DQ_CODER_ELIAS || want == DQ_CODER_AUTO);
     memset(pl->size, 0, sizeof pl->size);
@@ -4088,12 +4190,16 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
         if (!exact && want == DQ_CODER_AUTO && pl->room[DQ_CODER_RANS] > room && ub < fixed)
             pl->room[DQ_CODER_RANS] = dq__r32_room(b, n, payload, pl->f, pl->table);
         if (want == DQ_CODER_AUTO && !exact && pl->room[DQ_CODER_RANS] > room) rans = 0;
-        if (want == DQ_CODER_AUTO && rans && elias && dq__elias_lb(b, cnt) > (ub < fixed ? ub : fixed))
-            elias = 0; /* cannot beat rANS or fixed */
+        if (elias) dq__elias_levels(b, cnt, lv);
+        /* Elias costs at least its sign and level bits and one bit per gap */
+        if (want == DQ_CODER_AUTO && elias && 8u + (lv[0] + lv[1] + 7u) / 8u > (ub < fixed ? ub : fixed))
+            elias = 0;
     }
     if (elias) {
         uint64_t bytes, rm;
-        if (dq__elias_stats(b, n, payload, crc, &bytes, &rm, &pl->nnz) &&
+        int got = dq__elias_stats(b, n, payload, crc, want == DQ_CODER_AUTO && rans ? lv : NULL,
+                                  (ub < fixed ? ub : fixed) - 8u, &bytes, &rm, &pl->nnz);
+        if (got > 0 &&
             (exact || want != DQ_CODER_AUTO || rm <= room)) {
             pl->size[DQ_CODER_ELIAS] = 8u + bytes;
             pl->room[DQ_CODER_ELIAS] = rm;
@@ -4295,16 +4401,6 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
 
 /* ---------------------------------------------------------------- sparse index streams */
 
-static inline unsigned dq__popcount64(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_popcountll(x);
-#else
-    x = x - ((x >> 1) & 0x5555555555555555u);
-    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
-    return (unsigned)((x * 0x0101010101010101u) >> 56);
-#endif
-}
 
 /* The three body sizes of a valid index set; the scan validates the set. */
 typedef struct dq__isizes {

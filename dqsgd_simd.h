@@ -322,6 +322,52 @@ static inline void dq__decode_block__sse2(const uint8_t *in, unsigned b, const f
     }
 }
 
+/* Elias sizing scan of a full block (dq__elias_scan__scalar): rows of 8 codes, the non-zero
+ * mask from a compare, the level bits from one compare per power of two (SSE2 has no byte
+ * shuffle to look them up). */
+static inline uint32_t dq__elias_scan__sse2(const uint8_t *in, unsigned b, const uint8_t *lvt, uint32_t *codes,
+                                            uint64_t *nz) {
+    const simde__m128i mask = simde_mm_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m128i lmask = simde_mm_set1_epi32((int32_t)((1u << (b - 1u)) - 1u));
+    const simde__m128i sgn = simde_mm_set1_epi32((int32_t)(1u << (b - 1u))), zero = simde_mm_setzero_si128();
+    simde__m128i acc = zero, bad = zero, thr[15], inc[15];
+    uint32_t part[4];
+    unsigned r, t;
+    for (t = 0; t + 1u < b; t++) {
+        thr[t] = simde_mm_set1_epi32((int32_t)((1u << t) - 1u));
+        inc[t] = simde_mm_set1_epi32((int32_t)lvt[t + 1u] - (int32_t)lvt[t]);
+    }
+    uint64_t word = 0;
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, s = off & 31u, h;
+        const uint8_t *p = in + 32u * j;
+        simde__m128i sh = simde_mm_cvtsi32_si128((int)s), v[2];
+        v[0] = simde_mm_srl_epi32(simde_mm_loadu_si128((const simde__m128i *)p), sh);
+        v[1] = simde_mm_srl_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 16)), sh);
+        if (s + b > 32) {
+            simde__m128i up = simde_mm_cvtsi32_si128((int)(32 - s));
+            v[0] = simde_mm_or_si128(v[0], simde_mm_sll_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 32)), up));
+            v[1] = simde_mm_or_si128(v[1], simde_mm_sll_epi32(simde_mm_loadu_si128((const simde__m128i *)(p + 48)), up));
+        }
+        for (h = 0; h < 2; h++) {
+            simde__m128i c = simde_mm_and_si128(v[h], mask), l = simde_mm_and_si128(c, lmask);
+            unsigned m = (unsigned)simde_mm_movemask_ps(simde_mm_castsi128_ps(simde_mm_cmpeq_epi32(l, zero))) ^ 15u;
+            simde_mm_storeu_si128((simde__m128i *)(codes + 8 * r + 4 * h), c);
+            bad = simde_mm_or_si128(bad, simde_mm_cmpeq_epi32(c, sgn));
+            word |= (uint64_t)m << (8u * (r & 7u) + 4u * h);
+            for (t = 0; t + 1u < b; t++)
+                acc = simde_mm_add_epi32(acc, simde_mm_and_si128(simde_mm_cmpgt_epi32(l, thr[t]), inc[t]));
+        }
+        if ((r & 7u) == 7u) { /* a register, not nz[]: no store-to-load chain from row to row */
+            nz[r >> 3] = word;
+            word = 0;
+        }
+    }
+    if (simde_mm_movemask_epi8(bad)) return UINT32_MAX;
+    simde_mm_storeu_si128((simde__m128i *)part, acc);
+    return part[0] + part[1] + part[2] + part[3];
+}
+
 /* ---- two-means (DQ_SCHEME_TWOMEANS): the statistics (twin: dq__tm_acc__scalar), 16 elements a
  * step into 8 + 8 registers of 2 double lanes; each magnitude goes to its sign group's lane and
  * +0.0 to the other group's (which changes no sum of magnitudes). */
@@ -824,6 +870,54 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
         if (add) f = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, f));
         simde_mm256_storeu_ps(out + 8 * r, f);
     }
+}
+
+/* Elias sizing scan of a full block (see the SSE2 section). */
+static inline uint32_t dq__elias_scan__avx2(const uint8_t *in, unsigned b, const uint8_t *lvt, uint32_t *codes,
+                                            uint64_t *nz) {
+    const simde__m256i mask = simde_mm256_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m256i lmask = simde_mm256_set1_epi32((int32_t)((1u << (b - 1u)) - 1u));
+    const simde__m256i sgn = simde_mm256_set1_epi32((int32_t)(1u << (b - 1u))), zero = simde_mm256_setzero_si256();
+    const simde__m256i e0 = simde_mm256_set1_epi8((char)126);
+    simde__m256i acc = zero, bad = zero, tab;
+    uint64_t word = 0;
+    uint8_t bytab[32];
+    uint32_t part[8];
+    unsigned r, v;
+    /* the bits by level for b <= 5 (a level is its own index), else by bit length */
+    for (v = 0; v < 16; v++) {
+        unsigned len = 0;
+        while (v >> len) len++;
+        bytab[v] = bytab[v + 16u] = b <= 5u ? lvt[len] : lvt[v];
+    }
+    tab = simde_mm256_loadu_si256((const simde__m256i *)bytab);
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, s = off & 31u, m;
+        const uint8_t *p = in + 32u * j;
+        simde__m256i v8 = simde_mm256_srl_epi32(simde_mm256_loadu_si256((const simde__m256i *)p), simde_mm_cvtsi32_si128((int)s));
+        simde__m256i l, idx;
+        if (s + b > 32)
+            v8 = simde_mm256_or_si256(v8, simde_mm256_sll_epi32(simde_mm256_loadu_si256((const simde__m256i *)(p + 32)),
+                                                                simde_mm_cvtsi32_si128((int)(32 - s))));
+        v8 = simde_mm256_and_si256(v8, mask);
+        l = simde_mm256_and_si256(v8, lmask);
+        simde_mm256_storeu_si256((simde__m256i *)(codes + 8 * r), v8);
+        bad = simde_mm256_or_si256(bad, simde_mm256_cmpeq_epi32(v8, sgn));
+        m = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(simde_mm256_cmpeq_epi32(l, zero))) ^ 255u;
+        word |= (uint64_t)m << (8u * (r & 7u));
+        if ((r & 7u) == 7u) { /* a register, not nz[]: no store-to-load chain from row to row */
+            nz[r >> 3] = word;
+            word = 0;
+        }
+        /* b > 5: the bit length from the float exponent, 127 + len - 1, as one byte; 0 for 0 */
+        idx = b <= 5u ? l
+                      : simde_mm256_subs_epu8(simde_mm256_srli_epi32(simde_mm256_castps_si256(simde_mm256_cvtepi32_ps(l)), 23),
+                                              e0);
+        acc = simde_mm256_add_epi32(acc, simde_mm256_shuffle_epi8(tab, idx));
+    }
+    if (simde_mm256_movemask_epi8(bad)) return UINT32_MAX;
+    simde_mm256_storeu_si256((simde__m256i *)part, acc);
+    return part[0] + part[1] + part[2] + part[3] + part[4] + part[5] + part[6] + part[7];
 }
 
 /* ---- two-means (see the SSE2 section): statistics in 4 + 4 registers of 4 double lanes, and
@@ -2539,6 +2633,11 @@ static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq
 #define dq__k_r32_get dq__r32_get__sse2
 #endif
 /* Slots whose choice depends on more than DQ_SIMD. */
+#if DQ__HAS_AVX2_KERNELS
+#define dq__k_elias_scan dq__elias_scan__avx2 /* also at AVX-512 */
+#elif DQ__HAS_SSE2_KERNELS
+#define dq__k_elias_scan dq__elias_scan__sse2
+#endif
 #if DQ__HAS_AVX2_KERNELS
 #define dq__k_shared_q dq__shared_q__avx2 /* also at AVX-512 */
 #elif DQ__HAS_SSE2_KERNELS

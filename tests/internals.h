@@ -31,7 +31,7 @@
 #define DQT_HALF_BACKEND DQ__HALF_BACKEND /* the half kernels' name, as printed */
 
 /* ---- Kernel families (stats, compensate, quant, quant_pack, pack_block, unpack_block,
- * decode_block, quant_tab, decode_block_tab, tm_acc, decode_block_tm, shared_q, hstat_acc,
+ * decode_block, elias_scan, quant_tab, decode_block_tab, tm_acc, decode_block_tm, shared_q, hstat_acc,
  * f16_to_f32, f32_to_f16, bf16_to_f32, f32_to_bf16, crc32c, svb_decode, sp_mask64, sk_hash,
  * tab_isexp): the kernel a build dispatches to, the scalar twin, one kernel by level (for
  * identity checks of the dispatch). */
@@ -119,6 +119,17 @@ static const dqt_dec_k DQT_DEC_K[] = {
 #endif
 #if DQT_AVX2
     {"avx2", dq__decode_block__avx2},
+#endif
+    {NULL, NULL}};
+/* The Elias sizing scan of a block. */
+typedef uint32_t (*dqt_escan_fn)(const uint8_t *, unsigned, const uint8_t *, uint32_t *, uint64_t *);
+typedef struct { const char *name; dqt_escan_fn fn; } dqt_escan_k;
+static const dqt_escan_k DQT_ESCAN_K[] = {
+#if DQT_SSE2
+    {"sse2", dq__elias_scan__sse2},
+#endif
+#if DQT_AVX2
+    {"avx2", dq__elias_scan__avx2},
 #endif
     {NULL, NULL}};
 /* Table schemes (NUQSGD, natural, TRUNC_NU): the quantizer and the block decoder. */

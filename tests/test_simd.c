@@ -1,6 +1,7 @@
 /* test_simd.c - every SIMD kernel compiled into this build against its scalar twin, bit for bit.
  *
- * Kernel families (dqsgd.h / dqsgd_simd.h): stats, compensate, quant, pack_block, decode_block.
+ * Kernel families (dqsgd.h / dqsgd_simd.h): stats, compensate, quant, pack_block, decode_block,
+ * elias_scan.
  * A TU compiled at level L defines every kernel of level <= L, so the avx512 build compares the
  * SSE2, AVX2 and AVX-512 kernels; the scalar build only checks dq_simd_backend().
  *
@@ -714,6 +715,61 @@ static void test_decode_block(void) {
         }
 }
 
+/* The Elias sizing scan: the scalar twin against the layout's definition (public omega
+ * lengths), every SIMD kernel against it bit for bit (codes, mask, bits), negative zeros. */
+static void test_elias_scan(void) {
+    dq_t_rng r = {91};
+    uint8_t raw[32 * 16], lvt[16];
+    uint32_t codes[DQT_BLOCK], got[DQT_BLOCK], ref[DQT_BLOCK];
+    uint64_t nz[4], rnz[4];
+    unsigned b, L;
+    int trial;
+    lvt[0] = 0;
+    for (L = 1; L < 16; L++) lvt[L] = (uint8_t)(1u + dq_elias_omega_len((uint64_t)1 << (L - 1u)));
+    for (b = 2; b <= 16; b++)
+        for (trial = 0; trial < 120; trial++) {
+            uint32_t smax = (1u << (b - 1u)) - 1u, want = 0, rbits;
+            uint64_t wnz[4] = {0, 0, 0, 0};
+            size_t i, k;
+            int negz = 0;
+            if (trial < 10) {
+                fill_codes(&r, codes, b, trial % 5);
+            } else { /* sparse levels, as QSGD writes them */
+                unsigned keep = 1u + rndu(&r, 8);
+                for (i = 0; i < DQT_BLOCK; i++)
+                    codes[i] = rndu(&r, keep) ? 0u : (rnd32(&r) & ((1u << b) - 1u));
+            }
+            if (trial % 7 == 3) codes[rndu(&r, DQT_BLOCK)] = smax + 1u; /* a negative zero */
+            for (i = 0; i < DQT_BLOCK; i++) {
+                uint32_t l = codes[i] & smax;
+                if (codes[i] == smax + 1u) negz = 1;
+                if (!l) continue;
+                wnz[i / 64u] |= (uint64_t)1 << (i % 64u);
+                want += 1u + dq_elias_omega_len(l);
+            }
+            if (negz) want = UINT32_MAX;
+            dqt_scalar(pack_block)(codes, b, raw);
+            rbits = dqt_scalar(elias_scan)(raw, b, lvt, ref, rnz);
+            CHECKF(rbits == want, "elias_scan__scalar b=%u trial %d: %lu bits, want %lu", b, trial,
+                   (unsigned long)rbits, (unsigned long)want);
+            CHECKF(memcmp(ref, codes, sizeof ref) == 0, "elias_scan__scalar b=%u trial %d: codes differ", b, trial);
+            CHECKF(negz || memcmp(rnz, wnz, sizeof wnz) == 0, "elias_scan__scalar b=%u trial %d: mask differs", b,
+                   trial);
+            for (k = 0; DQT_ESCAN_K[k].name; k++) {
+                uint32_t bits;
+                memset(got, 0xA5, sizeof got);
+                memset(nz, 0xA5, sizeof nz);
+                bits = DQT_ESCAN_K[k].fn(raw, b, lvt, got, nz);
+                CHECKF(bits == rbits, "elias_scan__%s b=%u trial %d: %lu bits, scalar %lu", DQT_ESCAN_K[k].name, b,
+                       trial, (unsigned long)bits, (unsigned long)rbits);
+                CHECKF(memcmp(got, ref, sizeof ref) == 0, "elias_scan__%s b=%u trial %d: codes differ",
+                       DQT_ESCAN_K[k].name, b, trial);
+                CHECKF(negz || memcmp(nz, rnz, sizeof nz) == 0, "elias_scan__%s b=%u trial %d: mask differs",
+                       DQT_ESCAN_K[k].name, b, trial);
+            }
+        }
+}
+
 /* ---------------------------------------------------------------- two-means */
 /* Statistics: lanes and count carried in (random non-negative lanes, as a bucket cut into
  * pieces carries them), every length 0..300 and a few long ones, x and x + e, signed zeros,
@@ -948,6 +1004,7 @@ int main(void) {
     RUN(test_pack);
     RUN(test_pack_tail);
     RUN(test_decode_block);
+    RUN(test_elias_scan);
     RUN(test_tm_acc);
     RUN(test_decode_block_tm);
     RUN(test_quant_tm);
