@@ -203,7 +203,9 @@ typedef struct dq_header {
 #define DQ_CODER_AUTO 255u /* dq_params only: the smallest of fixed, Elias and rANS for this message */
 /* dq_params only. DQ_CODER_DEFAULT (0, what a zeroed dq_params asks): DQ_CODER_AUTO for messages
  * of DQ_CODER_AUTO_MIN elements or more, where a frequency table pays, the fixed layout below
- * (and always for ranges and blocks). DQ_CODER_FIXED_ONLY: the fixed layout whatever the size
+ * (and always for ranges and blocks). A coded message it sends carries the payload checksum
+ * (as with checksum = 1; it then decodes in one pass instead of two) when dst_cap has the 4
+ * bytes and the coded form stays smaller than the fixed one with them. DQ_CODER_FIXED_ONLY: the fixed layout whatever the size
  * (what 0 asked for before library 0.7). */
 #define DQ_CODER_DEFAULT 0u
 #define DQ_CODER_FIXED_ONLY 254u
@@ -249,7 +251,8 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
  *  depends on the params and n alone: level schemes sent in the fixed layout
  *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK.
  *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO and the default (the
- *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk), a forced
+ *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk, plus for the
+ *  default the 4 bytes of the checksum it adds to coded messages), a forced
  *  coder (dq_encode_bound_coded(), its working room), TOPK (the largest index stream, plus 4
  *  bytes of working room) and THRESHOLD (as TOPK with k = n).
  *  dq_coded_size() gives a written message's exact size in another coder. */
@@ -2082,6 +2085,11 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
 }
 
 static inline size_t dq__r32_chunk_bytes(unsigned b); /* coder 3 (coders section) */
+/* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
+ * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
+static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
+    return p->coder == DQ_CODER_DEFAULT && c->coder == DQ_CODER_AUTO && !c->checksum;
+}
 static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size_t *size) {
     dq__cfg c;
     dq_status st;
@@ -2093,6 +2101,7 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
         *size = dq_encode_bound_coded(n, c.bits);
         return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
     }
+    if (framed && dq__default_crc(p, &c)) c.checksum = 1u; /* what the default's coded forms carry */
     *size = dq__size(&c, n, framed, &ok); /* exact for the fixed layout; DQ_CODER_AUTO never writes more */
     if (ok && framed && c.coder == DQ_CODER_AUTO && c.bits <= 8u) { /* + room for one chunk of coder 3 */
         uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__r32_chunk_bytes(c.bits);
@@ -4247,12 +4256,17 @@ static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const voi
     dq_status st;
     size_t size, crc;
     uint8_t *out = (uint8_t *)dst;
-    int ok;
+    int ok, def_crc = 0;
     if (!p || !x || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
     size = dq__size(&c, n, 1, &ok); /* the fixed layout's */
     if (!ok) return DQ_ERR_TOO_LARGE;
+    if (dq__default_crc(p, &c) && dst_cap >= size + 4u) { /* sized as with the checksum, dropped if fixed */
+        def_crc = 1;
+        c.checksum = 1u;
+        size += 4u;
+    }
     if (c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
         size_t need = dq_encode_bound_coded(n, c.bits);
         if (!need) return DQ_ERR_TOO_LARGE;
@@ -4264,10 +4278,17 @@ static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const voi
     crc = c.checksum ? 4u : 0u;
     if (c.coder != DQ_CODER_FIXED) {
         dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - size, &pl);
+        if (def_crc && pl.size[pl.coder] + 4u >= pl.size[DQ_CODER_FIXED])
+            pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
         if (pl.coder != DQ_CODER_FIXED) {
             size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
             if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
             size += crc;
+        } else if (def_crc) { /* the fixed layout goes out as the caller asked: unchecked */
+            out[DQ__H_FLAGS] = (uint8_t)(out[DQ__H_FLAGS] & ~DQ_FLAG_CHECKSUM);
+            dq__header_coder(out, DQ_CODER_FIXED);
+            size -= 4u;
+            crc = 0;
         }
     }
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));

@@ -20,7 +20,9 @@
  * state. Every parameter is QSGD with an L2 norm per bucket; rounding is stochastic unless the
  * kernel name ends in -nearest; -crc rows carry the payload checksum (dq_params.checksum), so
  * they cost the CRC32C pass on top. -rans, -auto and -elias rows send the codes with that coder
- * (dq_params.coder; auto = the smallest); their baselines are those of the fixed rows. A row
+ * (dq_params.coder; auto = the smallest); -default rows use DQ_CODER_DEFAULT, what a zeroed
+ * dq_params sends (AUTO, and the payload checksum on a coded message); their baselines are
+ * those of the fixed rows. A row
  * whose coder this build of dqsgd.h cannot run yet (Elias while it lands) prints n/a in the
  * figures, with the reason on stderr. The input is N(0,1) from a fixed-seed splitmix64 stream.
  * encode-ef passes a residual that carries over from call to call (error feedback in steady
@@ -109,6 +111,10 @@ static const bench_row ROWS[] = {
     {"decode-add-rans", K_DECODE_ADD, 8u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_RANS, DQ_SCHEME_QSGD},
     {"encode-auto", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO, DQ_SCHEME_QSGD},
     {"decode-add-auto", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_AUTO, DQ_SCHEME_QSGD},
+    {"encode-default", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_DEFAULT, DQ_SCHEME_QSGD},
+    {"decode-add-default", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_DEFAULT, DQ_SCHEME_QSGD},
+    {"encode-default", K_ENCODE, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_DEFAULT, DQ_SCHEME_QSGD},
+    {"decode-add-default", K_DECODE_ADD, 2u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_DEFAULT, DQ_SCHEME_QSGD},
     {"encode-elias", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS, DQ_SCHEME_QSGD},
     {"decode-add-elias", K_DECODE_ADD, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_ELIAS, DQ_SCHEME_QSGD},
     {"encode-nuqsgd", K_ENCODE, 4u, DQ_ROUND_STOCHASTIC, 0u, DQ_CODER_FIXED_ONLY, DQ_SCHEME_NUQSGD},
@@ -222,13 +228,14 @@ static const char *verify_message(bench_ctx *c, const bench_row *r) {
     dq_params p;
     dq_header h;
     size_t want, ref_len, tmp_len;
+    int def = r->coder == DQ_CODER_DEFAULT; /* AUTO, and the checksum on coded forms */
     row_params(r, &p);
     if (dq_header_read(c->msg, c->len, &h) != DQ_OK) return "dq_header_read: the message does not parse";
     if (h.count != c->n || h.bits != r->bits || h.scheme != (unsigned)p.scheme || h.bucket != BENCH_BUCKET || h.msg_size != c->len ||
         ((h.flags & DQ_FLAG_STOCHASTIC) != 0) != (r->rounding != DQ_ROUND_NEAREST) ||
-        ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0) ||
-        (r->coder == DQ_CODER_AUTO ? h.coder > DQ_CODER_RANS
-                                   : h.coder != (r->coder == DQ_CODER_FIXED_ONLY ? DQ_CODER_FIXED : r->coder)))
+        ((h.flags & DQ_FLAG_CHECKSUM) != 0) != (r->checksum != 0 || (def && h.coder != DQ_CODER_FIXED)) ||
+        (r->coder == DQ_CODER_AUTO || def ? h.coder > DQ_CODER_RANS
+                                          : h.coder != (r->coder == DQ_CODER_FIXED_ONLY ? DQ_CODER_FIXED : r->coder)))
         return "dq_header_read: header does not match the encode parameters";
     if (r->coder == DQ_CODER_FIXED_ONLY) {
         check(dq_encode_capacity(&p, c->n, &want), "dq_encode_capacity");
@@ -236,8 +243,9 @@ static const char *verify_message(bench_ctx *c, const bench_row *r) {
     }
     if (r->kind != K_ENCODE) die(r->name, "a coded row must be a plain encode");
     p.coder = DQ_CODER_FIXED_ONLY;
+    p.checksum = (h.flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
     check(dq_encode(&p, c->x, c->n, NULL, c->ref, c->cap, &ref_len), "dq_encode (fixed reference)");
-    if (dq_coded_size(c->ref, ref_len, r->coder, &want) != DQ_OK) return "dq_coded_size failed";
+    if (dq_coded_size(c->ref, ref_len, def ? DQ_CODER_AUTO : r->coder, &want) != DQ_OK) return "dq_coded_size failed";
     if (c->len != want) return "dq_encode: message length differs from dq_coded_size()";
     if (dq_recode(c->msg, c->len, DQ_CODER_FIXED, c->tmp, c->cap, &tmp_len) != DQ_OK)
         return "dq_recode to the fixed coder failed";
@@ -404,7 +412,8 @@ int main(int argc, char **argv) {
             printf("QSGD, L2 norm per bucket, stochastic rounding unless -nearest. gbps = n*4 bytes / s for every\n"
                    "kernel. Baselines, same buffers: encoders = sum of squares over x (8 float accumulators),\n"
                    "decoders = acc[i] += x[i]. ratio = gbps / baseline_gbps. msg_bpe = message bytes*8/n.\n"
-                   "-rans/-auto/-elias: codes sent with that coder (auto: the smallest); n/a: coder not available.\n");
+                   "-rans/-auto/-elias: codes sent with that coder (auto: the smallest); -default: a zeroed dq_params\n"
+                   "(auto, and the checksum on coded messages); n/a: coder not available.\n");
             printf("%-16s  %-6s  %4s  %6s  %10s  %7s  %13s  %6s  %7s\n", "kernel", "isa", "bits", "bucket", "n", "gbps",
                    "baseline_gbps", "ratio", "msg_bpe");
         }

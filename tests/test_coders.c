@@ -1251,8 +1251,12 @@ static void bound_case(dq_params p, const float *x, size_t n, int must_code, siz
         (*cases)++;
         CHECKF(len <= bound && len <= flen && len <= cap, "%s: %lu bytes, fixed %lu, bound %lu, capacity %lu", what,
                (unsigned long)len, (unsigned long)flen, (unsigned long)bound, (unsigned long)cap);
-        CHECKF(m[8] == coder || m[8] == DQ_CODER_FIXED || coder == DQ_CODER_AUTO, "%s: coder %u on the wire", what,
-               m[8]);
+        CHECKF(m[8] == coder || m[8] == DQ_CODER_FIXED || coder == DQ_CODER_AUTO || coder == DQ_CODER_DEFAULT,
+               "%s: coder %u on the wire", what, m[8]);
+        if (coder == DQ_CODER_DEFAULT && m[8] != DQ_CODER_FIXED) /* coded by the default: checked */
+            CHECKF(m[10] & DQ_FLAG_CHECKSUM, "%s: the default sent coder %u without the checksum", what, m[8]);
+        if (coder == DQ_CODER_DEFAULT && m[8] == DQ_CODER_FIXED) /* not coded: what was asked */
+            CHECKF(len == flen && memcmp(m, fm, flen) == 0, "%s: the default's fixed form differs", what);
         if ((coder == DQ_CODER_ELIAS || coder == DQ_CODER_RANS) && m[8] == DQ_CODER_FIXED) {
             (*fell)++;
             CHECKF(len == flen && memcmp(m, fm, flen) == 0, "%s: fell back, but not to the fixed message", what);
@@ -1278,7 +1282,7 @@ static void test_bound_sweep(void) {
             gen(kinds[ki], x, n, 7u * ni + ki);
             for (wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
                 for (bi = 0; bi < 3; bi++)
-                    for (ci = 0; ci < 4; ci++)
+                    for (ci = 0; ci < sizeof coders / sizeof coders[0]; ci++)
                         for (nm = DQ_NORM_L2; nm <= DQ_NORM_MAX; nm++) {
                             unsigned b = widths[wi];
                             dq_params p = mkp(b, buckets[bi], DQ_ROUND_STOCHASTIC, (dq_norm)nm, (ci + nm) & 1u,
@@ -1289,7 +1293,7 @@ static void test_bound_sweep(void) {
                                        &cases, &fell);
                         }
             for (i = 0; i < sizeof others / sizeof others[0]; i++) /* the other level schemes, default widths */
-                for (ci = 0; ci < 4; ci++) {
+                for (ci = 0; ci < sizeof coders / sizeof coders[0]; ci++) {
                     dq_params p = mkp(0, 8, DQ_ROUND_DEFAULT, DQ_NORM_DEFAULT, 1, coders[ci]);
                     p.scheme = others[i];
                     p.bits = others[i] == DQ_SCHEME_NATURAL ? 8u : others[i] == DQ_SCHEME_TWOMEANS ? 1u : 2u;
@@ -1313,8 +1317,56 @@ static void test_bound_sweep(void) {
     CHECK(cases > 2000 && fell > 0 && fell < cases);
 }
 
+/* The default coder checks what it codes: a coded default message carries the payload
+ * checksum (so it decodes in one pass) and the same values as DQ_CODER_AUTO's; without room for
+ * the 4 bytes, or when the fixed form goes out, no checksum is added. */
+static void test_default_checksum(void) {
+    const size_t n = 65536;
+    float *x = (float *)xmalloc(n * sizeof(float)), *a = (float *)xmalloc(n * sizeof(float)),
+          *d = (float *)xmalloc(n * sizeof(float));
+    dq_params p = mkp(4, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_DEFAULT), pa = p, pf = p;
+    size_t cap = 0, fcap = 0, len = 0, alen = 0, flen = 0;
+    uint8_t *m, *am, *fm;
+    gen(K_GAUSS, x, n, 31u);
+    pa.coder = DQ_CODER_AUTO;
+    pf.coder = DQ_CODER_FIXED_ONLY;
+    CHECK(dq_encode_capacity(&p, n, &cap) == DQ_OK && dq_encode_capacity(&pf, n, &fcap) == DQ_OK);
+    m = (uint8_t *)xmalloc(cap);
+    am = (uint8_t *)xmalloc(cap);
+    fm = (uint8_t *)xmalloc(cap);
+    CHECK(dq_encode(&p, x, n, NULL, m, cap, &len) == DQ_OK && dq_encode(&pa, x, n, NULL, am, cap, &alen) == DQ_OK);
+    CHECKF(m[8] == DQ_CODER_RANS && (m[10] & DQ_FLAG_CHECKSUM) && !(am[10] & DQ_FLAG_CHECKSUM) && len == alen + 4u,
+           "default: coder %u flags %u, %lu bytes; AUTO %lu", m[8], m[10], (unsigned long)len, (unsigned long)alen);
+    CHECK(dq_verify(m, len) == DQ_OK);
+    CHECK(dq_decode(m, len, d, n) == DQ_OK && dq_decode(am, alen, a, n) == DQ_OK && memcmp(a, d, n * 4u) == 0);
+    /* a buffer of exactly the fixed size: no room for the checksum, so none, and still sent */
+    CHECK(dq_encode(&p, x, n, NULL, fm, fcap, &flen) == DQ_OK && !(fm[10] & DQ_FLAG_CHECKSUM));
+    CHECK(dq_decode(fm, flen, d, n) == DQ_OK && memcmp(a, d, n * 4u) == 0);
+    /* incompressible codes: the fixed form, unchecked, byte for byte FIXED_ONLY's */
+    gen(K_UNIF, x, n, 32u);
+    p.bits = pf.bits = 8; /* 255 codes near-uniform: the table costs more than they save */
+    p.rounding = pf.rounding = DQ_ROUND_NEAREST;
+    p.norm = pf.norm = DQ_NORM_MAX;
+    p.bucket = pf.bucket = DQ_BUCKET_WHOLE;
+    CHECK(dq_encode_capacity(&p, n, &cap) == DQ_OK);
+    free(m);
+    free(fm);
+    m = (uint8_t *)xmalloc(cap);
+    fm = (uint8_t *)xmalloc(cap);
+    CHECK(dq_encode(&p, x, n, NULL, m, cap, &len) == DQ_OK && dq_encode(&pf, x, n, NULL, fm, cap, &flen) == DQ_OK);
+    CHECKF(m[8] == DQ_CODER_FIXED && len == flen && memcmp(m, fm, len) == 0, "fixed default: coder %u, %lu vs %lu",
+           m[8], (unsigned long)len, (unsigned long)flen);
+    free(x);
+    free(a);
+    free(d);
+    free(m);
+    free(am);
+    free(fm);
+}
+
 int main(void) {
     RUN(test_roundtrip);
+    RUN(test_default_checksum);
     RUN(test_auto_smallest);
     RUN(test_rans_entropy);
     RUN(test_inplace_adversarial);
