@@ -3845,17 +3845,27 @@ static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, u
     unsigned A = 1u << dq__sym_bits(b), s;
     memset(cnt, 0, A * sizeof *cnt);
     if (dq__sym_bytes(b)) {
-        uint64_t c4[4][256];
-        size_t len = (size_t)(((uint64_t)n * b + 7u) / 8u), i;
-        memset(c4, 0, sizeof c4);
-        for (i = 0; i + 4u <= len; i += 4) { /* four tables: no store-to-load chain on repeats */
-            c4[0][payload[i]]++;
-            c4[1][payload[i + 1u]]++;
-            c4[2][payload[i + 2u]]++;
-            c4[3][payload[i + 3u]]++;
+        uint32_t c8[8][256]; /* eight tables: no store-to-load chain on repeats; 2^27 counts each at most */
+        size_t len = (size_t)(((uint64_t)n * b + 7u) / 8u), i = 0, end;
+        unsigned t;
+        while (i < len) {
+            end = len - i > ((size_t)1 << 30) ? i + ((size_t)1 << 30) : len;
+            memset(c8, 0, sizeof c8);
+            for (; i + 8u <= end; i += 8) {
+                uint64_t w = dq__ld64(payload + i);
+                c8[0][w & 255u]++;
+                c8[1][(w >> 8) & 255u]++;
+                c8[2][(w >> 16) & 255u]++;
+                c8[3][(w >> 24) & 255u]++;
+                c8[4][(w >> 32) & 255u]++;
+                c8[5][(w >> 40) & 255u]++;
+                c8[6][(w >> 48) & 255u]++;
+                c8[7][w >> 56]++;
+            }
+            for (; i < end; i++) c8[0][payload[i]]++;
+            for (s = 0; s < A; s++)
+                for (t = 0; t < 8u; t++) cnt[s] += c8[t][s];
         }
-        for (; i < len; i++) c4[0][payload[i]]++;
-        for (s = 0; s < A; s++) cnt[s] = c4[0][s] + c4[1][s] + c4[2][s] + c4[3][s];
     } else {
         uint8_t sym[DQ__BLOCK];
         size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, m, i;
