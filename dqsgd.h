@@ -641,6 +641,37 @@ DQ_API dq_status dq_topk_per_bit(const double *sq_desc, size_t d, double c0, dou
 DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bits, unsigned bits_min,
                                    unsigned bits_max, unsigned *bits);
 
+/*! Measured rate and distortion: what sending a vector would cost and how far off it would be,
+ *  at every width, from one pass over the data (instead of the worst-case model above).
+ *  dq_rd_measure() : for QSGD params (p->scheme DQ_SCHEME_QSGD, norm L2 or MAX, bucket as for
+ *      dq_encode; bits, rounding, seed and coder are ignored) and v = x + residual (residual
+ *      NULL or the error-feedback memory, added in float as dq_encode() adds it), fills, for
+ *      every width b in DQ_RD_BITS_MIN..DQ_RD_BITS_MAX:
+ *        err[b]        E||Q_b(v) - v||^2 under stochastic rounding: sum over elements of
+ *                      scale^2 f (1 - f) / s^2 (f the fractional part of |v| s / scale), taken
+ *                      from histograms of |v| / scale in DQ_RD_BINS bins (weighted by scale^2,
+ *                      and counts by sign) with f's exact mean over each bin (zeros and |v| =
+ *                      scale exactly are counted apart);
+ *        fixed_bits[b] the size of the fixed-layout message, header included (exact);
+ *        bits[b]       the predicted size with the default coder (DQ_CODER_DEFAULT), header
+ *                      included: the smaller of the fixed size and a rANS message whose codes
+ *                      follow the level and sign distribution the histograms imply (codes
+ *                      independent of each other), table, chunk states and checksum counted; widths
+ *                      above 8 (no rANS) get the fixed size. Elias is not modelled.
+ *      and norm2 = ||v||^2, n. DQ_ERR_NONFINITE for NaN or Inf in v; DQ_ERR_PARAM for other
+ *      schemes or norms. Costs about two reads of x (and residual) and 24 KiB of stack. */
+#define DQ_RD_BITS_MIN 2u
+#define DQ_RD_BITS_MAX 16u
+#define DQ_RD_BINS 1024u
+typedef struct dq_rd {
+    size_t n;
+    double norm2;
+    double err[DQ_RD_BITS_MAX + 1];        /* by width; [0] and [1] unused */
+    double bits[DQ_RD_BITS_MAX + 1];       /* predicted, default coder */
+    double fixed_bits[DQ_RD_BITS_MAX + 1]; /* exact, fixed layout */
+} dq_rd;
+DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *residual, size_t n, dq_rd *rd);
+
 /* ---------------------------------------------------------------- sparsifiers
  * Top-k, random-k and threshold are schemes of dq_encode() (DQ_SCHEME_TOPK, _RANDK,
  * _THRESHOLD); this is their selection on its own. */
@@ -5172,6 +5203,119 @@ DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bi
         if (v > best) {
             best = v;
             *bits = b;
+        }
+    }
+    return DQ_OK;
+}
+
+/* ---- measured rate and distortion (dq_rd_measure) */
+
+/* Integral over [0, v] of frac(t) (1 - frac(t)) dt. */
+static inline double dq__rd_G(double v) {
+    double k = floor(v), f = v - k;
+    return k / 6.0 + f * f * (0.5 - f / 3.0);
+}
+/* Adds to lv[] the probability of each level for v = u s with u uniform in [u0, u1), times c:
+ * on [k + a, k + b] the level is k with probability 1 - f and k + 1 with f. */
+static inline void dq__rd_levels(double u0, double u1, double s, double c, double *lv) {
+    double v0 = u0 * s, v1 = u1 * s, w = c / (v1 - v0), k;
+    for (k = floor(v0); k < v1 && k <= s; k += 1.0) {
+        double a = (v0 > k ? v0 : k) - k, b = (v1 < k + 1.0 ? v1 : k + 1.0) - k, up = 0.5 * (b * b - a * a);
+        lv[(size_t)k] += w * ((b - a) - up);
+        if (k + 1.0 <= s) lv[(size_t)k + 1u] += w * up;
+    }
+}
+/* Predicted payload bytes of coder 3 for n codes of b <= 8 bits drawn independently from pc[]
+ * (code probabilities): each symbol's cost is what its normalized frequency charges. */
+static inline double dq__rd_rans_bytes(unsigned b, size_t n, const double *pc) {
+    unsigned A = 1u << dq__sym_bits(b), g = dq__sym_group(b), sym, t;
+    uint64_t nsym = dq__r32_nsym(n, b), cnt[256], total = 0;
+    uint32_t f[256];
+    double ps[256], bits = 0.0;
+    for (sym = 0; sym < A; sym++) {
+        double p = 1.0;
+        for (t = 0; t < g; t++) p *= pc[(sym >> (t * b)) & ((1u << b) - 1u)];
+        ps[sym] = p;
+        cnt[sym] = (uint64_t)floor(p * (double)nsym + 0.5);
+        total += cnt[sym];
+    }
+    if (!total) return 0.0;
+    dq__rans_normalize(cnt, A, total, f);
+    for (sym = 0; sym < A; sym++)
+        if (cnt[sym]) bits += ps[sym] * (double)nsym * (log2((double)DQ__RANS_M) - log2((double)f[sym]));
+    return 8.0 + (double)dq__rans_table_size(f, A) + (double)dq__r32_nchunks(n, b) * (4.0 + DQ__R32_HEAD) +
+           ceil(bits / 8.0);
+}
+
+DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *residual, size_t n, dq_rd *rd) {
+    double W[DQ_RD_BINS], C[2][DQ_RD_BINS], c_top[2] = {0.0, 0.0}, c_zero = 0.0; /* C[1], c_top[1]: negatives */
+    uint32_t bk;
+    size_t k, i;
+    unsigned b;
+    dq_norm norm;
+    if (!p || !x || !rd) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    norm = p->norm == DQ_NORM_DEFAULT ? DQ_NORM_L2 : p->norm;
+    if (p->scheme != DQ_SCHEME_QSGD || (norm != DQ_NORM_L2 && norm != DQ_NORM_MAX)) return DQ_ERR_PARAM;
+    if (p->bucket && p->bucket != DQ_BUCKET_WHOLE && p->bucket % 8u) return DQ_ERR_PARAM;
+    bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
+    memset(rd, 0, sizeof *rd);
+    memset(W, 0, sizeof W);
+    memset(C, 0, sizeof C);
+    for (k = 0; k < n; k += (size_t)bk) { /* per bucket: its scale, then where each element falls */
+        size_t end = bk == DQ_BUCKET_WHOLE || n - k < (size_t)bk ? n : k + bk;
+        double sc = 0.0, sq = 0.0, s2;
+        for (i = k; i < end; i++) {
+            double v = residual ? (double)(x[i] + residual[i]) : (double)x[i];
+            if (!(v - v == 0.0)) return DQ_ERR_NONFINITE;
+            sq += v * v;
+            if (fabs(v) > sc) sc = fabs(v);
+        }
+        rd->norm2 += sq;
+        if (norm == DQ_NORM_L2) sc = sqrt(sq);
+        s2 = sc * sc;
+        for (i = k; i < end; i++) {
+            double v = residual ? (double)(x[i] + residual[i]) : (double)x[i], u = sc > 0.0 ? fabs(v) / sc : 0.0;
+            if (u == 0.0) {
+                c_zero += 1.0;
+            } else if (u >= 1.0) { /* the top level, exactly: no error */
+                c_top[v < 0.0] += 1.0;
+            } else {
+                W[(size_t)(u * DQ_RD_BINS)] += s2;
+                C[v < 0.0][(size_t)(u * DQ_RD_BINS)] += 1.0;
+            }
+        }
+        if (bk == DQ_BUCKET_WHOLE) break;
+    }
+    rd->n = n;
+    for (b = DQ_RD_BITS_MIN; b <= DQ_RD_BITS_MAX; b++) {
+        double s = dq__levels_d(b), e = 0.0, h = 1.0 / DQ_RD_BINS;
+        size_t bin;
+        for (bin = 0; bin < DQ_RD_BINS; bin++)
+            if (W[bin] > 0.0) {
+                double u0 = (double)bin * h;
+                e += W[bin] * (dq__rd_G((u0 + h) * s) - dq__rd_G(u0 * s)) / (h * s) / (s * s);
+            }
+        rd->err[b] = e;
+        rd->fixed_bits[b] = rd->bits[b] = dq_message_bits(n, b, p->bucket);
+        if (b <= 8u) { /* the default coder: rANS of the codes, when smaller */
+            double lv[2][128], pc[256], fixed_pay = ceil((double)n * b / 8.0), coded;
+            unsigned l, sg;
+            memset(lv, 0, sizeof lv);
+            memset(pc, 0, sizeof pc);
+            for (sg = 0; sg < 2; sg++) { /* levels by sign: a code is its level and sign bit */
+                lv[sg][(size_t)s] += c_top[sg];
+                for (bin = 0; bin < DQ_RD_BINS; bin++)
+                    if (C[sg][bin] > 0.0) dq__rd_levels((double)bin * h, (double)(bin + 1u) * h, s, C[sg][bin], lv[sg]);
+            }
+            pc[0] = (c_zero + lv[0][0] + lv[1][0]) / (double)n; /* a zero level is code 0 either way */
+            for (l = 1; l <= (unsigned)s; l++) {
+                pc[l] = lv[0][l] / (double)n;
+                pc[l | (1u << (b - 1u))] = lv[1][l] / (double)n;
+            }
+            /* the fixed payload gives way to the coded one (its length included) and the checksum */
+            coded = rd->fixed_bits[b] + 8.0 * (dq__rd_rans_bytes(b, n, pc) - fixed_pay + 4.0);
+            if (coded < rd->bits[b]) rd->bits[b] = coded;
         }
     }
     return DQ_OK;
