@@ -1,0 +1,341 @@
+/* test_rd.c - the measured rate-distortion model (dq_rd_measure) and the allocation over
+ * segments built on it (dq_rd_alloc).
+ *
+ * Vectors, fixed seeds: Gaussian, Student-t with 3 degrees of freedom (heavy tail), a sparse
+ * one (70% exact zeros, the rest one-signed like ReLU outputs), and the real gradient of a
+ * softmax regression (784 x 10 weights) on a batch of synthetic sparse "images".
+ *
+ * The error model is checked three ways:
+ *  - against the exact expectation sum scale^2 f (1 - f) / s^2, computed here element by
+ *    element: the model replaces each element's term by its bin's mean, so it may differ by at
+ *    most the spread of the term over the bin; treating where an element falls inside its bin
+ *    as random, each difference has standard deviation at most half that spread, and the
+ *    bound is 6 such standard deviations of the sum;
+ *  - the exact expectation against the mean squared error of real encodes (16 dither seeds):
+ *    within 5 standard deviations of that mean, computed from each element's two outcomes;
+ *  - the sizes: fixed_bits exactly the fixed message's, bits within 1% plus 5 standard
+ *    deviations of the mean size of the 16 messages the default coder writes (the size moves
+ *    with the realized codes; the model is of their expectation, its table and chunk states
+ *    included).
+ * The allocation is checked against enumeration of every choice on small cases. */
+#include "dqsgd.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_GAUSS, V_STUDENT, V_SPARSE, V_GRAD, NVEC };
+static const char *const VNAME[NVEC] = {"gauss", "student-t3", "sparse", "softmax-grad"};
+
+/* The gradient of the mean cross-entropy of softmax(W^T a) over a batch of 64 samples with
+ * 784 non-negative sparse features and 10 classes, at small random weights. */
+static void softmax_grad(dq_t_rng *r, float *g) {
+    enum { D = 784, K = 10, BATCH = 64 };
+    static double w[D * K], a[BATCH][D];
+    double gd[D * K];
+    int i, j, k;
+    for (i = 0; i < D * K; i++) w[i] = 0.05 * dq_t_gauss(r);
+    memset(gd, 0, sizeof gd);
+    for (i = 0; i < BATCH; i++) {
+        double z[K], zmax = -1e300, sum = 0.0;
+        int y = (int)(dq_t_next(r) % K);
+        for (j = 0; j < D; j++) a[i][j] = dq_t_unif(r) < 0.4 ? dq_t_unif(r) : 0.0; /* "ink" on 40% */
+        for (k = 0; k < K; k++) {
+            z[k] = 0.0;
+            for (j = 0; j < D; j++) z[k] += w[j * K + k] * a[i][j];
+            if (z[k] > zmax) zmax = z[k];
+        }
+        for (k = 0; k < K; k++) sum += (z[k] = exp(z[k] - zmax));
+        for (k = 0; k < K; k++) {
+            double d = z[k] / sum - (k == y ? 1.0 : 0.0);
+            for (j = 0; j < D; j++) gd[j * K + k] += d * a[i][j] / BATCH;
+        }
+    }
+    for (i = 0; i < D * K; i++) g[i] = (float)gd[i];
+}
+
+/* n elements of kind v; the gradient has its own length (7840), returned. */
+static size_t make_vec(int v, float *x, size_t n, unsigned long long seed) {
+    dq_t_rng r = {seed};
+    size_t i;
+    if (v == V_GRAD) {
+        softmax_grad(&r, x);
+        return 7840;
+    }
+    for (i = 0; i < n; i++) {
+        double z = dq_t_gauss(&r);
+        if (v == V_STUDENT) {
+            double c = 0.0;
+            int k;
+            for (k = 0; k < 3; k++) {
+                double t = dq_t_gauss(&r);
+                c += t * t;
+            }
+            z /= sqrt(c / 3.0);
+        } else if (v == V_SPARSE) {
+            z = dq_t_unif(&r) < 0.7 ? 0.0 : fabs(z);
+        }
+        x[i] = (float)z;
+    }
+    return n;
+}
+
+static dq_params qsgd(unsigned bits, uint32_t bucket, dq_norm norm) {
+    dq_params p;
+    memset(&p, 0, sizeof p);
+    p.scheme = DQ_SCHEME_QSGD;
+    p.bits = bits;
+    p.bucket = bucket;
+    p.norm = norm;
+    return p;
+}
+
+/* g(u) = frac(u s) (1 - frac(u s)) / s^2 and its spread (max - min) over [u0, u1). */
+static double g_of(double u, double s) {
+    double v = u * s, f = v - floor(v);
+    return f * (1.0 - f) / (s * s);
+}
+static double g_spread(double u0, double u1, double s) {
+    double lo = g_of(u0, s), hi = lo, v0 = u0 * s, v1 = u1 * s, k, t;
+    t = g_of(u1, s);
+    if (t < lo) lo = t;
+    if (t > hi) hi = t;
+    for (k = floor(v0); k <= v1; k += 1.0) { /* interior extremes: integers (0) and half-integers */
+        if (k > v0 && k < v1) lo = 0.0;
+        if (k + 0.5 > v0 && k + 0.5 < v1) hi = 0.25 / (s * s);
+    }
+    return hi - lo;
+}
+
+/* The scale of every element's bucket (double, as the model computes it). */
+static void scales_of(const float *x, size_t n, uint32_t bucket, dq_norm norm, double *sc) {
+    size_t k, i, bk = bucket == DQ_BUCKET_WHOLE ? n : bucket;
+    for (k = 0; k < n; k += bk) {
+        size_t end = n - k < bk ? n : k + bk;
+        double sq = 0.0, mx = 0.0, s;
+        for (i = k; i < end; i++) {
+            sq += (double)x[i] * (double)x[i];
+            if (fabs((double)x[i]) > mx) mx = fabs((double)x[i]);
+        }
+        s = norm == DQ_NORM_MAX ? mx : sqrt(sq);
+        for (i = k; i < end; i++) sc[i] = s;
+    }
+}
+
+static void test_error_model(void) {
+    static const uint32_t buckets[] = {512, DQ_BUCKET_WHOLE};
+    static const dq_norm norms[] = {DQ_NORM_L2, DQ_NORM_MAX};
+    size_t nmax = 65536, checked = 0;
+    float *x = (float *)xmalloc(nmax * sizeof(float)), *d = (float *)xmalloc(nmax * sizeof(float));
+    double *sc = (double *)xmalloc(nmax * sizeof(double));
+    uint8_t *m = (uint8_t *)xmalloc(dq_encode_bound_coded(nmax, 16) + 64);
+    int v;
+    unsigned bi, ni, b;
+    for (v = 0; v < NVEC; v++)
+        for (bi = 0; bi < 2; bi++)
+            for (ni = 0; ni < 2; ni++) {
+                size_t n = make_vec(v, x, nmax, 100u + (unsigned)v), i;
+                dq_params p = qsgd(4, buckets[bi], norms[ni]);
+                dq_rd rd;
+                CHECK(dq_rd_measure(&p, x, NULL, n, &rd) == DQ_OK && rd.n == n);
+                scales_of(x, n, buckets[bi], norms[ni], sc);
+                for (b = DQ_RD_BITS_MIN; b <= DQ_RD_BITS_MAX; b++) {
+                    double s = (double)((1u << (b - 1u)) - 1u), exact = 0.0, spread2 = 0.0, var = 0.0, mse = 0.0,
+                           h = 1.0 / DQ_RD_BINS, bound;
+                    for (i = 0; i < n; i++) {
+                        double u = sc[i] > 0.0 ? fabs((double)x[i]) / sc[i] : 0.0, s2 = sc[i] * sc[i];
+                        double f = u * s - floor(u * s), lo = f * sc[i] / s, hi = (1.0 - f) * sc[i] / s;
+                        if (u <= 0.0 || u >= 1.0) continue; /* exact in the model, and no error */
+                        exact += s2 * g_of(u, s);
+                        spread2 += pow(0.5 * s2 * g_spread(floor(u * DQ_RD_BINS) * h, (floor(u * DQ_RD_BINS) + 1.0) * h, s), 2);
+                        /* the squared error is lo^2 with probability 1 - f, hi^2 with f */
+                        var += (1.0 - f) * pow(lo, 4) + f * pow(hi, 4) - pow((1.0 - f) * lo * lo + f * hi * hi, 2);
+                    }
+                    bound = 6.0 * sqrt(spread2) + 1e-9 * exact;
+                    CHECKF(fabs(rd.err[b] - exact) <= bound, "%s bucket %lu norm %d b %u: model %.6g, exact %.6g (bound %.3g)",
+                           VNAME[v], (unsigned long)buckets[bi], (int)norms[ni], b, rd.err[b], exact, bound);
+                    CHECKF(rd.fixed_bits[b] == dq_message_bits(n, b, buckets[bi]), "%s b %u: fixed bits", VNAME[v], b);
+                    if (b > 8u || bi || ni) continue; /* encodes: bucket 512, L2, widths 2..8 */
+                    {
+                        const int S = 16;
+                        int seed;
+                        size_t len = 0, cap = dq_encode_bound_coded(nmax, 16) + 64;
+                        double size = 0.0, size2 = 0.0, sd, tol;
+                        unsigned elias = 0;
+                        p.bits = b;
+                        for (seed = 0; seed < S; seed++) {
+                            p.seed = (uint64_t)seed + 1u;
+                            CHECK(dq_encode(&p, x, n, NULL, m, cap, &len) == DQ_OK && dq_decode(m, len, d, n) == DQ_OK);
+                            for (i = 0; i < n; i++) mse += ((double)d[i] - (double)x[i]) * ((double)d[i] - (double)x[i]);
+                            size += 8.0 * (double)len;
+                            elias += m[8] == DQ_CODER_ELIAS;
+                            size2 += 64.0 * (double)len * (double)len;
+                        }
+                        mse /= S;
+                        size /= S;
+                        sd = sqrt((size2 / S - size * size) / S); /* of the mean size, from the 16 sizes */
+                        CHECKF(fabs(mse - exact) <= 5.0 * sqrt(var / S) + 1e-6 * exact,
+                               "%s b %u: measured %.6g, expected %.6g (sd %.3g)", VNAME[v], b, mse, exact, sqrt(var / S));
+                        /* the mean size over the dither seeds: the prediction is of the expected codes */
+                        tol = 0.01;
+                        CHECKF(fabs(rd.bits[b] - size) <= tol * size + 5.0 * sd,
+                               "%s b %u: predicted %.0f bits, the default coder wrote %.0f on average (sd %.0f, %u Elias)",
+                               VNAME[v], b, rd.bits[b], size, sd, elias);
+                        if (dq_t_verbose())
+                            printf("  %-12s b %u  err %+.4f%%  bits %+.3f%% (sd of the mean %.3f%%)%s\n", VNAME[v], b,
+                                   100.0 * (rd.err[b] / exact - 1.0), 100.0 * (rd.bits[b] / size - 1.0), 100.0 * sd / size,
+                                   elias ? " Elias" : "");
+                        checked++;
+                    }
+                }
+            }
+    CHECK(checked == NVEC * 7u);
+    free(x);
+    free(d);
+    free(sc);
+    free(m);
+}
+
+/* The residual is added as the encoder adds it; bad input gets its status. */
+static void test_api(void) {
+    const size_t n = 5000;
+    float *x = (float *)xmalloc(n * sizeof(float)), *e = (float *)xmalloc(n * sizeof(float)),
+          *sum = (float *)xmalloc(n * sizeof(float));
+    dq_params p = qsgd(4, 512, DQ_NORM_L2);
+    dq_rd a, c;
+    dq_t_rng r = {7};
+    size_t i;
+    for (i = 0; i < n; i++) {
+        x[i] = (float)dq_t_gauss(&r);
+        e[i] = (float)(0.1 * dq_t_gauss(&r));
+        sum[i] = x[i] + e[i];
+    }
+    CHECK(dq_rd_measure(&p, x, e, n, &a) == DQ_OK && dq_rd_measure(&p, sum, NULL, n, &c) == DQ_OK);
+    CHECK(memcmp(&a, &c, sizeof a) == 0);
+    CHECK(dq_rd_measure(NULL, x, NULL, n, &a) == DQ_ERR_NULL);
+    CHECK(dq_rd_measure(&p, NULL, NULL, n, &a) == DQ_ERR_NULL);
+    CHECK(dq_rd_measure(&p, x, NULL, n, NULL) == DQ_ERR_NULL);
+    CHECK(dq_rd_measure(&p, x, NULL, 0, &a) == DQ_ERR_EMPTY);
+    p.scheme = DQ_SCHEME_NUQSGD;
+    CHECK(dq_rd_measure(&p, x, NULL, n, &a) == DQ_ERR_PARAM);
+    p = qsgd(4, 512, DQ_NORM_MEAN);
+    CHECK(dq_rd_measure(&p, x, NULL, n, &a) == DQ_ERR_PARAM);
+    p = qsgd(4, 12, DQ_NORM_L2);
+    CHECK(dq_rd_measure(&p, x, NULL, n, &a) == DQ_ERR_PARAM);
+    p = qsgd(4, 512, DQ_NORM_L2);
+    x[4321] = (float)NAN;
+    CHECK(dq_rd_measure(&p, x, NULL, n, &a) == DQ_ERR_NONFINITE);
+    x[4321] = 1.0f;
+    e[17] = (float)INFINITY;
+    CHECK(dq_rd_measure(&p, x, e, n, &a) == DQ_ERR_NONFINITE);
+    /* all zeros: no error, and the smallest message at every width */
+    memset(x, 0, n * sizeof(float));
+    CHECK(dq_rd_measure(&p, x, NULL, n, &a) == DQ_OK && a.norm2 == 0.0 && a.err[2] == 0.0 && a.err[16] == 0.0);
+    CHECK(a.bits[2] < a.fixed_bits[2] && a.bits[16] < a.fixed_bits[16]);
+    for (i = 2; i <= 16; i += 14) { /* an empty Elias payload: what the default sends */
+        size_t cap = dq_encode_bound_coded(n, (unsigned)i), len = 0;
+        uint8_t *m = (uint8_t *)xmalloc(cap);
+        p.bits = (unsigned)i;
+        CHECK(dq_encode(&p, x, n, NULL, m, cap, &len) == DQ_OK);
+        CHECKF(8.0 * (double)len == a.bits[i], "zeros, %lu bits: predicted %.0f bits, wrote %lu", (unsigned long)i,
+               a.bits[i], (unsigned long)(8u * len));
+        free(m);
+    }
+    free(x);
+    free(e);
+    free(sum);
+}
+
+/* ---- allocation: every choice enumerated on small cases */
+static double total(const dq_rd *rd, const unsigned *bits, size_t m, int fixed, double *err) {
+    double t = 0.0, e = 0.0;
+    size_t i;
+    for (i = 0; i < m; i++) {
+        t += fixed ? rd[i].fixed_bits[bits[i]] : rd[i].bits[bits[i]];
+        e += rd[i].err[bits[i]];
+    }
+    *err = e;
+    return t;
+}
+/* The least error within budget over every choice of widths bmin..bmax for m <= 4 segments. */
+static double enum_best(const dq_rd *rd, size_t m, double budget, unsigned bmin, unsigned bmax, int fixed) {
+    unsigned w[4] = {bmin, bmin, bmin, bmin};
+    double best = HUGE_VAL;
+    for (;;) {
+        size_t i = 0;
+        double e, t = total(rd, w, m, fixed, &e);
+        if (t <= budget && e < best) best = e;
+        while (i < m && ++w[i] > bmax) w[i++] = bmin;
+        if (i == m) return best;
+    }
+}
+
+static void test_alloc(void) {
+    dq_t_rng r = {2024};
+    dq_rd rd[4];
+    unsigned bits[4];
+    int trial, exact_hits = 0;
+    float *x = (float *)xmalloc(20000 * sizeof(float));
+    for (trial = 0; trial < 400; trial++) {
+        size_t m = 1u + (size_t)(dq_t_next(&r) % 4u), i;
+        unsigned bmin = 2u + (unsigned)(dq_t_next(&r) % 3u), bmax = bmin + 1u + (unsigned)(dq_t_next(&r) % 5u), b;
+        int fixed = trial & 1, uniform = trial % 5 == 0 && trial % 3 != 0; /* synthetic curves only */
+        double lo = 0.0, hi = 0.0, budget, e, sp, best, maxstep = 0.0, e2;
+        for (i = 0; i < m; i++) {
+            if (trial % 3 == 0) { /* measured curves of real vectors */
+                size_t n = make_vec((int)(dq_t_next(&r) % NVEC), x, 1000u + (size_t)(dq_t_next(&r) % 19000u), dq_t_next(&r));
+                dq_params p = qsgd(4, 512, DQ_NORM_L2);
+                CHECK(dq_rd_measure(&p, x, NULL, n, &rd[i]) == DQ_OK);
+            } else { /* arbitrary curves: error falling by random factors, sizes rising by random steps */
+                double e0 = 1.0 + 100.0 * dq_t_unif(&r), c = 1000.0 * dq_t_unif(&r);
+                memset(&rd[i], 0, sizeof rd[i]);
+                for (b = DQ_RD_BITS_MIN; b <= DQ_RD_BITS_MAX; b++) {
+                    rd[i].err[b] = e0;
+                    rd[i].bits[b] = rd[i].fixed_bits[b] = c;
+                    e0 *= uniform ? 0.3 : 0.05 + 0.9 * dq_t_unif(&r);
+                    c += uniform ? 100.0 : 1.0 + 300.0 * dq_t_unif(&r);
+                }
+                if (uniform) rd[i].err[DQ_RD_BITS_MIN] *= 1.0 + (double)i; /* convex, equal step costs */
+            }
+            lo += fixed ? rd[i].fixed_bits[bmin] : rd[i].bits[bmin];
+            hi += fixed ? rd[i].fixed_bits[bmax] : rd[i].bits[bmax];
+            for (b = bmin; b < bmax; b++)
+                if (rd[i].err[b] - rd[i].err[b + 1u] > maxstep) maxstep = rd[i].err[b] - rd[i].err[b + 1u];
+            for (b = bmin; b <= bmax; b++) /* any move, not only one width up, is one step */
+                if (rd[i].err[bmin] - rd[i].err[b] > maxstep) maxstep = rd[i].err[bmin] - rd[i].err[b];
+        }
+        budget = lo + (hi - lo) * dq_t_unif(&r) * 1.1;
+        CHECK(dq_rd_alloc(rd, m, budget, bmin, bmax, fixed, bits, &e, &sp) == DQ_OK);
+        CHECKF(total(rd, bits, m, fixed, &e2) == sp && e2 == e && sp <= budget, "trial %d: spent %g of %g", trial, sp,
+               budget);
+        for (i = 0; i < m; i++) CHECK(bits[i] >= bmin && bits[i] <= bmax);
+        best = enum_best(rd, m, budget, bmin, bmax, fixed);
+        CHECKF(e >= best && e <= best + maxstep, "trial %d: error %.6g, optimum %.6g, one step %.3g", trial, e, best,
+               maxstep);
+        if (uniform) /* convex curves with equal step costs: the greedy is exact */
+            CHECKF(e == best, "trial %d (convex, equal steps): error %.9g, optimum %.9g", trial, e, best);
+        exact_hits += e == best;
+        /* below bits_min everywhere: infeasible, widths at bits_min */
+        if (lo > 0.0) {
+            CHECK(dq_rd_alloc(rd, m, lo * 0.999, bmin, bmax, fixed, bits, NULL, NULL) == DQ_ERR_INFEASIBLE);
+            for (i = 0; i < m; i++) CHECK(bits[i] == bmin);
+        }
+    }
+    if (dq_t_verbose()) printf("  allocation: %d of 400 exactly optimal\n", exact_hits);
+    CHECK(exact_hits > 200);
+    CHECK(dq_rd_alloc(NULL, 1, 1e9, 2, 8, 0, bits, NULL, NULL) == DQ_ERR_NULL);
+    CHECK(dq_rd_alloc(rd, 0, 1e9, 2, 8, 0, bits, NULL, NULL) == DQ_ERR_EMPTY);
+    CHECK(dq_rd_alloc(rd, 1, 1e9, 1, 8, 0, bits, NULL, NULL) == DQ_ERR_BITS);
+    CHECK(dq_rd_alloc(rd, 1, 1e9, 5, 4, 0, bits, NULL, NULL) == DQ_ERR_BITS);
+    CHECK(dq_rd_alloc(rd, 1, NAN, 2, 8, 0, bits, NULL, NULL) == DQ_ERR_PARAM);
+    free(x);
+}
+
+int main(void) {
+    RUN(test_error_model);
+    RUN(test_api);
+    RUN(test_alloc);
+    return dq_t_finish();
+}
