@@ -548,7 +548,8 @@ typedef enum dq_sched_mode {
     DQ_SCHED_DQSGD = 1,      /* the DQ rule above */
     DQ_SCHED_FIXED = 2,      /* always bits_max (baseline) */
     DQ_SCHED_INCREASING = 3, /* AdaQuantFL-style: s_n = s_0 sqrt(loss_0 / loss_n), s_0 = levels of bits_min */
-    DQ_SCHED_DECREASING = 4  /* linear in n from bits_max down to bits_min (baseline) */
+    DQ_SCHED_DECREASING = 4, /* linear in n from bits_max down to bits_min (baseline) */
+    DQ_SCHED_RD = 5          /* measured rate and distortion, coded bits: dq_sched_next_rd() */
 } dq_sched_mode;
 
 #define DQ_SCHED_MAX_WINDOW 256u
@@ -686,6 +687,20 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
  *  budget cannot pay for bits_min everywhere. */
 DQ_API dq_status dq_rd_alloc(const dq_rd *rd, size_t m, double budget_bits, unsigned bits_min, unsigned bits_max,
                              int fixed, unsigned *bits, double *err, double *spent);
+/*! dq_sched_next_rd() : DQ_SCHED_RD, the width for step s->step from the measured curve of
+ *  this step's vector (dq_rd_measure; the caller's own or, so that every worker agrees without
+ *  talking, one they all know, e.g. the previous step's). The plan spends budget_bits (in the
+ *  units of rd->bits: the default coder's bits, headers included; copy fixed_bits into bits to
+ *  plan for the fixed layout) minus what dq_sched_update() reported, over the remaining steps:
+ *  step m weighs alpha^(T-1-m) G_m^2 and costs what this step's curve says, scaled by G_m^2,
+ *  where G_m^2 follows the trend of the last `window` norms given to dq_sched_update() (a
+ *  least-squares line through log G^2, extrapolated, its total change over the remaining steps
+ *  held within 1/10^4..10^2; flat with fewer than two norms). Every step takes the width that
+ *  minimizes weight x err(b) + lambda x bits(b), with lambda the least that fits the budget, so
+ *  marginal error per bit is equal across steps, and steps whose norm is falling get more bits
+ *  now. Re-plans at every call (period is not used). DQ_ERR_INFEASIBLE (with *bits = bits_min)
+ *  when the rest of the budget cannot pay bits_min for every remaining step. */
+DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits);
 
 /* ---------------------------------------------------------------- sparsifiers
  * Top-k, random-k and threshold are schemes of dq_encode() (DQ_SCHEME_TOPK, _RANDK,
@@ -4855,7 +4870,7 @@ DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p) {
     if (!s || !p) return DQ_ERR_NULL;
     q = *p;
     if (q.mode == DQ_SCHED_DEFAULT) q.mode = DQ_SCHED_DQSGD;
-    if ((unsigned)q.mode > (unsigned)DQ_SCHED_DECREASING) return DQ_ERR_PARAM;
+    if ((unsigned)q.mode > (unsigned)DQ_SCHED_RD) return DQ_ERR_PARAM;
     if (q.alpha == 0.0) q.alpha = 1.0;
     if (!q.bits_min) q.bits_min = 2;
     if (!q.bits_max) q.bits_max = 16;
@@ -4871,6 +4886,7 @@ DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p) {
         return DQ_ERR_PARAM;
     memset(s, 0, sizeof *s);
     s->p = q;
+    if (q.mode == DQ_SCHED_RD) return q.budget_bits > 0.0 ? DQ_OK : DQ_ERR_PARAM; /* sizes come with the curves */
     if (q.mode != DQ_SCHED_DQSGD) return DQ_OK;
     calib = (q.scale > 0.0) + (q.target_error > 0.0) + (q.budget_bits > 0.0);
     if (calib != 1 || !(q.norm_prior > 0.0)) return DQ_ERR_PARAM;
@@ -4901,6 +4917,8 @@ DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits) {
                 s->bits = (unsigned)((double)p->bits_max -
                                      floor(((double)(p->bits_max - p->bits_min)) * n / (T > 1.0 ? T - 1.0 : 1.0) + 0.5));
                 break;
+            case DQ_SCHED_RD:
+                return DQ_ERR_PARAM; /* its widths need the measured curve: dq_sched_next_rd() */
             case DQ_SCHED_INCREASING: {
                 double s0 = dq__levels_d(p->bits_min), ratio = 1.0;
                 if (s->loss0 > 0.0) ratio = s->loss > 0.0 ? s->loss0 / s->loss : HUGE_VAL; /* loss 0: widest */
@@ -4939,6 +4957,86 @@ DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, dou
     }
     s->spent_bits += bits_sent;
     s->step++;
+    return DQ_OK;
+}
+
+/* The slope per step of the least-squares line through log G^2 of the last `window` norms (in
+ * the order they came), 0 with fewer than two positive ones. */
+static inline double dq__sched_trend(const dq_sched *s) {
+    double sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, m = 0.0, d;
+    unsigned i, w = s->p.window;
+    for (i = 0; i < s->n_norms; i++) {
+        double g = s->norms[s->n_norms < w ? i : (s->head + i) % w], x = (double)i, y;
+        if (!(g > 0.0)) continue;
+        y = 2.0 * log(g);
+        sx += x, sy += y, sxx += x * x, sxy += x * y, m += 1.0;
+    }
+    d = m * sxx - sx * sx;
+    return m >= 2.0 && d > 0.0 ? (m * sxy - sx * sy) / d : 0.0;
+}
+/* Planned bits of the remaining steps at multiplier lam: groups of steps (cnt[j] steps at
+ * relative weight wt[j]), each at the width minimizing wt err(b) + lam bits(b); *first gets
+ * the width of the first group (the current step). */
+static inline double dq__rd_plan(const dq_rd *rd, const double *wt, const double *cnt, unsigned ng, unsigned bmin,
+                                 unsigned bmax, double lam, unsigned *first) {
+    double total = 0.0;
+    unsigned j, b, best;
+    for (j = 0; j < ng; j++) {
+        double bc = HUGE_VAL;
+        best = bmin;
+        for (b = bmin; b <= bmax; b++) {
+            double c = wt[j] * rd->err[b] + lam * rd->bits[b];
+            if (c < bc) bc = c, best = b;
+        }
+        if (j == 0) *first = best;
+        total += cnt[j] * rd->bits[best];
+    }
+    return total;
+}
+
+DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits) {
+    enum { NG = 256 }; /* the remaining steps, the current one alone, then in NG - 1 groups */
+    const dq_sched_params *p;
+    double wt[NG], cnt[NG], rem, R, beta, la, lo, hi, lam;
+    unsigned ng, j, b, first = 0;
+    int it;
+    if (!s || !rd || !bits) return DQ_ERR_NULL;
+    p = &s->p;
+    if (p->mode != DQ_SCHED_RD || s->step >= p->steps) return DQ_ERR_PARAM;
+    for (b = p->bits_min; b <= p->bits_max; b++)
+        if (!(rd->bits[b] > 0.0) || !(rd->err[b] >= 0.0) || rd->bits[b] > DBL_MAX || rd->err[b] > DBL_MAX)
+            return DQ_ERR_PARAM;
+    *bits = s->bits = p->bits_min;
+    rem = (double)(p->steps - s->step);
+    R = p->budget_bits - s->spent_bits;
+    if (R < rem * rd->bits[p->bits_min]) return DQ_ERR_INFEASIBLE;
+    beta = dq__sched_trend(s);
+    if (beta * rem > log(1e2)) beta = log(1e2) / rem; /* the trend's total change, held in bounds */
+    if (beta * rem < -log(1e4)) beta = -log(1e4) / rem;
+    la = log(p->alpha);
+    ng = rem < (double)NG ? (unsigned)rem : NG;
+    for (j = 0; j < ng; j++) { /* group j: steps [a, e) after the current one; weight at its middle */
+        double a = j == 0 ? 0.0 : 1.0 + floor((rem - 1.0) * (double)(j - 1u) / (double)(ng - 1u));
+        double e = j == 0 ? 1.0 : 1.0 + floor((rem - 1.0) * (double)j / (double)(ng - 1u)), mid = 0.5 * (a + e - 1.0);
+        cnt[j] = e - a;
+        wt[j] = exp((beta - la) * mid); /* alpha^(T-1-m) G_m^2, relative to the current step's */
+    }
+    /* lam = 0: every step at its least error; otherwise bisect (log scale) for the least lam that fits */
+    if (dq__rd_plan(rd, wt, cnt, ng, p->bits_min, p->bits_max, 0.0, &first) > R) {
+        double scale = (rd->err[p->bits_min] > 0.0 ? rd->err[p->bits_min] : 1.0) / rd->bits[p->bits_min];
+        lo = log(scale) - 200.0;
+        hi = log(scale) + 200.0;
+        for (it = 0; it < 100; it++) {
+            double mid = 0.5 * (lo + hi);
+            if (dq__rd_plan(rd, wt, cnt, ng, p->bits_min, p->bits_max, exp(mid), &first) <= R)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        lam = exp(hi);
+        (void)dq__rd_plan(rd, wt, cnt, ng, p->bits_min, p->bits_max, lam, &first);
+    }
+    *bits = s->bits = first;
     return DQ_OK;
 }
 
@@ -5059,7 +5157,7 @@ static inline void dq__sched_io(dq_sched *s, uint8_t *body, int load) {
     dq__iof64(&at, &s->loss0, load);
     dq__iof64(&at, &s->loss, load);
     if (load) {
-        s->p.mode = (dq_sched_mode)(mode <= (unsigned)DQ_SCHED_DECREASING ? mode : 0u);
+        s->p.mode = (dq_sched_mode)(mode <= (unsigned)DQ_SCHED_RD ? mode : 0u);
         s->p.bucket = (uint32_t)bucket;
         s->p.dim = dim <= (uint64_t)SIZE_MAX ? (size_t)dim : 0u; /* 0 fails validation */
     }

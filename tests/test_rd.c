@@ -17,7 +17,9 @@
  *    deviations of the mean size of the 16 messages the default coder writes (the size moves
  *    with the realized codes; the model is of their expectation, its table and chunk states
  *    included).
- * The allocation is checked against enumeration of every choice on small cases. */
+ * The allocation is checked against enumeration of every choice on small cases, and the
+ * schedule (DQ_SCHED_RD) for its budget, its response to the norm's trend and, on a short run,
+ * against enumeration. */
 #include "dqsgd.h"
 #include "harness.h"
 
@@ -333,9 +335,155 @@ static void test_alloc(void) {
     free(x);
 }
 
+/* ---- the schedule on measured curves (DQ_SCHED_RD) */
+typedef struct rd_run {
+    unsigned w[400];
+    double spent, werr; /* bits reported, and sum of alpha^(T-1-n) G_n^2 err(b_n) / norm2 */
+    dq_status last;
+} rd_run;
+/* T steps on one curve, the norm at step n from `kind` (0 flat, 1 falling e^-0.02n, 2 rising
+ * e^0.03n), each step reporting its curve's bits and its norm. */
+static rd_run rd_schedule(const dq_rd *rd, uint64_t T, double alpha, double budget, int kind, unsigned bmin,
+                          unsigned bmax) {
+    rd_run out;
+    dq_sched S;
+    dq_sched_params sp;
+    uint64_t n;
+    memset(&out, 0, sizeof out);
+    memset(&sp, 0, sizeof sp);
+    sp.mode = DQ_SCHED_RD;
+    sp.steps = T;
+    sp.dim = rd->n;
+    sp.alpha = alpha;
+    sp.window = 50;
+    sp.bits_min = bmin;
+    sp.bits_max = bmax;
+    sp.budget_bits = budget;
+    out.last = dq_sched_init(&S, &sp);
+    if (out.last != DQ_OK) return out;
+    for (n = 0; n < T; n++) {
+        double g2 = kind == 1 ? exp(-0.02 * (double)n) : kind == 2 ? exp(0.03 * (double)n) : 1.0;
+        unsigned b = 0;
+        out.last = dq_sched_next_rd(&S, rd, &b);
+        if (out.last != DQ_OK) return out;
+        out.w[n] = b;
+        out.spent += rd->bits[b];
+        out.werr += pow(alpha, (double)(T - 1u - n)) * g2 * rd->err[b] / rd->norm2;
+        out.last = dq_sched_update(&S, sqrt(g2), 0.0, rd->bits[b]);
+        if (out.last != DQ_OK) return out;
+    }
+    return out;
+}
+static double mean_w(const rd_run *r, size_t a, size_t e) {
+    double s = 0.0;
+    size_t i;
+    for (i = a; i < e; i++) s += r->w[i];
+    return s / (double)(e - a);
+}
+
+static void test_sched_rd(void) {
+    const size_t n = 20000;
+    float *x = (float *)xmalloc(n * sizeof(float));
+    dq_params p = qsgd(4, 512, DQ_NORM_L2);
+    dq_rd rd;
+    rd_run flat, fall, rise;
+    double budget, step_max = 0.0;
+    unsigned b, i;
+    make_vec(V_GAUSS, x, n, 5u);
+    CHECK(dq_rd_measure(&p, x, NULL, n, &rd) == DQ_OK);
+    for (b = 2; b <= 8; b++)
+        if (rd.bits[b] > step_max) step_max = rd.bits[b];
+    budget = 200.0 * rd.bits[4] + 0.5 * (rd.bits[5] - rd.bits[4]) * 200.0; /* between 4 and 5 bits */
+    flat = rd_schedule(&rd, 200, 1.0, budget, 0, 2, 8);
+    fall = rd_schedule(&rd, 200, 1.0, budget, 1, 2, 8);
+    rise = rd_schedule(&rd, 200, 1.0, budget, 2, 2, 8);
+    CHECK(flat.last == DQ_OK && fall.last == DQ_OK && rise.last == DQ_OK);
+    /* within the budget, and nearly all of it used (at most one step's bits left) */
+    CHECKF(flat.spent <= budget && fall.spent <= budget && rise.spent <= budget, "spent %g %g %g of %g", flat.spent,
+           fall.spent, rise.spent, budget);
+    CHECKF(flat.spent > budget - step_max && fall.spent > budget - step_max && rise.spent > budget - step_max,
+           "left over: %g %g %g (one step %g)", budget - flat.spent, budget - fall.spent, budget - rise.spent, step_max);
+    /* flat norms, alpha 1: the same marginal error per bit everywhere, so widths 4 and 5 only */
+    for (i = 0; i < 200; i++) CHECKF(flat.w[i] == 4u || flat.w[i] == 5u, "flat: step %u width %u", i, flat.w[i]);
+    /* the norm matters: falling norms put bits early, rising ones late */
+    if (dq_t_verbose())
+        printf("  widths, first/last 50 steps: flat %.2f/%.2f falling %.2f/%.2f rising %.2f/%.2f\n", mean_w(&flat, 0, 50),
+               mean_w(&flat, 150, 200), mean_w(&fall, 0, 50), mean_w(&fall, 150, 200), mean_w(&rise, 0, 50),
+               mean_w(&rise, 150, 200));
+    CHECK(mean_w(&fall, 0, 50) > mean_w(&flat, 0, 50) + 0.5 && mean_w(&fall, 150, 200) < mean_w(&flat, 150, 200) - 0.5);
+    CHECK(mean_w(&rise, 0, 50) < mean_w(&flat, 0, 50) && mean_w(&rise, 150, 200) > mean_w(&flat, 150, 200));
+    /* ... and pays: the weighted error of the falling run is below what a fixed split of the
+     * same bits between 4 and 5 bits (the flat plan) gives on those norms */
+    {
+        double fixed_err = 0.0;
+        for (i = 0; i < 200; i++) fixed_err += exp(-0.02 * i) * rd.err[flat.w[i]] / rd.norm2;
+        CHECKF(fall.werr < fixed_err, "falling norms: planned %g, flat widths %g", fall.werr, fixed_err);
+    }
+    /* alpha < 1 on a short run: against every choice of widths, within one move of the optimum */
+    {
+        const uint64_t T = 4;
+        const double alpha = 0.6;
+        unsigned w[4], bmin = 2, bmax = 6;
+        double best = HUGE_VAL, bud = 4.0 * rd.bits[3] + 10.0, movemax = 0.0;
+        rd_run r = rd_schedule(&rd, T, alpha, bud, 0, bmin, bmax);
+        for (w[0] = bmin; w[0] <= bmax; w[0]++)
+            for (w[1] = bmin; w[1] <= bmax; w[1]++)
+                for (w[2] = bmin; w[2] <= bmax; w[2]++)
+                    for (w[3] = bmin; w[3] <= bmax; w[3]++) {
+                        double c = 0.0, e = 0.0;
+                        for (i = 0; i < 4; i++) {
+                            c += rd.bits[w[i]];
+                            e += pow(alpha, 3.0 - i) * rd.err[w[i]] / rd.norm2;
+                        }
+                        if (c <= bud && e < best) best = e;
+                    }
+        for (b = bmin; b < bmax; b++)
+            if ((rd.err[b] - rd.err[b + 1u]) / rd.norm2 > movemax) movemax = (rd.err[b] - rd.err[b + 1u]) / rd.norm2;
+        CHECKF(r.last == DQ_OK && r.spent <= bud && r.werr >= best - 1e-12 && r.werr <= best + movemax,
+               "alpha %.1f: %g against the optimum %g (one move %g); widths %u %u %u %u", alpha, r.werr, best, movemax,
+               r.w[0], r.w[1], r.w[2], r.w[3]);
+        CHECK(r.w[0] <= r.w[3]); /* later steps weigh more */
+    }
+    /* errors, infeasibility, the checkpoint */
+    {
+        dq_sched S, L;
+        dq_sched_params sp;
+        unsigned bb = 0, b2 = 0;
+        uint8_t ck[DQ_SCHED_SAVE_SIZE];
+        size_t ck_len = 0;
+        memset(&sp, 0, sizeof sp);
+        sp.mode = DQ_SCHED_RD;
+        sp.steps = 10;
+        sp.dim = n;
+        CHECK(dq_sched_init(&S, &sp) == DQ_ERR_PARAM); /* no budget */
+        sp.budget_bits = 9.0 * rd.bits[2];
+        CHECK(dq_sched_init(&S, &sp) == DQ_OK);
+        CHECK(dq_sched_next(&S, &bb) == DQ_ERR_PARAM); /* needs the curve */
+        CHECK(dq_sched_next_rd(&S, &rd, &bb) == DQ_ERR_INFEASIBLE && bb == 2u);
+        CHECK(dq_sched_next_rd(NULL, &rd, &bb) == DQ_ERR_NULL && dq_sched_next_rd(&S, NULL, &bb) == DQ_ERR_NULL);
+        sp.budget_bits = 10.0 * rd.bits[6];
+        sp.window = 8;
+        CHECK(dq_sched_init(&S, &sp) == DQ_OK);
+        for (i = 0; i < 4; i++) {
+            CHECK(dq_sched_next_rd(&S, &rd, &bb) == DQ_OK);
+            CHECK(dq_sched_update(&S, 1.0 / (1.0 + i), 0.0, rd.bits[bb]) == DQ_OK);
+        }
+        CHECK(dq_sched_save(&S, ck, sizeof ck, &ck_len) == DQ_OK && dq_sched_load(ck, ck_len, &L) == DQ_OK);
+        CHECK(dq_sched_next_rd(&S, &rd, &bb) == DQ_OK && dq_sched_next_rd(&L, &rd, &b2) == DQ_OK && bb == b2);
+        CHECK(L.p.mode == DQ_SCHED_RD);
+        {
+            dq_rd bad = rd;
+            bad.bits[3] = 0.0;
+            CHECK(dq_sched_next_rd(&S, &bad, &bb) == DQ_ERR_PARAM);
+        }
+    }
+    free(x);
+}
+
 int main(void) {
     RUN(test_error_model);
     RUN(test_api);
     RUN(test_alloc);
+    RUN(test_sched_rd);
     return dq_t_finish();
 }
