@@ -644,7 +644,7 @@ DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bi
 
 /*! Measured rate and distortion: what sending a vector would cost and how far off it would be,
  *  at every width, from the data (instead of the worst-case model above).
- *  dq_rd_measure() : for QSGD params (p->scheme DQ_SCHEME_QSGD, norm L2 or MAX, bucket as for
+ *  dq_rd_measure() : for QSGD params (p->scheme DQ_SCHEME_QSGD or 0, norm L2 or MAX, bucket as for
  *      dq_encode; bits, rounding, seed and coder are ignored) and v = x + residual (residual
  *      NULL or the error-feedback memory, added in float as dq_encode() adds it), fills, for
  *      every width b in DQ_RD_BITS_MIN..DQ_RD_BITS_MAX:
@@ -5441,7 +5441,8 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
     if (!p || !x || !rd) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     norm = p->norm == DQ_NORM_DEFAULT ? DQ_NORM_L2 : p->norm;
-    if (p->scheme != DQ_SCHEME_QSGD || (norm != DQ_NORM_L2 && norm != DQ_NORM_MAX)) return DQ_ERR_PARAM;
+    if ((p->scheme != DQ_SCHEME_QSGD && p->scheme != DQ_SCHEME_DEFAULT) || (norm != DQ_NORM_L2 && norm != DQ_NORM_MAX))
+        return DQ_ERR_PARAM;
     if (p->bucket && p->bucket != DQ_BUCKET_WHOLE && p->bucket % 8u) return DQ_ERR_PARAM;
     bk = p->bucket ? p->bucket : DQ_BUCKET_DEFAULT;
     memset(rd, 0, sizeof *rd);

@@ -436,7 +436,7 @@ FM_FN double top_eigen(const dataset *ds, int iters) {
 
 /* ------------------------------------------------------------------ options */
 
-typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE } scheme_kind;
+typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD } scheme_kind;
 /* mpi_trainer only: how the ranks aggregate (dqsgd_mpi.h) */
 typedef enum { PAT_ALLGATHER, PAT_SRA, PAT_SHARED } pattern_kind;
 
@@ -527,7 +527,8 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             else if (!strcmp(v, "dqsgd-p1")) o->scheme = SCH_P1;
             else if (!strcmp(v, "dqsgd-p2")) o->scheme = SCH_P2;
             else if (!strcmp(v, "dqsgd")) o->scheme = SCH_SCALE;
-            else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2 or dqsgd, got", v);
+            else if (!mpi && !strcmp(v, "rd")) o->scheme = SCH_RD;
+            else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2, dqsgd or rd, got", v);
         } else if (mpi && !strcmp(a, "--pattern")) {
             const char *v = str_arg(argc, argv, &i);
             if (!strcmp(v, "allgather")) o->pattern = PAT_ALLGATHER;
@@ -595,6 +596,7 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
     }
     if (o->scheme == SCH_P1 && !(o->target_error > 0.0)) die("dqsgd-p1 needs --target-error E", NULL);
     if (o->scheme == SCH_P2 && !(o->budget_bits > 0.0)) die("dqsgd-p2 needs --budget-bits B (per worker)", NULL);
+    if (o->scheme == SCH_RD && !(o->budget_bits > 0.0)) die("rd needs --budget-bits B (per worker)", NULL);
     if (o->scheme == SCH_SCALE && !(o->scale > 0.0)) die("dqsgd needs --scale C", NULL);
     if (o->scheme == SCH_P1 && o->model == MODEL_MLP && !(o->lipschitz > 0.0))
         die("dqsgd-p1 on the MLP needs --lipschitz L (no global smoothness constant is estimated for it)", NULL);
@@ -607,6 +609,7 @@ FM_FN const char *scheme_name(const options *o, char *buf, size_t cap) {
         case SCH_INCREASING: return "increasing";
         case SCH_P1: return "dqsgd-p1";
         case SCH_P2: return "dqsgd-p2";
+        case SCH_RD: return "rd";
         default: return "dqsgd";
     }
 }
@@ -657,6 +660,7 @@ FM_FN void sched_params(const options *o, size_t d, unsigned N, dq_sched_params 
         case SCH_P1: sp->mode = DQ_SCHED_DQSGD; sp->target_error = o->target_error; sp->lipschitz = o->lipschitz; sp->lr = lr_eff; break;
         case SCH_P2: sp->mode = DQ_SCHED_DQSGD; sp->budget_bits = o->budget_bits; break;
         case SCH_SCALE: sp->mode = DQ_SCHED_DQSGD; sp->scale = o->scale; break;
+        case SCH_RD: sp->mode = DQ_SCHED_RD; sp->budget_bits = o->budget_bits; break;
         default: break;
     }
 }

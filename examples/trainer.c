@@ -6,7 +6,10 @@
  * rounding, dither keyed by (run seed, step, worker)). The server validates each header,
  * adds every message with weight 1/N into one averaged gradient (dq_decode_add) and takes an
  * SGD step with momentum. The bit width of a step comes from a dq_sched schedule: fixed,
- * increasing (AdaQuantFL-style) or DQSGD (P1: error target, P2: bit budget, or a given scale).
+ * increasing (AdaQuantFL-style), DQSGD (P1: error target, P2: bit budget, or a given scale), or
+ * rd (DQ_SCHED_RD: worker 0 measures its gradient's rate and distortion at every width with
+ * dq_rd_measure and the schedule spends a budget of sent bits; in a real run worker 0 would
+ * announce the width, a byte, before the others send).
  *
  * Bits are counted exactly: the uplink message sizes in bytes x 8, summed over all workers
  * (fp32 counts 32 bits per element per worker and skips the codec).
@@ -32,10 +35,12 @@ static void usage(FILE *f) {
           "  --data DIR            raw Fashion-MNIST IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte)\n"
           "  --model softmax|mlp   softmax regression 784->10, or MLP 784-128-10 with ReLU (default softmax)\n"
           "  --scheme S            fp32 | fixed --bits B | increasing | dqsgd-p1 --target-error E\n"
-          "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C        (default fp32)\n"
+          "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C\n"
+          "                        | rd --budget-bits B (measured rate-distortion, bits as sent) (default fp32)\n"
           "  --bits B              width of the fixed scheme, 1..16 (default 4)\n"
           "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
-          "  --budget-bits B       P2: bits of all T messages of ONE worker, headers included\n"
+          "  --budget-bits B       P2, rd: bits of all T messages of ONE worker, headers included (P2 counts\n"
+          "                        the fixed layout's bits, rd the bits the coder sends)\n"
           "  --target-error E      P1: quantization term of the final-loss bound (loss units)\n"
           "  --lipschitz L         P1: smoothness constant (softmax default: lambda_max(X^T X/n)/2, estimated)\n"
           "  --scale C             DQSGD scale c given directly (levels s_n = c alpha^((T-1-n)/2) G_n)\n"
@@ -110,6 +115,7 @@ int main(int argc, char **argv) {
     scratch sc;
     dq_sched sched;
     dq_sched_params sp;
+    dq_rd rd;
     int use_sched;
     unsigned width = 32;
     FILE *out, *trace = NULL;
@@ -204,7 +210,15 @@ int main(int argc, char **argv) {
                         die("dq_sched_init: the bit budget cannot pay the minimum width for every step", NULL);
                     check(st, "dq_sched_init", n);
                 }
-                st = dq_sched_next(&sched, &width);
+                if (sp.mode == DQ_SCHED_RD) { /* worker 0 measures its gradient and announces the width */
+                    dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
+                    check(dq_rd_measure(&rp, g, NULL, d, &rd), "dq_rd_measure", n);
+                    if (o.coder == DQ_CODER_FIXED_ONLY) /* plan in the bits that are sent */
+                        memcpy(rd.bits, rd.fixed_bits, sizeof rd.bits);
+                    st = dq_sched_next_rd(&sched, &rd, &width);
+                } else {
+                    st = dq_sched_next(&sched, &width);
+                }
                 if (st == DQ_ERR_INFEASIBLE) { /* not expected with exact sizes: go on at bits_min */
                     if (!o.quiet) fprintf(stderr, "trainer: bit budget exhausted at step %" PRIu64 "\n", n);
                 } else {
@@ -239,9 +253,13 @@ int main(int argc, char **argv) {
             for (k = 0; k < N; k++) sent += 8u * (uint64_t)len[k];
             fprintf(trace, "%" PRIu64 ",%u,%" PRIu64 ",%.6g,%.6f\n", n, width, sent, gnorm, step_loss);
         }
-        /* the schedule plans in fixed-layout bits (dq_message_bits): what a message of this width
-         * costs there, whatever the coder sent */
-        if (use_sched) check(dq_sched_update(&sched, gnorm, step_loss, dq_message_bits(d, width, BUCKET)), "dq_sched_update", n);
+        /* DQSGD plans in fixed-layout bits (dq_message_bits): what a message of this width costs
+         * there, whatever the coder sent; the rd schedule in what worker 0 sent, and on the trend of
+         * worker 0's gradient norm, the vector its curves measure */
+        if (use_sched && sp.mode == DQ_SCHED_RD)
+            check(dq_sched_update(&sched, sqrt(rd.norm2), step_loss, 8.0 * (double)len[0]), "dq_sched_update", n);
+        else if (use_sched)
+            check(dq_sched_update(&sched, gnorm, step_loss, dq_message_bits(d, width, BUCKET)), "dq_sched_update", n);
         if ((n + 1) % o.eval_every == 0 || n + 1 == o.steps)
             report(&o, out, n + 1, bits_cum, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
     }
