@@ -276,6 +276,8 @@ class DQSGDHookState:
         layout = tuple((id(p), p.numel()) for p in bucket.parameters())
         if plan is None or plan.layout != layout:
             plan = self._plans[idx] = _Plan(bucket, n, self.min_compress_numel)
+            self._bpe.pop(idx, None)  # a new bucket (DDP rebuilt them): auto measures it again
+            self.patterns.pop(idx, None)
         return plan
 
     def _choose(self, idx, width, n):
