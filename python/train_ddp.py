@@ -188,7 +188,8 @@ def worker(rank, args, port, out_path):
                                     norm=dqsgd.NORM_MAX if m.group(4) else dqsgd.NORM_L2,
                                     pattern=(m.group(5) or "-allgather")[1:],
                                     min_compress_numel=args.min_compress if m.group(6) else 0,
-                                    start_iter=args.start_powersgd if m.group(7) else 0)
+                                    start_iter=args.start_powersgd if m.group(7) else 0,
+                                    bucket_size=args.dq_bucket)
             ddp.register_comm_hook(hs, dqsgd_hook)
         elif hook != "none":
             raise SystemExit("train_ddp: unknown hook %s (known: %s)" % (hook, ", ".join(ALL_HOOKS)))
@@ -298,6 +299,8 @@ def main():
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start-powersgd", type=int, default=10, help="PowerSGD's start_powerSGD_iter (default 10)")
+    ap.add_argument("--dq-bucket", type=int, default=512,
+                    help="dqsgd<b>*: elements per scale (dqsgd's bucket, not DDP's; default 512)")
     ap.add_argument("--min-compress", type=int, default=1024,
                     help="dqsgd*-small: parameters under this many elements go float32 (default 1024)")
     ap.add_argument("--budget-frac", type=float, default=2.0 / 3.0,
