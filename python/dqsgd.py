@@ -1,8 +1,9 @@
 """dqsgd.py - a small ctypes binding of dqsgd (the header-only C library) for Python.
 
-The shared object is python/dqsgd_capi.c built by `make build/libdqsgd.so`: dqsgd.h with every
-public function exported. It is found through the environment variable DQSGD_LIB, else at
-build/libdqsgd.so in the repository this file lives in. At load the binding checks that its
+The shared object is python/dqsgd_capi.c built by `make build/libdqsgd.so` (or by setup.py
+when the package is installed): dqsgd.h with every public function exported. It is found
+through the environment variable DQSGD_LIB, else next to this file (an installed package),
+else at build/libdqsgd.so in the repository this file lives in. At load the binding checks that its
 ctypes mirrors of dq_params, dq_header, dq_sched_params and the fields of dq_sched it reads
 have the offsets and sizes the C compiler gave them (LayoutError otherwise).
 
@@ -139,11 +140,16 @@ class LayoutError(RuntimeError):
 
 # ---------------------------------------------------------------- loading
 def _lib_path():
+    """DQSGD_LIB; else the library an install put next to this file (setup.py's _dqsgd_capi);
+    else build/libdqsgd.so of the repository this file lives in."""
     env = os.environ.get("DQSGD_LIB")
     if env:
         return env
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(repo, "build", "libdqsgd.so")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.startswith("_dqsgd_capi") and name.endswith(".so"):
+            return os.path.join(here, name)
+    return os.path.join(os.path.dirname(here), "build", "libdqsgd.so")
 
 
 def _load():
