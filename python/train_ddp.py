@@ -148,6 +148,8 @@ def worker(rank, args, port, out_path):
     os.environ["MASTER_PORT"] = str(port)
     W = args.workers
     dist.init_process_group("gloo", rank=rank, world_size=W)
+    if args.bucket_cap_mb:  # DDP's first bucket (1 MiB, the whole model) too
+        dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_cap_mb * 2 ** 20)
 
     xtr, ytr = read_idx(args.data, FMNIST_FILES["train_x"]), read_idx(args.data, FMNIST_FILES["train_y"])
     xte = torch.from_numpy(read_idx(args.data, FMNIST_FILES["test_x"]).astype(np.float32) / 255.0)
@@ -157,7 +159,8 @@ def worker(rank, args, port, out_path):
     for hook in args.hooks:
         model = make_model(torch, args.seed)
         d = sum(p.numel() for p in model.parameters())
-        ddp = DDP(model)
+        # one bucket by default (d = 101770 floats < DDP's 25 MB); smaller buckets let a hook overlap
+        ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb) if args.bucket_cap_mb else DDP(model)
         info = {"hook": hook, "workers": W, "steps": args.steps, "d": d}
         cs = hs = None
         if hook == "fp16":
@@ -251,6 +254,7 @@ def worker(rank, args, port, out_path):
             info["encode_ms"], info["comm_ms"], info["decode_ms"] = (1000.0 * sm[k] for k in (
                 "encode_s", "comm_s", "decode_s"))
             info["patterns"] = "/".join(sorted(set(hs.patterns.values())))
+            info["buckets"] = len(hs.bucket_calls)
         if rank == 0:
             with torch.no_grad():
                 logits = model(xte)
@@ -299,6 +303,8 @@ def main():
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start-powersgd", type=int, default=10, help="PowerSGD's start_powerSGD_iter (default 10)")
+    ap.add_argument("--bucket-cap-mb", type=float, default=0,
+                    help="DDP's bucket_cap_mb (default: DDP's 25, one bucket for this model)")
     ap.add_argument("--dq-bucket", type=int, default=512,
                     help="dqsgd<b>*: elements per scale (dqsgd's bucket, not DDP's; default 512)")
     ap.add_argument("--min-compress", type=int, default=1024,
@@ -357,9 +363,9 @@ def main():
             print("%s: %d B/step once compressing (plain float32 allreduce for the first %d steps)" % (
                 r["hook"], r["bytes_last_step"], args.start_powersgd))
         if "patterns" in r:
-            print("%s: %.0f B/step once compressing, pattern %s; per step %.3f ms encoding, %.3f ms in collectives "
+            print("%s: %.0f B/step once compressing, %d DDP bucket(s), pattern %s; per step %.3f ms encoding, %.3f ms in collectives "
                   "(summed over buckets, overlapping the backward pass), %.3f ms decoding" % (
-                      r["hook"], r["bytes_compressing"], r["patterns"], r["encode_ms"], r["comm_ms"], r["decode_ms"]))
+                      r["hook"], r["bytes_compressing"], r["buckets"], r["patterns"], r["encode_ms"], r["comm_ms"], r["decode_ms"]))
         if r["hook"] == "dqsgd-p2":
             print("dqsgd-p2: budget %.3f bits/element/step (%.3g of fixed 4-bit), alpha %g, period %d, window %d" % (
                 r["budget_bits_per_elem"], args.budget_frac, args.alpha, args.period, args.window))
