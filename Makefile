@@ -61,7 +61,10 @@ dist-deps: ## install OpenMPI, Debian's python3-torch and python3-numpy, and the
 	@sh tools/deps.sh $(MPI_DEPS) $(HOOK_DEPS)
 dist-build: mpi-build $(BUILD)/libdqsgd.so
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
-            'timeout 600 sh tests/mpi/trainer_identical.sh' 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py'
+            'timeout 600 sh tests/mpi/trainer_identical.sh'
+# The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
+# about 20 s) and the offline install of the Python package (tests/hook/test_install.sh, 20-30 s).
+HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 env HOOK_PY=$(HOOK_PY) sh tests/hook/test_install.sh'
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
 # the widest ISA this CPU runs, the golden files, the fuzz corpora, C++ at that ISA, the README
@@ -74,7 +77,7 @@ QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_
               $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA))
 QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
-              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tests/readme_example.sh'
+              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tests/readme_example.sh' $(HOOK_RUN)
 CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \
               'sh tests/contraction_audit.sh' $(call vruns,sanitize) \
@@ -267,11 +270,11 @@ test-names: ## fail when a file under tests/ other than tests/internals.h names 
 	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps test-names $(QUICK_BINS) ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example (a few minutes)
+test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the DDP hook (a few minutes)
 	@$(CXX_NOTE)
-	@sh tests/run_all.sh $(QUICK_RUNS)
+	@DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' sh tests/run_all.sh $(QUICK_RUNS)
 
-check: deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+check: deps hook-deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
@@ -339,12 +342,18 @@ HOOK_PY ?= /usr/bin/python3
 HOOK_DEPS = python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py \
             python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
             dataset-fashion-mnist:$(FMNIST_SRC)/train-images-idx3-ubyte.gz
-.PHONY: hook-test ddp
+.PHONY: hook-test hook-deps ddp
+# the install test also needs pip, setuptools and venv (python3-venv: ensurepip, which venv checks for)
+PKG_DEPS = python3-pip:/usr/lib/python3/dist-packages/pip/__init__.py \
+           python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py \
+           python3-venv:$(firstword $(wildcard /usr/lib/python3*/ensurepip/__init__.py) /usr/lib/python3/ensurepip)
+hook-deps: ## install Debian's python3-torch, python3-numpy, and pip, setuptools and venv (the hook's tests, part of make test)
+	@sh tools/deps.sh $(filter python3-%,$(HOOK_DEPS)) $(PKG_DEPS)
 $(BUILD)/libdqsgd.so: python/dqsgd_capi.c $(HEADERS) | $(BUILD)
 	@echo "  CC  $@"
 	$(Q)$(CC) $(ALLFLAGS) -march=native -fPIC -shared $< -o $@ -lm
-hook-test: deps dist-deps $(BUILD)/libdqsgd.so ## tests of the DDP hook and the ctypes binding (tests/hook, 2 processes, < 60 s)
-	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so timeout 300 $(HOOK_PY) tests/hook/test_hook.py
+hook-test: deps hook-deps $(BUILD)/libdqsgd.so ## tests of the DDP hook, the ctypes binding (2, 3 and 4 processes) and the package's offline install (< 60 s)
+	@DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so sh tests/run_all.sh $(HOOK_RUN)
 ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
 

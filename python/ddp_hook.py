@@ -1,38 +1,61 @@
-"""ddp_hook.py - a PyTorch DDP communication hook that sends QSGD messages made by dqsgd.
+"""ddp_hook.py - a PyTorch DDP communication hook that sends gradients compressed by dqsgd.
 
     from ddp_hook import DQSGDHookState, dqsgd_hook
     state = DQSGDHookState(bits=4)                                   # fixed width
     state = DQSGDHookState(bits=2, error_feedback=True)              # 2 bits + EF (nearest, max norm)
+    state = DQSGDHookState(bits=4, pattern="shared")                 # integer allreduce
+    state = DQSGDHookState(bits=2, error_feedback=True, pattern="auto",
+                           min_compress_numel=1024, start_iter=10)   # skip small layers, warm start
     state = DQSGDHookState(schedule=dict(steps=T, budget_bits_per_elem=2.7, alpha=0.999,
                                          period=10, window=50), dim=num_params)   # DQSGD-P2
     ddp_model.register_comm_hook(state, dqsgd_hook)
 
-What one call does, for one DDP bucket (a flat float32 CPU gradient of n elements):
-  1. encode bucket.buffer() into one dqsgd message: QSGD, bucket 512, L2 scale, stochastic
-     rounding, dither keyed by (seed + bucket index, step = iteration, stream = rank), with the
-     bucket's error-feedback residual when asked (the residual keeps x + r - decoded);
-  2. all_gather the message sizes (one int64 per rank), pad every message to the largest and
-     all_gather the uint8 tensors (gloo has no variable-size all_gather);
-  3. decode_add every rank's message in rank order with weight 1/world into a zeroed float32
-     tensor, and return it in an already completed torch.futures.Future.
-Every rank decodes the same bytes in the same order, so every rank gets the same bits and
-the replicas stay identical.
+One call handles one DDP bucket (a flat float32 CPU gradient of n elements) and returns a
+torch.futures.Future of the averaged bucket; the payload collective runs with async_op=True
+and decoding is chained on its future (Future.then), so DDP goes on with the backward pass of
+the next buckets while this one is on the wire and being decoded:
+  - iterations before start_iter: the bucket / world, float32 allreduce (a warm start);
+  - parameters with fewer than min_compress_numel elements (biases, norms): float32 allreduce
+    of their slices, beside the compressed rest;
+  - the rest, in one of two patterns (`pattern`):
+    allgather  encode one dqsgd message (QSGD, bucket 512, the library's default coder, dither
+               keyed by (seed + bucket index, iteration, rank), the error-feedback residual when
+               asked), exchange the sizes (8 bytes, blocking: the padded payload's size depends
+               on it), all_gather the padded messages (async), decode_add them in rank order
+               with weight 1/world;
+    shared     the shared-scale integer allreduce (dq_shared_*): exponents per 512 elements,
+               max-allreduced as int8 (blocking: the levels depend on them), then the integer
+               levels sum-allreduced (async; int8, or int32 where the sum needs 16 bits: gloo
+               refuses int16) and decoded with weight 1/world. Exact: the integer sum times the
+               unit is the float sum of every rank's decoded levels. Max-scaled whatever `norm`.
+    auto       per bucket: allgather at its first compressed iteration (which measures its coded
+               size), then allgather while W * b <= 2 * w, else shared for good; b = bits per
+               element of the bucket's largest message the last time it was allgathered, w = the
+               shared pattern's integer width on gloo (8 or 32). Those are what a ring sends per
+               worker: W-1 messages of b bits against 2(W-1)/W of the w-bit sums.
+Every rank combines the same bytes in the same order, so every rank gets the same bits and
+the replicas stay identical. A failure on one rank (NaN or Inf in its gradient, a bad
+message) is sent through the collectives, so every rank raises the same DQError.
 
 The width: fixed (`bits`), or a DQSGD schedule (dq_sched, python/dqsgd.Schedule) that is the
 same on every rank because everything it is fed is: its norm prior is rank 0's first gradient
-norm (broadcast once, 8 bytes), and after each iteration it gets the norm of the aggregated
-(decoded, averaged) gradient, which every rank computes from identical bits, and the size of
-rank 0's messages. One schedule serves the whole model: the width is chosen at the first
-bucket of an iteration and the schedule is updated at the last (bucket.is_last()).
+norm (broadcast once, 8 bytes), and it is updated with the norm of the aggregated gradient
+(identical bits on every rank, summed over buckets in index order when the next iteration
+starts, since the buckets finish asynchronously) and the fixed-layout size of the width.
 
-Accounting (per rank, in the state): bytes_msg = the bytes of this rank's messages;
-bytes_moved = what the padded all_gather carried from it (the largest message, plus the 8-byte
-size exchange); bytes_control = the norm broadcast (rank 0 only). iterations counts steps.
+Accounting (per rank, in the state): bytes_msg = this rank's payload (messages, or levels and
+exponents, and float32 slices); bytes_moved = everything it handed to collectives (padding,
+the size exchange and the failure flags included); bytes_control = the norm broadcast (rank 0
+only). stats[i] holds iteration i's seconds spent encoding, communicating (from starting a
+collective until its future completes: it overlaps the backward pass and other buckets) and
+decoding, and its bytes; summary() averages them. iterations counts steps.
 """
 
 import math
 import os
 import sys
+import threading
+import time
 
 import numpy as np
 import torch
@@ -41,14 +64,48 @@ import torch.distributed as dist
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dqsgd  # noqa: E402
 
-__all__ = ["DQSGDHookState", "dqsgd_hook"]
+__all__ = ["DQSGDHookState", "dqsgd_hook", "PATTERNS"]
+
+PATTERNS = ("allgather", "shared", "auto")
+
+
+class _Plan:
+    """Which elements of a bucket are compressed: `big` and `small` are lists of (offset,
+    count) slices of the bucket in parameter order; `layout` the parameters' ids and sizes."""
+
+    def __init__(self, bucket, n, min_numel):
+        params = list(bucket.parameters())
+        self.layout = tuple((id(p), p.numel()) for p in params)
+        self.big, self.small, self.big_ids = [], [], []
+        if sum(c for _, c in self.layout) != n or min_numel <= 0:
+            self.big = [(0, n)]  # unknown layout, or no size rule: the whole bucket
+            self.big_ids = list(self.layout) if sum(c for _, c in self.layout) == n else []
+        else:
+            off = 0
+            for pid, c in self.layout:
+                if c < min_numel:
+                    self.small.append((off, c))
+                else:
+                    self.big.append((off, c))
+                    self.big_ids.append((pid, c))
+                off += c
+        self.n_big = sum(c for _, c in self.big)
+        self.n_small = n - self.n_big
+        self.whole = self.big == [(0, n)]
+
+
+def _gather(x, slices):
+    """The slices of x as one contiguous tensor (x itself when one slice covers it)."""
+    if len(slices) == 1 and slices[0] == (0, x.numel()):
+        return x
+    return torch.cat([x[o: o + c] for o, c in slices])
 
 
 class DQSGDHookState:
     """The hook's state, one object per DDP model, shared by all its buckets.
 
     process_group: the group to aggregate over (None = the default group).
-    bits: the width when there is no schedule (1..16).
+    bits: the width when there is no schedule (1..16; 2..16 with the shared pattern).
     schedule: None, or a dict of dq_sched_params for a DQSGD schedule over the whole model:
         steps (T, required), and one calibration: scale (c), budget_bits (P2: bits of all T
         messages of one worker, all buckets, headers included) or budget_bits_per_elem (P2
@@ -56,19 +113,26 @@ class DQSGDHookState:
         window, norm_prior (default: rank 0's first-bucket gradient norm, scaled by
         sqrt(dim / bucket elements) when the model has more than one bucket), mode.
     dim: elements of the model (the sum of the parameters' numel); needed with a schedule.
-    error_feedback: keep a residual per bucket (re-mapped by parameter if DDP rebuilds buckets).
+    error_feedback: keep a residual per parameter (it follows the parameter when DDP rebuilds
+        its buckets); used by both patterns.
     seed: dither key; bucket i uses seed + i so buckets draw independent dither.
-    bucket_size: elements per QSGD scale (dqsgd's bucket, not DDP's).
+    bucket_size: elements per scale (dqsgd's bucket, not DDP's).
     rounding, norm: dqsgd.ROUND_STOCHASTIC (unbiased) or ROUND_NEAREST; dqsgd.NORM_L2 (QSGD)
         or NORM_MAX. Default (None): stochastic with L2 scales, but nearest with max-norm
         scales under error feedback, which needs a contraction (E|Q(x)-x|^2 < |x|^2): QSGD's
         stochastic L2 quantizer at 2 bits has an error ~3.9x the gradient and its residual
-        diverges (README, the hook table).
-    keep_messages: keep the last call's own message, gathered sizes and result per bucket
-        index in .last (for tests)."""
+        diverges (README, the hook table). The shared pattern always scales by the max.
+    pattern: "allgather", "shared" or "auto" (module docstring).
+    min_compress_numel: parameters with fewer elements go uncompressed (float32 allreduce).
+    start_iter: the first start_iter iterations are plain float32 allreduces (a warm start).
+    keep_messages: keep the last call's own payload, the sizes, the input and the result per
+        bucket index in .last (for tests)."""
 
     def __init__(self, process_group=None, bits=4, schedule=None, dim=None, error_feedback=False, seed=0,
-                 bucket_size=512, rounding=None, norm=None, keep_messages=False):
+                 bucket_size=512, rounding=None, norm=None, keep_messages=False, pattern="allgather",
+                 min_compress_numel=0, start_iter=0):
+        if pattern not in PATTERNS:
+            raise ValueError("DQSGDHookState: pattern %r is not one of %s" % (pattern, ", ".join(PATTERNS)))
         self.process_group = process_group
         group = process_group if process_group is not None else dist.group.WORLD
         self.rank = dist.get_rank(group)
@@ -78,6 +142,8 @@ class DQSGDHookState:
         self.sched_spec = dict(schedule) if schedule is not None else None
         if self.sched_spec is not None and not dim:
             raise ValueError("DQSGDHookState: a schedule needs dim (the model's element count)")
+        if pattern == "shared" and self.sched_spec is None and self.bits < 2:
+            raise ValueError("DQSGDHookState: the shared pattern needs 2..16 bits")
         self.dim = dim
         self.sched = None
         self.error_feedback = bool(error_feedback)
@@ -88,21 +154,52 @@ class DQSGDHookState:
         if norm is None:
             norm = dqsgd.NORM_MAX if error_feedback else dqsgd.NORM_L2
         self.rounding, self.norm = rounding, norm
+        self.pattern = pattern
+        self.min_compress_numel = int(min_compress_numel)
+        self.start_iter = int(start_iter)
         self.keep_messages = keep_messages
         self.iter = 0            # iteration (DDP step); the dither's step
         self.width = None        # the width of iteration self.width_iter
         self.width_iter = -1
-        self.widths = []         # width of every iteration
+        self.widths = []         # width of every compressed iteration
+        self.patterns = {}       # bucket index -> pattern of its last compressed call
         self.bucket_calls = {}   # bucket index -> calls so far (equals self.iter after each step)
         self.residuals = {}      # bucket index -> (layout, float32 tensor)
         self._param_residual = {}  # id(parameter) -> its slice of a bucket's residual
-        self._norm2 = 0.0        # squared norm of this iteration's aggregated gradient so far
-        self._bits_iter = 0.0    # fixed-layout bits of this iteration's messages (the schedule's unit)
+        self._plans = {}         # bucket index -> _Plan
+        self._bpe = {}           # bucket index -> bits/element of its largest message (auto)
+        self._norm2 = {}         # iteration -> {bucket index: squared norm of its result}
+        self._bits_iter = {}     # iteration -> fixed-layout bits of its messages (the schedule's unit)
+        self._lock = threading.Lock()  # callbacks run on gloo's threads
         self.bytes_msg = 0
         self.bytes_moved = 0
         self.bytes_control = 0
         self.iterations = 0
+        self.stats = {}          # iteration -> {"encode_s", "comm_s", "decode_s", "bytes"}
         self.last = {}
+
+    # ------------------------------------------------------------ accounting
+    def _add(self, it, **kw):
+        with self._lock:
+            s = self.stats.setdefault(it, {"encode_s": 0.0, "comm_s": 0.0, "decode_s": 0.0, "bytes": 0})
+            for k, v in kw.items():
+                s[k] += v
+
+    def _sent(self, it, payload, moved):
+        self.bytes_msg += payload
+        self.bytes_moved += moved
+        self._add(it, bytes=moved)
+
+    def summary(self, first=None):
+        """Means per iteration over the iterations from `first` (default: start_iter, the first
+        compressed one): encode_s, comm_s, decode_s, bytes; and their count."""
+        first = self.start_iter if first is None else first
+        with self._lock:
+            rows = [s for i, s in self.stats.items() if i >= first]
+        keys = ("encode_s", "comm_s", "decode_s", "bytes")
+        if not rows:
+            return dict({k: 0.0 for k in keys}, iterations=0)
+        return dict({k: sum(r[k] for r in rows) / len(rows) for k in keys}, iterations=len(rows))
 
     # ------------------------------------------------------------ the width
     def _make_schedule(self, first_norm, numel):
@@ -122,6 +219,16 @@ class DQSGDHookState:
         spec.setdefault("workers", self.world_size)
         self.sched = dqsgd.Schedule(mode, dim=self.dim, **spec)
 
+    def _sched_catch_up(self):
+        """Feed the schedule the iterations that finished: their buckets completed (DDP waits
+        for every future before backward returns), so their norms are all in."""
+        for it in sorted(i for i in self._bits_iter if i < self.iter):
+            with self._lock:
+                norms = self._norm2.pop(it, {})
+            bits = self._bits_iter.pop(it)
+            # bucket index order: the same float sum on every rank
+            self.sched.update(math.sqrt(sum(norms[k] for k in sorted(norms))), 0.0, bits)
+
     def _width(self, x):
         if self.width_iter == self.iter:
             return self.width
@@ -130,6 +237,7 @@ class DQSGDHookState:
         else:
             if self.sched is None:
                 self._make_schedule(float(np.linalg.norm(x.numpy().astype(np.float64))), x.numel())
+            self._sched_catch_up()
             if self.sched.step < self.sched.params.steps:
                 w = self.sched.next()
             else:  # past the planned steps: keep the last width
@@ -139,16 +247,17 @@ class DQSGDHookState:
         return w
 
     # ------------------------------------------------------------ error feedback
-    def _residual(self, idx, bucket, n):
-        """The residual of bucket idx. It is one contiguous tensor per bucket (what dq_encode
-        takes) whose slices are also indexed by parameter, so that when DDP rebuilds its buckets
-        (after iteration 0) every parameter carries its own residual into its new bucket."""
-        layout = tuple((id(p), p.numel()) for p in bucket.parameters())
+    def _residual(self, idx, plan):
+        """The residual of bucket idx's compressed part. It is one contiguous tensor per bucket
+        (what the encoders take) whose slices are also indexed by parameter, so that when DDP
+        rebuilds its buckets (after iteration 0) every parameter carries its own residual into
+        its new bucket."""
+        layout = tuple(plan.big_ids)
         old = self.residuals.get(idx)
         if old is not None and old[0] == layout:
             return old[1]
-        r = torch.zeros(n, dtype=torch.float32)
-        if sum(c for _, c in layout) == n:
+        r = torch.zeros(plan.n_big, dtype=torch.float32)
+        if sum(c for _, c in layout) == plan.n_big:
             off = 0
             for pid, c in layout:
                 prev = self._param_residual.get(pid)
@@ -162,74 +271,219 @@ class DQSGDHookState:
         self.residuals[idx] = (layout, r)
         return r
 
+    def _plan(self, idx, bucket, n):
+        plan = self._plans.get(idx)
+        layout = tuple((id(p), p.numel()) for p in bucket.parameters())
+        if plan is None or plan.layout != layout:
+            plan = self._plans[idx] = _Plan(bucket, n, self.min_compress_numel)
+            self._bpe.pop(idx, None)  # a new bucket (DDP rebuilt them): auto measures it again
+            self.patterns.pop(idx, None)
+        return plan
 
-def _all_gather_messages(state, msg, err=None):
-    """(list of every rank's message as a uint8 tensor, sizes) through two all_gathers. A rank
-    whose encode failed (err) sends its negative dq_status as its size, and then every rank
-    raises that DQError, so that no rank is left waiting in a collective."""
-    group, world = state.process_group, state.world_size
+    def _choose(self, idx, width, n):
+        if self.pattern != "auto":
+            return self.pattern
+        if self.patterns.get(idx) == "shared":
+            return "shared"
+        b = self._bpe.get(idx)
+        if b is None or width < 2:
+            return "allgather"  # measure the coded size first; the shared pattern needs 2 bits
+        w = dqsgd.shared_width(width, self.world_size)
+        w = 32 if w == 16 else w
+        return "allgather" if w == 0 or self.world_size * b <= 2 * w else "shared"
+
+
+# ---------------------------------------------------------------- the collectives
+def _allreduce_mean(state, x, it):
+    """Start a float32 allreduce of x / world; a future of the mean (bitwise the same on every
+    rank: gloo's allreduce hands every rank the same reduced chunks)."""
+    t = x / state.world_size
+    t0 = time.perf_counter()
+    work = dist.all_reduce(t, group=state.process_group, async_op=True)
+    state._sent(it, 4 * t.numel(), 4 * t.numel())
+
+    def done(fut):
+        state._add(it, comm_s=time.perf_counter() - t0)
+        return fut.value()[0]
+    return work.get_future().then(done)
+
+
+def _start_allgather(state, idx, x, residual, width, it):
+    """Encode x, exchange sizes, start the all_gather of the padded messages; returns a future
+    of the decoded mean (float32, x's length)."""
+    group, world, n = state.process_group, state.world_size, x.numel()
+    t0 = time.perf_counter()
+    try:
+        msg = dqsgd.encode(x, bits=width, seed=state.seed + idx, step=it, stream=state.rank,
+                           residual=residual, bucket=state.bucket_size, rounding=state.rounding, norm=state.norm)
+        err = None
+    except dqsgd.DQError as e:  # e.g. NaN/Inf (a diverged run): every rank must learn it
+        msg, err = np.zeros(0, dtype=np.uint8), e
+    t1 = time.perf_counter()
+    # a rank whose encode failed sends its negative dq_status as its size: every rank raises
     size = torch.tensor([msg.size if err is None else min(err.status, -1)], dtype=torch.int64)
     sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
     dist.all_gather(sizes, size, group=group)
     sizes = [int(s[0]) for s in sizes]
+    t2 = time.perf_counter()
+    state._add(it, encode_s=t1 - t0, comm_s=t2 - t1)
     bad = [r for r in range(world) if sizes[r] < 0]
     if bad:
-        raise dqsgd.DQError(sizes[bad[0]], "dqsgd_hook: dq_encode on rank %d (step %d)" % (bad[0], state.iter))
-    cap = max(sizes)
+        raise dqsgd.DQError(sizes[bad[0]], "dqsgd_hook: dq_encode on rank %d (step %d)" % (bad[0], it))
+    cap = max(sizes)  # gloo has no variable-size all_gather: pad to the largest
+    state._bpe[idx] = 8.0 * cap / n
     send = torch.zeros(cap, dtype=torch.uint8)
     send[: msg.size] = torch.from_numpy(msg)
     recv = [torch.empty(cap, dtype=torch.uint8) for _ in range(world)]
-    dist.all_gather(recv, send, group=group)
-    state.bytes_msg += msg.size
-    state.bytes_moved += cap + 8
-    return [recv[r][: sizes[r]] for r in range(world)], sizes
+    t3 = time.perf_counter()
+    work = dist.all_gather(recv, send, group=group, async_op=True)
+    state._sent(it, msg.size, cap + 8)
+    if state.keep_messages:
+        state.last[idx].update({"msg": msg.copy(), "sizes": sizes})
+
+    def decode(fut):
+        t4 = time.perf_counter()
+        out = torch.zeros(n, dtype=torch.float32)
+        for r in range(world):  # rank order: the same float sums on every rank
+            m = dqsgd.Message(recv[r][: sizes[r]])  # opened once: header, size, checksum
+            h = m.header
+            if h.count != n or h.msg_size != sizes[r]:
+                raise RuntimeError("dqsgd_hook: rank %d sent %d elements in %d bytes, bucket %d has %d" % (
+                    r, h.count, sizes[r], idx, n))
+            m.decode_add(1.0 / world, out)
+        state._add(it, comm_s=t4 - t3, decode_s=time.perf_counter() - t4)
+        return out
+    return work.get_future().then(decode)
+
+
+def _start_shared(state, idx, x, residual, width, it):
+    """The shared-scale integer allreduce: exponents max-allreduced (blocking), levels
+    sum-allreduced (async); returns a future of the decoded mean."""
+    group, world, n, rank = state.process_group, state.world_size, x.numel(), state.rank
+    w = dqsgd.shared_width(width, world)
+    if w == 0:  # the same on every rank: every rank raises here
+        raise ValueError("dqsgd_hook: no integer sum of %d workers' %d-bit levels fits 2^24" % (world, width))
+    w = 32 if w == 16 else w  # gloo's all_reduce refuses int16
+    nb = dqsgd.shared_buckets(n, width, state.bucket_size)
+    t0 = time.perf_counter()
+    # two extra int8s under the max: the largest -dq_status any rank hit, and (rank + 1) of it
+    exps = torch.zeros(nb + 2, dtype=torch.int8)
+    try:
+        dqsgd.shared_exponents(x, width, state.bucket_size, residual, out=exps[:nb])
+    except dqsgd.DQError as e:
+        exps[nb], exps[nb + 1] = min(-e.status, 127), min(rank + 1, 127)
+    t1 = time.perf_counter()
+    dist.all_reduce(exps, op=dist.ReduceOp.MAX, group=group)
+    t2 = time.perf_counter()
+    state._add(it, encode_s=t1 - t0, comm_s=t2 - t1)
+    if int(exps[nb]) != 0:
+        raise dqsgd.DQError(-int(exps[nb]), "dqsgd_hook: dq_shared_exponents on rank %d (step %d)" % (
+            int(exps[nb + 1]) - 1, it))
+    e = exps[:nb]
+    itype = torch.int8 if w == 8 else torch.int32
+    levels = torch.zeros(n + 1, dtype=itype)  # the last element counts the ranks that failed
+    t3 = time.perf_counter()
+    try:
+        dqsgd.shared_encode(x, e, w, width, seed=state.seed + idx, step=it, stream=rank, residual=residual,
+                            bucket=state.bucket_size, rounding=state.rounding, out=levels[:n])
+    except dqsgd.DQError:
+        levels[n] = 1
+    t4 = time.perf_counter()
+    own = levels[:n].clone() if state.keep_messages else None
+    work = dist.all_reduce(levels, group=group, async_op=True)
+    state._add(it, encode_s=t4 - t3)
+    state._sent(it, (n * w) // 8 + nb, ((n + 1) * w) // 8 + nb + 2)
+    if state.keep_messages:
+        state.last[idx].update({"levels": own, "exps": e.clone(), "wire": w})
+
+    def decode(fut):
+        t5 = time.perf_counter()
+        if int(levels[n]) != 0:
+            raise dqsgd.DQError(-1, "dqsgd_hook: dq_shared_encode failed on %d rank(s) (step %d)" % (
+                int(levels[n]), it))
+        out = torch.empty(n, dtype=torch.float32)
+        dqsgd.shared_decode(levels[:n], e, w, width, n, 1.0 / world, state.bucket_size, out=out)
+        state._add(it, comm_s=t5 - t4, decode_s=time.perf_counter() - t5)
+        return out
+    return work.get_future().then(decode)
 
 
 def dqsgd_hook(state, bucket):
-    """DDP communication hook: see the module docstring. Returns a completed Future holding
-    the average of the decoded messages of all ranks (float32, the bucket's length)."""
+    """DDP communication hook: see the module docstring. Returns a Future that completes with
+    the average over ranks of the bucket (decoded where compressed; float32, its length)."""
     buf = bucket.buffer()
     if buf.dtype != torch.float32 or buf.device.type != "cpu":
         raise TypeError("dqsgd_hook: float32 CPU buckets only, got %s on %s" % (buf.dtype, buf.device))
     x = buf.detach()
     if not x.is_contiguous():
         x = x.contiguous()
-    n, idx = x.numel(), bucket.index()
-    width = state._width(x)
-    residual = state._residual(idx, bucket, n) if state.error_feedback else None
-    try:
-        msg = dqsgd.encode(x, bits=width, seed=state.seed + idx, step=state.iter, stream=state.rank,
-                           residual=residual, bucket=state.bucket_size, rounding=state.rounding, norm=state.norm)
-        err = None
-    except dqsgd.DQError as e:  # e.g. NaN/Inf (a diverged run): every rank must learn it
-        msg, err = np.zeros(0, dtype=np.uint8), e
-    msgs, sizes = _all_gather_messages(state, msg, err)
-
-    out = torch.zeros(n, dtype=torch.float32)
-    w = 1.0 / state.world_size
-    for r in range(state.world_size):  # rank order: the same float sums on every rank
-        m = dqsgd.Message(msgs[r])  # opened once: header, size, checksum
-        h = m.header
-        if h.count != n or h.msg_size != sizes[r]:
-            raise RuntimeError("dqsgd_hook: rank %d sent %d elements in %d bytes, bucket %d has %d" % (
-                r, h.count, sizes[r], idx, n))
-        m.decode_add(w, out)
-
-    if state.keep_messages:
-        state.last[idx] = {"msg": msg.copy(), "sizes": sizes, "result": out.clone(), "iter": state.iter,
-                           "width": width}
+    idx, it = bucket.index(), state.iter
     state.bucket_calls[idx] = state.bucket_calls.get(idx, 0) + 1
-    if state.sched is not None:
-        a = out.numpy().astype(np.float64)
-        state._norm2 += float(a @ a)
-        state._bits_iter += dqsgd.message_bits(n, width, state.bucket_size)  # the schedule plans in these
-    if bucket.is_last():
-        if state.sched is not None:
-            state.sched.update(math.sqrt(state._norm2), 0.0, state._bits_iter)
-            state._norm2, state._bits_iter = 0.0, 0.0
-        state.iter += 1
-        state.iterations += 1
+    if state.keep_messages:
+        state.last[idx] = {"iter": it, "input": x.clone(), "small": [], "width": None}
+    try:
+        return _start(state, bucket, x, idx, it)
+    finally:
+        if bucket.is_last():  # the rest of this iteration runs in callbacks, which know `it`
+            state.iter += 1
+            state.iterations += 1
 
-    fut = torch.futures.Future()
-    fut.set_result(out)
-    return fut
+
+def _start(state, bucket, x, idx, it):
+    n = x.numel()
+    if it < state.start_iter:  # warm start: what DDP does without a hook
+        if state.keep_messages:
+            state.last[idx]["pattern"] = "warm"
+        return _finish(state, idx, it, _allreduce_mean(state, x, it))
+
+    plan = state._plan(idx, bucket, n)
+    futs = []
+    if plan.n_big:
+        xb = _gather(x, plan.big)
+        width = state._width(x if plan.whole else xb)
+        pattern = state._choose(idx, width, plan.n_big)
+        state.patterns[idx] = pattern
+        residual = state._residual(idx, plan) if state.error_feedback else None
+        if state.keep_messages:
+            state.last[idx].update({"width": width, "pattern": pattern})
+        start = _start_shared if pattern == "shared" else _start_allgather
+        futs.append(start(state, idx, xb, residual, width, it))
+        if state.sched is not None:
+            state._bits_iter[it] = state._bits_iter.get(it, 0.0) + dqsgd.message_bits(
+                plan.n_big, width, state.bucket_size)  # the schedule plans in these
+    elif state.keep_messages:
+        state.last[idx]["pattern"] = "none"
+    if plan.n_small:
+        futs.append(_allreduce_mean(state, _gather(x, plan.small), it))
+        if state.keep_messages:
+            state.last[idx]["small"] = list(plan.small)
+    if plan.n_small == 0:
+        return _finish(state, idx, it, futs[0])
+
+    def assemble(fut):
+        parts = [f.value() for f in fut.value()]
+        out = torch.empty(n, dtype=torch.float32)
+        for slices, part in zip(([plan.big] if plan.n_big else []) + [plan.small], parts):
+            off = 0
+            for o, c in slices:
+                out[o: o + c] = part[off: off + c]
+                off += c
+        return out
+    return _finish(state, idx, it, torch.futures.collect_all(futs).then(assemble))
+
+
+def _finish(state, idx, it, fut):
+    """Chain what needs the result: the schedule's norm, the test record."""
+    if state.sched is None and not state.keep_messages:
+        return fut
+
+    def after(f):
+        out = f.value()
+        if state.sched is not None and it >= state.start_iter:
+            a = out.numpy().astype(np.float64)
+            with state._lock:
+                state._norm2.setdefault(it, {})[idx] = float(a @ a)
+        if state.keep_messages:
+            state.last[idx]["result"] = out.clone()
+        return out
+    return fut.then(after)

@@ -1,8 +1,9 @@
 """dqsgd.py - a small ctypes binding of dqsgd (the header-only C library) for Python.
 
-The shared object is python/dqsgd_capi.c built by `make build/libdqsgd.so`: dqsgd.h with every
-public function exported. It is found through the environment variable DQSGD_LIB, else at
-build/libdqsgd.so in the repository this file lives in. At load the binding checks that its
+The shared object is python/dqsgd_capi.c built by `make build/libdqsgd.so` (or by setup.py
+when the package is installed): dqsgd.h with every public function exported. It is found
+through the environment variable DQSGD_LIB, else next to this file (an installed package),
+else at build/libdqsgd.so in the repository this file lives in. At load the binding checks that its
 ctypes mirrors of dq_params, dq_header, dq_sched_params and the fields of dq_sched it reads
 have the offsets and sizes the C compiler gave them (LayoutError otherwise).
 
@@ -28,6 +29,7 @@ __all__ = [
     "DQError", "LayoutError", "Params", "Header", "SchedParams", "Schedule", "lib", "strerror",
     "encode", "encode_capacity", "encode_bound", "header_read", "decode", "decode_add", "Message", "message_bits",
     "message_norm2", "simd_backend", "version_number", "check_layout",
+    "shared_width", "shared_buckets", "shared_exponents", "shared_encode", "shared_decode",
 ]
 
 # ---------------------------------------------------------------- constants (dqsgd.h)
@@ -138,11 +140,16 @@ class LayoutError(RuntimeError):
 
 # ---------------------------------------------------------------- loading
 def _lib_path():
+    """DQSGD_LIB; else the library an install put next to this file (setup.py's _dqsgd_capi);
+    else build/libdqsgd.so of the repository this file lives in."""
     env = os.environ.get("DQSGD_LIB")
     if env:
         return env
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(repo, "build", "libdqsgd.so")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.startswith("_dqsgd_capi") and name.endswith(".so"):
+            return os.path.join(here, name)
+    return os.path.join(os.path.dirname(here), "build", "libdqsgd.so")
 
 
 def _load():
@@ -169,6 +176,11 @@ def _load():
         "dqpy_sizeof_message": (S, []),
         "dq_message_norm2": (st, [V, S, P(ctypes.c_double)]),
         "dq_message_bits": (ctypes.c_double, [S, ctypes.c_uint, ctypes.c_uint32]),
+        "dq_shared_width": (ctypes.c_uint, [ctypes.c_uint, ctypes.c_uint64]),
+        "dq_shared_buckets": (S, [P(Params), S]),
+        "dq_shared_exponents": (st, [P(Params), V, S, V, V]),
+        "dq_shared_encode": (st, [P(Params), V, S, V, V, ctypes.c_uint, V]),
+        "dq_shared_decode": (st, [P(Params), V, ctypes.c_uint, S, V, F, V]),
         "dq_sched_init": (st, [V, P(SchedParams)]),
         "dq_sched_next": (st, [V, P(ctypes.c_uint)]),
         "dq_sched_update": (st, [V, ctypes.c_double, ctypes.c_double, ctypes.c_double]),
@@ -398,6 +410,103 @@ def message_norm2(msg):
 def message_bits(n, bits, bucket=BUCKET_DEFAULT):
     """dq_message_bits: exact size in bits of a QSGD message (header included); 0 if invalid."""
     return float(lib.dq_message_bits(n, bits, bucket))
+
+
+# ---------------------------------------------------------------- shared-scale integer sums
+# dq_shared_*: workers agree on one power-of-two unit per bucket (an elementwise max of their
+# exponents), quantize to integer levels on it and sum the levels with a plain integer
+# allreduce; the sum times the unit is exactly the float sum of the workers' decoded vectors.
+_INT_TYPES = {8: np.int8, 16: np.int16, 32: np.int32}
+
+
+def _int_ptr(a, dtype, what, n=None, writable=False):
+    """(address, count) of a C-contiguous CPU numpy array or torch tensor of dtype (a numpy
+    integer type); n, when given, is the element count it must have."""
+    if hasattr(a, "data_ptr") and hasattr(a, "is_contiguous"):
+        import torch
+        want = {np.int8: torch.int8, np.int16: torch.int16, np.int32: torch.int32}[dtype]
+        if a.dtype != want or a.device.type != "cpu" or not a.is_contiguous():
+            raise TypeError("%s: expected a contiguous %s CPU tensor, got %s" % (what, want, a.dtype))
+        ptr, cnt = a.data_ptr(), a.numel()
+    elif isinstance(a, np.ndarray):
+        if a.dtype != dtype or not a.flags["C_CONTIGUOUS"] or (writable and not a.flags["WRITEABLE"]):
+            raise TypeError("%s: expected a C-contiguous %s array, got %s" % (what, np.dtype(dtype), a.dtype))
+        ptr, cnt = a.ctypes.data, a.size
+    else:
+        raise TypeError("%s: expected a numpy array or a torch tensor, got %s" % (what, type(a).__name__))
+    if n is not None and cnt < n:
+        raise ValueError("%s: %d elements, need %d" % (what, cnt, n))
+    return ptr, cnt
+
+
+def _shared_params(bits, bucket, rounding, seed=0, step=0, stream=0):
+    # the shared quantizer scales each bucket by its max (norm 0 or NORM_MAX), fixed-width integers
+    return _params(bits, seed, step, stream, bucket, rounding, NORM_MAX, 0, CODER_DEFAULT, SCHEME_QSGD)
+
+
+def shared_width(bits, workers):
+    """dq_shared_width: bits (8, 16, 32) of the level accumulator in which the sum of `workers`
+    levels of `bits` bits cannot overflow; 0 when none does (or bits outside 2..16)."""
+    return int(lib.dq_shared_width(bits, workers))
+
+
+def shared_buckets(n, bits, bucket=BUCKET_DEFAULT):
+    """dq_shared_buckets: the number of exponents for n elements (0 if invalid)."""
+    p = _shared_params(bits, bucket, ROUND_STOCHASTIC)
+    return int(lib.dq_shared_buckets(ctypes.byref(p), n))
+
+
+def shared_exponents(x, bits, bucket=BUCKET_DEFAULT, residual=None, out=None):
+    """dq_shared_exponents: this worker's exponent per bucket of x (+ residual), np.int8 (or
+    written into out, an int8 array or tensor of at least shared_buckets() elements)."""
+    xp, n = _float_ptr(x, "shared_exponents x")
+    rp = _float_ptr(residual, "shared_exponents residual")[0] if residual is not None else None
+    p = _shared_params(bits, bucket, ROUND_STOCHASTIC)
+    nb = int(lib.dq_shared_buckets(ctypes.byref(p), n))
+    if out is None:
+        out = np.empty(max(nb, 1), np.int8)
+    ep, _ = _int_ptr(out, np.int8, "shared_exponents out", nb, writable=True)
+    _check(lib.dq_shared_exponents(ctypes.byref(p), xp, n, rp, ep), "dq_shared_exponents")
+    return out
+
+
+def shared_encode(x, exps, width, bits, seed=0, step=0, stream=0, residual=None, bucket=BUCKET_DEFAULT,
+                  rounding=ROUND_STOCHASTIC, out=None):
+    """dq_shared_encode: the levels of x (+ residual) on the units 2^exps, as integers of `width`
+    bits (np.int8/16/32, or written into out, at least x's length). With residual, it becomes
+    v - level * unit (exact), updated only on success."""
+    xp, n = _float_ptr(x, "shared_encode x")
+    rp = None
+    if residual is not None:
+        rp, rn = _float_ptr(residual, "shared_encode residual", writable=True)
+        if rn != n:
+            raise ValueError("shared_encode: residual has %d elements, x has %d" % (rn, n))
+    p = _shared_params(bits, bucket, rounding, seed, step, stream)
+    ep, _ = _int_ptr(exps, np.int8, "shared_encode exps", int(lib.dq_shared_buckets(ctypes.byref(p), n)))
+    if width not in _INT_TYPES:
+        raise ValueError("shared_encode: width %r is not 8, 16 or 32" % (width,))
+    if out is None:
+        out = np.empty(n, _INT_TYPES[width])
+    lp, _ = _int_ptr(out, _INT_TYPES[width], "shared_encode out", n, writable=True)
+    _check(lib.dq_shared_encode(ctypes.byref(p), xp, n, rp, ep, width, lp), "dq_shared_encode")
+    return out
+
+
+def shared_decode(sums, exps, width, bits, n, weight=1.0, bucket=BUCKET_DEFAULT, out=None):
+    """dq_shared_decode: out[i] = weight * (sums[i] * 2^e), n elements (float32 numpy, or into
+    out, a float32 array or tensor)."""
+    p = _shared_params(bits, bucket, ROUND_STOCHASTIC)
+    if width not in _INT_TYPES:
+        raise ValueError("shared_decode: width %r is not 8, 16 or 32" % (width,))
+    sp, _ = _int_ptr(sums, _INT_TYPES[width], "shared_decode sums", n)
+    ep, _ = _int_ptr(exps, np.int8, "shared_decode exps", int(lib.dq_shared_buckets(ctypes.byref(p), n)))
+    if out is None:
+        out = np.empty(n, np.float32)
+    op, on = _float_ptr(out, "shared_decode out", writable=True)
+    if on < n:
+        raise ValueError("shared_decode: out has %d elements, need %d" % (on, n))
+    _check(lib.dq_shared_decode(ctypes.byref(p), sp, width, n, ep, ctypes.c_float(weight), op), "dq_shared_decode")
+    return out
 
 
 # ---------------------------------------------------------------- schedule

@@ -8,10 +8,13 @@ Hooks (--hooks, comma-separated):
   fp16                 fp16_compress_hook
   powersgd1, powersgd2 powerSGD_hook, matrix_approximation_rank 1 / 2, start_powerSGD_iter 10
                        (--start-powersgd), error feedback and warm start on (the defaults)
-  dqsgd<b>[ef][-nearest][-max]
+  dqsgd<b>[ef][-nearest][-max][-shared|-auto][-small][-warm]
                        dqsgd hook at a fixed width b: QSGD, bucket 512, L2 scale, stochastic
                        rounding; `ef` adds error feedback, `-nearest` nearest rounding, `-max`
-                       max-norm scales (QSGD-inf). dqsgd2ef (stochastic, L2) diverges: that
+                       max-norm scales (QSGD-inf); `-shared` the shared-scale integer allreduce
+                       and `-auto` the hook's choice instead of allgather; `-small` sends
+                       parameters under --min-compress elements as float32 (the biases);
+                       `-warm` starts with --start-powersgd float32 steps, as PowerSGD does. dqsgd2ef (stochastic, L2) diverges: that
                        quantizer's error exceeds the gradient (E||Q(x)-x|| > ||x|| at 2 bits and
                        bucket 512), so the residual grows without bound; error feedback needs a
                        contractive quantizer, which dqsgd2ef-nearest-max is
@@ -32,8 +35,13 @@ Bytes per worker per step are the bytes each worker contributes to the collectiv
              uncompressed: the biases, and any matrix with (n+m) R * min_compression_rate >= n m),
              after start_powerSGD_iter steps of plain float32 allreduce, which are counted as 4 d;
              it runs three allreduces per step (uncompressed tensors, Ps, Qs)
-  dqsgd*     the worker's message (header, scales, codes); "moved" adds what the padded
-             all_gather carried beyond it (messages padded to the largest, 8-byte size exchange)
+  dqsgd*     the worker's message (header, scales, codes), or with -shared its integer levels
+             and exponents, plus float32 steps and slices (-warm, -small); "moved" adds what the
+             collectives carried beyond it (messages padded to the largest, the 8-byte size
+             exchange, failure flags)
+The dqsgd hook's timers (per step, compressed steps): encoding, time in collectives (from
+starting each until its future completes, summed over buckets; it overlaps the backward pass)
+and decoding.
 These are payloads, not wire bytes: what a worker actually transmits depends on gloo's
 collective algorithm (a ring allreduce sends 2 (W-1)/W of the payload, an all_gather W-1 times
 it), so at W = 2 both come to about the payload.
@@ -57,7 +65,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 # dqsgd<bits>[ef][-nearest][-max]: a fixed width, error feedback, nearest rounding, max-norm scales
-DQ_FIXED = re.compile(r"^dqsgd([0-9]+)(ef)?(-nearest)?(-max)?$")
+DQ_FIXED = re.compile(r"^dqsgd([0-9]+)(ef)?(-nearest)?(-max)?(-shared|-auto)?(-small)?(-warm)?$")
 ALL_HOOKS = ["none", "fp16", "powersgd1", "powersgd2", "dqsgd4", "dqsgd2", "dqsgd2ef", "dqsgd2ef-nearest-max",
              "dqsgd-p2"]
 FMNIST_FILES = {"train_x": "train-images-idx3-ubyte", "train_y": "train-labels-idx1-ubyte",
@@ -140,6 +148,8 @@ def worker(rank, args, port, out_path):
     os.environ["MASTER_PORT"] = str(port)
     W = args.workers
     dist.init_process_group("gloo", rank=rank, world_size=W)
+    if args.bucket_cap_mb:  # DDP's first bucket (1 MiB, the whole model) too
+        dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_cap_mb * 2 ** 20)
 
     xtr, ytr = read_idx(args.data, FMNIST_FILES["train_x"]), read_idx(args.data, FMNIST_FILES["train_y"])
     xte = torch.from_numpy(read_idx(args.data, FMNIST_FILES["test_x"]).astype(np.float32) / 255.0)
@@ -149,7 +159,8 @@ def worker(rank, args, port, out_path):
     for hook in args.hooks:
         model = make_model(torch, args.seed)
         d = sum(p.numel() for p in model.parameters())
-        ddp = DDP(model)
+        # one bucket by default (d = 101770 floats < DDP's 25 MB); smaller buckets let a hook overlap
+        ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb) if args.bucket_cap_mb else DDP(model)
         info = {"hook": hook, "workers": W, "steps": args.steps, "d": d}
         cs = hs = None
         if hook == "fp16":
@@ -177,7 +188,11 @@ def worker(rank, args, port, out_path):
                 m = DQ_FIXED.match(hook)
                 hs = DQSGDHookState(bits=int(m.group(1)), error_feedback=bool(m.group(2)), seed=args.seed,
                                     rounding=dqsgd.ROUND_NEAREST if m.group(3) else dqsgd.ROUND_STOCHASTIC,
-                                    norm=dqsgd.NORM_MAX if m.group(4) else dqsgd.NORM_L2)
+                                    norm=dqsgd.NORM_MAX if m.group(4) else dqsgd.NORM_L2,
+                                    pattern=(m.group(5) or "-allgather")[1:],
+                                    min_compress_numel=args.min_compress if m.group(6) else 0,
+                                    start_iter=args.start_powersgd if m.group(7) else 0,
+                                    bucket_size=args.dq_bucket)
             ddp.register_comm_hook(hs, dqsgd_hook)
         elif hook != "none":
             raise SystemExit("train_ddp: unknown hook %s (known: %s)" % (hook, ", ".join(ALL_HOOKS)))
@@ -234,6 +249,12 @@ def worker(rank, args, port, out_path):
             info["moved_per_step"] = (hs.bytes_moved + hs.bytes_control) / max(hs.iterations, 1)
             info["mean_width"] = float(np.mean(hs.widths))
             info["widths"] = "%d..%d" % (min(hs.widths), max(hs.widths))
+            sm = hs.summary()  # the compressed iterations: means per step
+            info["bytes_compressing"] = sm["bytes"]
+            info["encode_ms"], info["comm_ms"], info["decode_ms"] = (1000.0 * sm[k] for k in (
+                "encode_s", "comm_s", "decode_s"))
+            info["patterns"] = "/".join(sorted(set(hs.patterns.values())))
+            info["buckets"] = len(hs.bucket_calls)
         if rank == 0:
             with torch.no_grad():
                 logits = model(xte)
@@ -282,6 +303,12 @@ def main():
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start-powersgd", type=int, default=10, help="PowerSGD's start_powerSGD_iter (default 10)")
+    ap.add_argument("--bucket-cap-mb", type=float, default=0,
+                    help="DDP's bucket_cap_mb (default: DDP's 25, one bucket for this model)")
+    ap.add_argument("--dq-bucket", type=int, default=512,
+                    help="dqsgd<b>*: elements per scale (dqsgd's bucket, not DDP's; default 512)")
+    ap.add_argument("--min-compress", type=int, default=1024,
+                    help="dqsgd*-small: parameters under this many elements go float32 (default 1024)")
     ap.add_argument("--budget-frac", type=float, default=2.0 / 3.0,
                     help="DQSGD-P2 budget as a fraction of fixed 4-bit messages (default 2/3)")
     ap.add_argument("--scale", type=float, default=2.0, help="dqsgd-scale: the scale c (default 2)")
@@ -312,8 +339,8 @@ def main():
             results = json.load(f)
     base = next((r["bytes_per_step"] for r in results if r["hook"] == "none"), 4.0 * results[0]["d"])
 
-    hdr = ("hook", "test acc", "test loss", "B/step/worker", "vs fp32", "moved B/step", "ms/step", "width",
-           "identical", "note")
+    hdr = ("hook", "test acc", "test loss", "B/step/worker", "vs fp32", "moved B/step", "ms/step", "enc ms",
+           "comm ms", "dec ms", "width", "identical", "note")
     rows = []
     for r in results:
         width = {"none": "32", "fp16": "16"}.get(r["hook"], "-")
@@ -322,6 +349,7 @@ def main():
                 r["widths"].split("..")[1] else r["widths"].split("..")[0]
         rows.append((r["hook"], "%.4f" % r["test_acc"], "%.4f" % r["test_loss"], "%.0f" % r["bytes_per_step"],
                      "%.1fx" % (base / r["bytes_per_step"]), "%.0f" % r["moved_per_step"], "%.2f" % r["ms_per_step"],
+                     *(("%.3f" % r[k]) if k in r else "-" for k in ("encode_ms", "comm_ms", "decode_ms")),
                      width, "yes" if r["replicas_identical"] else "NO",
                      "stopped: %s" % r["error"] if "error" in r else ""))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(hdr)]
@@ -334,12 +362,17 @@ def main():
         if r["hook"].startswith("powersgd"):
             print("%s: %d B/step once compressing (plain float32 allreduce for the first %d steps)" % (
                 r["hook"], r["bytes_last_step"], args.start_powersgd))
+        if "patterns" in r:
+            print("%s: %.0f B/step once compressing, %d DDP bucket(s), pattern %s; per step %.3f ms encoding, %.3f ms in collectives "
+                  "(summed over buckets, overlapping the backward pass), %.3f ms decoding" % (
+                      r["hook"], r["bytes_compressing"], r["buckets"], r["patterns"], r["encode_ms"], r["comm_ms"], r["decode_ms"]))
         if r["hook"] == "dqsgd-p2":
             print("dqsgd-p2: budget %.3f bits/element/step (%.3g of fixed 4-bit), alpha %g, period %d, window %d" % (
                 r["budget_bits_per_elem"], args.budget_frac, args.alpha, args.period, args.window))
     if args.csv:
         keys = ["hook", "workers", "steps", "steps_done", "d", "test_acc", "test_loss", "train_loss_last50", "bytes_per_step",
-                "moved_per_step", "ms_per_step", "mean_width", "replicas_identical", "error"]
+                "moved_per_step", "ms_per_step", "encode_ms", "comm_ms", "decode_ms", "bytes_compressing", "patterns",
+                "mean_width", "replicas_identical", "error"]
         with open(args.csv, "w", newline="") as f:
             wr = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
             wr.writeheader()

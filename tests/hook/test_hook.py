@@ -36,14 +36,7 @@ import torch  # noqa: E402
 
 import dqsgd  # noqa: E402
 
-WORLD = 2
 STEPS = 6
-CONFIGS = {
-    "fixed4": dict(bits=4),
-    "ef2-nearest-max": dict(bits=2, error_feedback=True, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX),
-    "p2": dict(schedule=dict(steps=STEPS, budget_bits_per_elem=3.0, alpha=0.999, period=2, window=2,
-                             bits_min=2, bits_max=8)),
-}
 
 passed = failed = 0
 
@@ -199,11 +192,68 @@ def test_schedule():
         check("schedule: infeasible budget raises DQ_ERR_INFEASIBLE", e.status == -15, str(e))
 
 
+def test_shared_binding():
+    """dq_shared_* through ctypes: three workers' levels on agreed units, summed as integers,
+    decode to the float sum of each worker's levels times its unit, bit for bit."""
+    rng = np.random.default_rng(3)
+    n, bits, W = 1300, 4, 3
+    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(W)]
+    w = dqsgd.shared_width(bits, W)
+    e = np.maximum.reduce([dqsgd.shared_exponents(x, bits) for x in xs])
+    lv = [dqsgd.shared_encode(x, e, w, bits, seed=1, step=2, stream=r) for r, x in enumerate(xs)]
+    sums = np.sum([v.astype(np.int64) for v in lv], axis=0).astype(np.int8)
+    out = dqsgd.shared_decode(sums, e, w, bits, n, 1.0 / W)
+    unit = np.repeat(np.ldexp(np.float32(1), e.astype(np.int32)).astype(np.float32), 512)[:n]
+    ref = np.float32(1.0 / W) * (sums.astype(np.float32) * unit)
+    check("shared binding: width 8 at 4 bits x 3 workers, %d exponents" % len(e), w == 8 and len(e) == 3)
+    check("shared binding: decode of the integer sum == (1/W) * sum * unit, bit for bit", bits_equal(out, ref))
+    res = np.zeros(n, np.float32)
+    lv0 = dqsgd.shared_encode(xs[0], e, 32, bits, residual=res, rounding=dqsgd.ROUND_NEAREST)
+    check("shared binding: the residual keeps v - level * unit exactly, int32 levels",
+          lv0.dtype == np.int32 and bits_equal(res, xs[0] - lv0.astype(np.float32) * unit))
+    try:
+        dqsgd.shared_encode(xs[0], np.full(3, -20, np.int8), w, bits)
+        check("shared binding: a unit below the worker's own raises", False, "no exception")
+    except dqsgd.DQError as ex:
+        check("shared binding: a unit below the worker's own raises DQ_ERR_PARAM", ex.status == -2 or
+              "param" in str(ex).lower(), str(ex))
+
+
 # ---------------------------------------------------------------- distributed part
 def make_model():
     nn = torch.nn
     torch.manual_seed(123)
     return nn.Sequential(nn.Linear(64, 48), nn.ReLU(), nn.Linear(48, 32), nn.ReLU(), nn.Linear(32, 10))
+
+
+SMALL = 100  # min_compress_numel in the per-layer configurations: the biases (48, 32, 10) go float32
+EF2 = dict(bits=2, error_feedback=True, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX)
+# configurations per world size; every one runs STEPS DDP steps with several buckets
+CONFIGS = {
+    2: {
+        "fixed4": dict(bits=4),
+        "ef2-nearest-max": EF2,
+        "p2": dict(schedule=dict(steps=STEPS, budget_bits_per_elem=3.0, alpha=0.999, period=2, window=2,
+                                 bits_min=2, bits_max=8)),
+        "shared4": dict(bits=4, pattern="shared"),
+        "shared3-ef": dict(bits=3, error_feedback=True, pattern="shared"),
+        "layers": dict(bits=4, min_compress_numel=SMALL),
+        "warm-auto-ef2": dict(EF2, pattern="auto", start_iter=3),
+    },
+    3: {
+        "fixed4": dict(bits=4),
+        "shared4-ef": dict(bits=4, error_feedback=True, pattern="shared"),
+        "auto4": dict(bits=4, pattern="auto"),
+        "layers-warm-shared": dict(bits=3, pattern="shared", min_compress_numel=SMALL, start_iter=2),
+    },
+    4: {
+        "ef2-nearest-max": EF2,
+        "shared4": dict(bits=4, pattern="shared"),
+        "auto4": dict(bits=4, pattern="auto"),
+        "layers-warm-ef2": dict(EF2, min_compress_numel=SMALL, start_iter=2),
+    },
+}
+PATTERN_CODE = {"allgather": 0, "shared": 1, "warm": 2, "none": 3}
 
 
 class FakeBucket:
@@ -252,7 +302,40 @@ def fake_bucket_remap(rank, outdir):
             bytes(m_p2) == bytes(e_p2), bytes(m_p1) == bytes(e_p1), state.iterations))
 
 
-def worker(rank, port, outdir):
+def overlap(rank, outdir):
+    """The hook must return before its payload arrives: rank 1's asynchronous collectives start
+    0.5 s late (a slow link), so rank 0's future must still be pending when the hook returns,
+    and then complete with the same result as rank 1's."""
+    import torch.distributed as dist
+    from ddp_hook import DQSGDHookState, dqsgd_hook
+    real = {"all_gather": dist.all_gather, "all_reduce": dist.all_reduce}
+
+    def slow(name):
+        def call(*a, **kw):
+            if kw.get("async_op"):
+                time.sleep(0.5)
+            return real[name](*a, **kw)
+        return call
+    if rank == 1:
+        dist.all_gather, dist.all_reduce = slow("all_gather"), slow("all_reduce")
+    lines = []
+    try:
+        for pattern, kw in (("allgather", {}), ("shared", {}), ("warm", {"start_iter": 1})):
+            g = torch.Generator().manual_seed(5 + rank)
+            p = torch.nn.Parameter(torch.zeros(3000))
+            p.grad = torch.randn(3000, generator=g)
+            state = DQSGDHookState(bits=4, pattern="allgather" if pattern == "warm" else pattern, **kw)
+            fut = dqsgd_hook(state, FakeBucket(0, [p], True))
+            pending = not fut.done()
+            out = fut.wait()
+            lines.append("%s %d %s" % (pattern, pending, out.numpy().tobytes().hex()[:64]))
+    finally:
+        dist.all_gather, dist.all_reduce = real["all_gather"], real["all_reduce"]
+    with open(os.path.join(outdir, "overlap_rank%d.txt" % rank), "w") as f:
+        f.write("\n".join(lines))
+
+
+def worker(rank, world, port, outdir):
     import torch.distributed as dist
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -260,14 +343,14 @@ def worker(rank, port, outdir):
 
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60))
     # DDP starts with one bucket and rebuilds its buckets after step 0; a small first bucket
     # (default 1 MiB) and bucket_cap_mb below give several buckets from step 1 on
     dist._DEFAULT_FIRST_BUCKET_BYTES = 4096
     gen = torch.Generator().manual_seed(1000 + rank)  # different data on each rank
     xs = [torch.randn(16, 64, generator=gen) for _ in range(STEPS)]
     ys = [torch.randint(0, 10, (16,), generator=gen) for _ in range(STEPS)]
-    for name, kw in CONFIGS.items():
+    for name, kw in CONFIGS[world].items():
         model = make_model()
         d = sum(p.numel() for p in model.parameters())
         init = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).clone()
@@ -283,88 +366,191 @@ def worker(rank, port, outdir):
             opt.step()
             for idx, last in state.last.items():
                 assert last["iter"] == step, (last["iter"], step)
-                rec["msg_%d_%d" % (step, idx)] = last["msg"]
-                rec["res_%d_%d" % (step, idx)] = last["result"].numpy()
-                rec["sizes_%d_%d" % (step, idx)] = np.array(last["sizes"], np.int64)
+                key = "%d_%d" % (step, idx)
+                rec["pat_" + key] = np.array([PATTERN_CODE[last["pattern"]]])
+                rec["in_" + key] = last["input"].numpy()
+                rec["res_" + key] = last["result"].numpy()
+                rec["small_" + key] = np.array(last["small"], np.int64).reshape(-1, 2)
+                if "msg" in last:
+                    rec["msg_" + key] = last["msg"]
+                    rec["sizes_" + key] = np.array(last["sizes"], np.int64)
+                if "levels" in last:
+                    rec["lev_" + key] = last["levels"].numpy()
+                    rec["exp_" + key] = last["exps"].numpy()
+                    rec["wire_" + key] = np.array([last["wire"], last["width"]])
             state.last.clear()
         rec["params"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy()
         rec["init"] = init.numpy()
         rec["widths"] = np.array(state.widths, np.int64)
         rec["iterations"] = np.array([state.iterations], np.int64)
+        s = state.summary(0)
+        rec["stats"] = np.array([[state.stats[i][k] for k in ("encode_s", "comm_s", "decode_s", "bytes")]
+                                 for i in range(STEPS)], np.float64)
+        rec["summary"] = np.array([s["encode_s"], s["comm_s"], s["decode_s"], s["bytes"], s["iterations"]])
         np.savez(os.path.join(outdir, "%s_rank%d.npz" % (name, rank)), **rec)
         del ddp, opt
 
-    fake_bucket_remap(rank, outdir)
+    if world == 2:
+        fake_bucket_remap(rank, outdir)
+        overlap(rank, outdir)
 
-    # a NaN gradient on rank 1 only: the hook must raise on both ranks, not hang rank 0
-    model = make_model()
-    ddp = DDP(model)
-    ddp.register_comm_hook(DQSGDHookState(bits=4), dqsgd_hook)
-    x = xs[0].clone()
-    if rank == 1:
-        x[0, 0] = float("nan")
-    err = ""
-    try:
-        F.cross_entropy(ddp(x), ys[0]).backward()
-    except RuntimeError as e:
-        err = str(e)
-    with open(os.path.join(outdir, "nan_rank%d.txt" % rank), "w") as f:
-        f.write(err)
-    dist.barrier()
+    # a NaN gradient on the last rank only: the hook must raise on every rank, not hang the others
+    for pattern in ("allgather", "shared"):
+        model = make_model()
+        ddp = DDP(model)
+        ddp.register_comm_hook(DQSGDHookState(bits=4, pattern=pattern), dqsgd_hook)
+        x = xs[0].clone()
+        if rank == world - 1:
+            x[0, 0] = float("nan")
+        err = ""
+        try:
+            F.cross_entropy(ddp(x), ys[0]).backward()
+        except RuntimeError as e:
+            err = str(e)
+        with open(os.path.join(outdir, "nan_%s_rank%d.txt" % (pattern, rank)), "w") as f:
+            f.write(err)
+        del ddp
+        dist.barrier()
     dist.destroy_process_group()
+
+
+def mean_close(inputs, res, world):
+    """float32 allreduce of x / world: close to the float64 mean (gloo's order of additions is
+    its own)."""
+    ref = np.mean([np.asarray(v, np.float64) for v in inputs], axis=0)
+    mag = np.mean([np.abs(np.asarray(v, np.float64)) for v in inputs], axis=0)  # float32 error scale
+    return bool(np.all(np.abs(res - ref) <= 1e-6 * mag + 1e-30))
+
+
+def check_config(world, name, recs):
+    kw = CONFIGS[world][name]
+    tag = "W=%d %s" % (world, name)
+    keys = sorted(k[4:] for k in recs[0] if k.startswith("pat_"))
+    buckets = {int(k.split("_")[1]) for k in keys}
+    steps = {int(k.split("_")[0]) for k in keys}
+    check("%s: the hook ran every step for %d DDP buckets on every rank" % (tag, len(buckets)),
+          steps == set(range(STEPS)) and len(buckets) >= 2 and
+          all(sorted(k[4:] for k in r if k.startswith("pat_")) == keys for r in recs) and
+          int(recs[0]["iterations"][0]) == STEPS, "steps %s buckets %s" % (sorted(steps), sorted(buckets)))
+    w = np.float32(1.0 / world)
+    ok_a, ok_same, ok_small, ok_rule, detail, n_cmp = True, True, True, True, "", 0
+    pats = {}
+    start = kw.get("start_iter", 0)
+    last_bpe, auto_seen = {}, {}
+    for k in keys:
+        step, idx = (int(v) for v in k.split("_"))
+        pat = int(recs[0]["pat_" + k][0])
+        pats.setdefault(pat, 0)
+        pats[pat] += 1
+        res = [r["res_" + k] for r in recs]
+        if not all(bits_equal(res[0], v) for v in res[1:]):
+            ok_same, detail = False, "step %d bucket %d: results differ between ranks" % (step, idx)
+        inputs = [r["in_" + k] for r in recs]
+        n = res[0].size
+        small = [tuple(s) for s in recs[0]["small_" + k]]
+        mask = np.zeros(n, bool)
+        for o, c in small:
+            mask[o: o + c] = True
+        if (pat == PATTERN_CODE["warm"]) != (step < start):
+            ok_a, detail = False, "step %d bucket %d: pattern %d with start_iter %d" % (step, idx, pat, start)
+        if pat == PATTERN_CODE["warm"]:
+            ok_a &= mean_close(inputs, res[0], world)
+            continue
+        if mask.any() and not mean_close([v[mask] for v in inputs], res[0][mask], world):
+            ok_small, detail = False, "step %d bucket %d: float32 slices are not the mean" % (step, idx)
+        if pat == PATTERN_CODE["allgather"]:
+            msgs = [r["msg_" + k] for r in recs]
+            acc = np.zeros(dqsgd.header_read(msgs[0]).count, np.float32)
+            for m in msgs:  # rank order, weight 1/world, as the hook does
+                dqsgd.decode_add(m, w, acc)
+            sizes = [int(v) for v in recs[0]["sizes_" + k]]
+            good = sizes == [len(m) for m in msgs] and dqsgd.header_read(msgs[0]).step == step
+            last_bpe[idx] = 8.0 * max(sizes) / acc.size
+        elif pat == PATTERN_CODE["shared"]:
+            wire, width = (int(v) for v in recs[0]["wire_" + k])
+            exps = recs[0]["exp_" + k]
+            sums = np.sum([r["lev_" + k].astype(np.int64) for r in recs], axis=0).astype(recs[0]["lev_" + k].dtype)
+            acc = dqsgd.shared_decode(sums, exps, wire, width, sums.size, 1.0 / world)
+            good = all(bits_equal(exps, r["exp_" + k]) for r in recs)
+        else:
+            acc, good = np.zeros(0, np.float32), True
+        n_cmp += 1
+        if not good or acc.size != int((~mask).sum()) or not bits_equal(acc, res[0][~mask]):
+            ok_a, detail = False, "step %d bucket %d pattern %d: result != offline decode" % (step, idx, pat)
+        if kw.get("pattern") == "auto":  # the rule, from the sizes every rank saw, per bucket layout
+            sw = dqsgd.shared_width(kw["bits"], world)
+            sw = 32 if sw == 16 else sw
+            b, was = auto_seen.get((idx, n), (None, None))
+            want = 1 if was == 1 or (b is not None and world * b > 2 * sw) else 0
+            if pat != want:
+                ok_rule, detail = False, "step %d bucket %d: auto chose %d, the rule says %d (b %s)" % (
+                    step, idx, pat, want, b)
+            auto_seen[(idx, n)] = (last_bpe.get(idx) if pat == 0 else b, pat)
+    names = {v: k for k, v in PATTERN_CODE.items()}
+    seen = ", ".join("%s %d" % (names[p], c) for p, c in sorted(pats.items()))
+    check("%s (a): compressed part == offline decode of every rank's payload, bit for bit (%d bucket calls: %s)"
+          % (tag, n_cmp, seen), ok_a, detail)
+    check("%s: the hook's result bitwise equal on every rank" % tag, ok_same, detail)
+    want_pat = kw.get("pattern", "allgather")
+    if want_pat != "auto":
+        check("%s: every compressed call used the %s pattern" % (tag, want_pat),
+              set(pats) - {PATTERN_CODE["warm"]} == {PATTERN_CODE[want_pat]}, seen)
+    else:
+        check("%s: auto follows its rule (allgather first, then W*b <= 2w)" % tag, ok_rule, detail)
+    if "min_compress_numel" in kw:
+        counts = sorted(c for k in keys if int(k.split("_")[0]) >= start for o, c in recs[0]["small_" + k]
+                        if int(k.split("_")[0]) == STEPS - 1)
+        check("%s: exactly the parameters under %d elements went float32 (%s), and as the mean" % (
+            tag, SMALL, counts), counts == [10, 32, 48] and ok_small, detail)
+    ok_b = all(bits_equal(recs[0]["params"], r["params"]) for r in recs[1:])
+    moved = not bits_equal(recs[0]["params"], recs[0]["init"]) and bool(np.all(np.isfinite(recs[0]["params"])))
+    check("%s (b): parameters bitwise equal on all %d ranks after %d steps, and changed" % (tag, world, STEPS),
+          ok_b and moved, "equal %s, changed %s" % (ok_b, moved))
+    widths = [list(r["widths"]) for r in recs]
+    check("%s: the same width on every rank every compressed step (%s)" % (tag, widths[0]),
+          all(v == widths[0] for v in widths) and len(widths[0]) == STEPS - start)
+    st = recs[0]["stats"]
+    d = recs[0]["params"].size
+    comp = st[start:]
+    ok_t = bool(np.all(comp[:, 0] > 0) and np.all(comp[:, 1] > 0) and np.all(comp[:, 2] > 0) and np.all(st[:, 3] > 0))
+    if start:  # warm start: one float32 allreduce of everything, no coding
+        ok_t &= bool(np.all(st[:start, 3] == 4 * d) and np.all(st[:start, 0] == 0) and np.all(st[:start, 2] == 0))
+    check("%s: timers: encode, comm, decode > 0 on compressed steps; warm steps send 4d bytes, no coding" % tag, ok_t,
+          str(st.tolist()))
 
 
 def test_distributed():
     import socket
     import torch.multiprocessing as mp
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as outdir:
-        t0 = time.time()
-        mp.spawn(worker, args=(port, outdir), nprocs=WORLD, join=True)
-        print("  (2 processes: %.1f s)" % (time.time() - t0))
-        w = np.float32(1.0 / WORLD)
-        for name in CONFIGS:
-            recs = [dict(np.load(os.path.join(outdir, "%s_rank%d.npz" % (name, r)))) for r in range(WORLD)]
-            keys = sorted(k for k in recs[0] if k.startswith("msg_"))
-            buckets = {int(k.split("_")[2]) for k in keys}
-            steps = {int(k.split("_")[1]) for k in keys}
-            check("%s: the hook ran every step for %d DDP buckets" % (name, len(buckets)),
-                  steps == set(range(STEPS)) and len(buckets) >= 2 and all(
-                      sorted(k for k in r if k.startswith("msg_")) == keys for r in recs) and
-                  int(recs[0]["iterations"][0]) == STEPS, "steps %s buckets %s" % (sorted(steps), sorted(buckets)))
-            ok_a, detail, n_cmp = True, "", 0
-            for k in keys:
-                _, step, idx = k.split("_")
-                msgs = [r[k] for r in recs]
-                sizes = [int(v) for v in recs[0]["sizes_%s_%s" % (step, idx)]]
-                acc = np.zeros(dqsgd.header_read(msgs[0]).count, np.float32)
-                for m in msgs:  # rank order, weight 1/world, as the hook does
-                    dqsgd.decode_add(m, w, acc)
-                for r in range(WORLD):
-                    n_cmp += 1
-                    if not bits_equal(acc, recs[r]["res_%s_%s" % (step, idx)]) or sizes != [len(m) for m in msgs]:
-                        ok_a = False
-                        detail = "step %s bucket %s rank %d differs" % (step, idx, r)
-                h = dqsgd.header_read(msgs[0])
-                if h.step != int(step):
-                    ok_a, detail = False, "message step %d != %s" % (h.step, step)
-            check("%s (a): hook result == decode_add of all ranks' messages here, bit for bit (%d tensors)" % (
-                name, n_cmp), ok_a, detail)
-            ok_b = bits_equal(recs[0]["params"], recs[1]["params"])
-            moved = not bits_equal(recs[0]["params"], recs[0]["init"]) and bool(np.all(np.isfinite(recs[0]["params"])))
-            check("%s (b): parameters bitwise equal on both ranks after %d steps, and changed" % (name, STEPS),
-                  ok_b and moved, "equal %s, changed %s" % (ok_b, moved))
-            widths = [list(r["widths"]) for r in recs]
-            check("%s: the same width on both ranks every step (%s)" % (name, widths[0]),
-                  widths[0] == widths[1] and len(widths[0]) == STEPS)
-        remap = [open(os.path.join(outdir, "remap_rank%d.txt" % r)).read() for r in range(WORLD)]
-        check("error feedback follows each parameter when DDP rebuilds its buckets", remap == ["ok"] * WORLD,
-              " | ".join(remap))
-        errs = [open(os.path.join(outdir, "nan_rank%d.txt" % r)).read() for r in range(WORLD)]
-        check("NaN on rank 1: both ranks raise DQError (NaN or Inf) instead of hanging",
-              all("NaN or Inf" in e and "rank 1" in e for e in errs), " | ".join(e[:120] for e in errs))
+    for world in [int(v) for v in os.environ.get("HOOK_WORLDS", "2,3,4").split(",")]:  # all by default
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with tempfile.TemporaryDirectory() as outdir:
+            t0 = time.time()
+            mp.spawn(worker, args=(world, port, outdir), nprocs=world, join=True)
+            print("  (%d processes: %.1f s)" % (world, time.time() - t0))
+            for name in CONFIGS[world]:
+                recs = [dict(np.load(os.path.join(outdir, "%s_rank%d.npz" % (name, r)))) for r in range(world)]
+                try:
+                    check_config(world, name, recs)
+                except Exception:  # noqa: BLE001
+                    check("W=%d %s" % (world, name), False, traceback.format_exc().strip().splitlines()[-1])
+            if world == 2:
+                remap = [open(os.path.join(outdir, "remap_rank%d.txt" % r)).read() for r in range(world)]
+                check("error feedback follows each parameter when DDP rebuilds its buckets", remap == ["ok"] * world,
+                      " | ".join(remap))
+                ov = [open(os.path.join(outdir, "overlap_rank%d.txt" % r)).read().split("\n") for r in range(world)]
+                for i, pattern in enumerate(("allgather", "shared", "warm")):
+                    f0, f1 = ov[0][i].split(), ov[1][i].split()
+                    check("overlap (%s): the hook returns before a late rank's payload arrives, then the same "
+                          "result on both ranks" % pattern, f0[1] == "1" and f0[2] == f1[2], "%s | %s" % (f0, f1))
+            for pattern in ("allgather", "shared"):
+                errs = [open(os.path.join(outdir, "nan_%s_rank%d.txt" % (pattern, r))).read() for r in range(world)]
+                check("W=%d %s: NaN on rank %d: every rank raises DQError (NaN or Inf) instead of hanging" % (
+                    world, pattern, world - 1),
+                      all("NaN or Inf" in e and "rank %d" % (world - 1) in e for e in errs),
+                      " | ".join(e[:120] for e in errs))
 
 
 def main():
@@ -372,6 +558,7 @@ def main():
     print("hook: library %s (%s kernels), torch %s" % (dqsgd.lib_path, dqsgd.simd_backend(), torch.__version__))
     run("layout", test_layout)
     run("binding", test_binding)
+    run("shared binding", test_shared_binding)
     run("schedule", test_schedule)
     run("distributed", test_distributed)
     print("%d passed, %d failed (hook, %.1f s)" % (passed, failed, time.time() - t0))
