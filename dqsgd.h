@@ -4994,10 +4994,10 @@ static inline double dq__rd_plan(const dq_rd *rd, const double *wt, const double
     return total;
 }
 
+#define DQ__RD_GROUPS 256u /* the remaining steps: the current one alone, then in 255 groups */
 DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits) {
-    enum { NG = 256 }; /* the remaining steps, the current one alone, then in NG - 1 groups */
     const dq_sched_params *p;
-    double wt[NG], cnt[NG], rem, R, beta, la, lo, hi, lam;
+    double wt[DQ__RD_GROUPS], cnt[DQ__RD_GROUPS], rem, R, beta, la, lo, hi, lam;
     unsigned ng, j, b, first = 0;
     int it;
     if (!s || !rd || !bits) return DQ_ERR_NULL;
@@ -5014,7 +5014,7 @@ DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits) 
     if (beta * rem > log(1e2)) beta = log(1e2) / rem; /* the trend's total change, held in bounds */
     if (beta * rem < -log(1e4)) beta = -log(1e4) / rem;
     la = log(p->alpha);
-    ng = rem < (double)NG ? (unsigned)rem : NG;
+    ng = rem < (double)DQ__RD_GROUPS ? (unsigned)rem : DQ__RD_GROUPS;
     for (j = 0; j < ng; j++) { /* group j: steps [a, e) after the current one; weight at its middle */
         double a = j == 0 ? 0.0 : 1.0 + floor((rem - 1.0) * (double)(j - 1u) / (double)(ng - 1u));
         double e = j == 0 ? 1.0 : 1.0 + floor((rem - 1.0) * (double)j / (double)(ng - 1u)), mid = 0.5 * (a + e - 1.0);

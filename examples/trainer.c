@@ -18,8 +18,10 @@
  *   build/trainer --data build/fashion-mnist --model mlp --scheme fixed --bits 4 --out run.csv
  *   build/trainer --help
  *
- * Output: CSV rows `step,bits_cum,train_loss,test_acc,width` at step 0, every --eval-every
- * steps and at the end. `step` is the number of steps done, `bits_cum` the bits sent so far,
+ * Output: CSV rows `step,bits_cum,train_loss,test_acc,width,bits_fixed_cum` at step 0, every
+ * --eval-every steps and at the end. `step` is the number of steps done, `bits_cum` the bits
+ * sent so far (with --coder), `bits_fixed_cum` what the same messages take in the fixed layout
+ * (dq_message_bits; the decoded values, hence the training, are the same either way),
  * `train_loss` the mean cross-entropy over a fixed 10k subset of the training set (every 6th
  * image; --train-eval 0 for the full set), `test_acc` the accuracy on the 10k test images,
  * `width` the bits per element of the last step done (at step 0: of the first step; 32 for
@@ -87,13 +89,13 @@ static void server_add(const uint8_t *src, size_t len, float weight, float *acc,
 }
 
 /* One CSV row (and a progress line) for the model after `step` steps. */
-static void report(const options *o, FILE *out, uint64_t step, uint64_t bits_cum, const float *w, const dataset *train,
+static void report(const options *o, FILE *out, uint64_t step, uint64_t bits_cum, uint64_t fixed_cum, const float *w, const dataset *train,
                    const uint32_t *eval_rows, size_t n_eval, const dataset *test, unsigned width, const char *name,
                    double t0, scratch *sc) {
     double tl, ta, tel, tea;
     evaluate(o->model, w, train, eval_rows, n_eval, &tl, &ta, sc);
     evaluate(o->model, w, test, NULL, test->n, &tel, &tea, sc);
-    fprintf(out, "%" PRIu64 ",%" PRIu64 ",%.6f,%.4f,%u\n", step, bits_cum, tl, tea, width);
+    fprintf(out, "%" PRIu64 ",%" PRIu64 ",%.6f,%.4f,%u,%" PRIu64 "\n", step, bits_cum, tl, tea, width, fixed_cum);
     fflush(out);
     if (!o->quiet)
         fprintf(stderr, "  %s %s seed %" PRIu64 "  step %5" PRIu64 "/%" PRIu64 "  loss %.4f  acc %.4f  bits %.3e  width %2u  %.1fs\n",
@@ -108,7 +110,7 @@ int main(int argc, char **argv) {
     size_t d, cap, i, n_eval;
     unsigned N, k;
     uint32_t *perm, *shard_pos, *batch, *eval_rows = NULL;
-    uint64_t *wrng, n, bits_cum = 0, prior_bits = 0;
+    uint64_t *wrng, n, bits_cum = 0, fixed_cum = 0, prior_bits = 0;
     float *w, *vel, *avg, *g, wgt;
     uint8_t **msg;
     size_t *len;
@@ -173,7 +175,7 @@ int main(int argc, char **argv) {
 
     out = o.out ? fopen(o.out, "w") : stdout;
     if (!out) die("cannot write", o.out);
-    fprintf(out, "step,bits_cum,train_loss,test_acc,width\n");
+    fprintf(out, "step,bits_cum,train_loss,test_acc,width,bits_fixed_cum\n");
     if (o.trace) {
         if (!(trace = fopen(o.trace, "w"))) die("cannot write", o.trace);
         fprintf(trace, "step,width,bits,grad_norm,loss\n");
@@ -204,6 +206,7 @@ int main(int argc, char **argv) {
                         sp.norm_prior = sqrt(s2);
                         prior_bits = 32;
                         bits_cum += prior_bits;
+                        fixed_cum += prior_bits;
                     }
                     st = dq_sched_init(&sched, &sp);
                     if (st == DQ_ERR_INFEASIBLE)
@@ -233,6 +236,7 @@ int main(int argc, char **argv) {
                 len[k] = worker_send(g, d, width, o.seed, n, k, o.coder, msg[k], cap);
             }
             bits_cum += 8u * (uint64_t)len[k];
+            fixed_cum += o.scheme == SCH_FP32 ? 8u * (uint64_t)len[k] : (uint64_t)dq_message_bits(d, width, BUCKET);
         }
         if (!(step_loss == step_loss) || step_loss > 1e6) {
             fprintf(stderr, "trainer: training diverged at step %" PRIu64 " (loss %g); try a smaller --lr\n", n,
@@ -240,7 +244,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         if (n == 0) /* the row of the initial model (nothing has been applied yet) */
-            report(&o, out, 0, prior_bits, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
+            report(&o, out, 0, prior_bits, prior_bits, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
 
         /* the server: validate every message and add it with weight 1/N */
         if (o.scheme != SCH_FP32)
@@ -261,7 +265,7 @@ int main(int argc, char **argv) {
         else if (use_sched)
             check(dq_sched_update(&sched, gnorm, step_loss, dq_message_bits(d, width, BUCKET)), "dq_sched_update", n);
         if ((n + 1) % o.eval_every == 0 || n + 1 == o.steps)
-            report(&o, out, n + 1, bits_cum, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
+            report(&o, out, n + 1, bits_cum, fixed_cum, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
     }
     if (o.save_weights) save_weights(o.save_weights, w, d);
     if (out != stdout) fclose(out);
