@@ -66,7 +66,7 @@ import dqsgd  # noqa: E402
 
 __all__ = ["DQSGDHookState", "dqsgd_hook", "PATTERNS"]
 
-PATTERNS = ("allgather", "shared", "auto")
+PATTERNS = ("allgather", "shared", "sra", "auto")
 
 
 class _Plan:
@@ -168,6 +168,7 @@ class DQSGDHookState:
         self._param_residual = {}  # id(parameter) -> its slice of a bucket's residual
         self._plans = {}         # bucket index -> _Plan
         self._bpe = {}           # bucket index -> bits/element of its largest message (auto)
+        self._residual2 = {}     # bucket index -> (shard key, float32 tensor): sra's second residual
         self._norm2 = {}         # iteration -> {bucket index: squared norm of its result}
         self._bits_iter = {}     # iteration -> fixed-layout bits of its messages (the schedule's unit)
         self._lock = threading.Lock()  # callbacks run on gloo's threads
@@ -279,6 +280,19 @@ class DQSGDHookState:
             self._bpe.pop(idx, None)  # a new bucket (DDP rebuilt them): auto measures it again
             self.patterns.pop(idx, None)
         return plan
+
+    def _residual2_for(self, idx, plan, lo, hi):
+        """sra with error feedback: the residual of the second quantization, kept by the rank
+        that owns shard [lo, hi) of bucket idx's compressed part. Started at zero, and again
+        whenever the bucket's layout or the shard changes (DDP's one bucket rebuild): unlike
+        the first residual it does not follow parameters, since a shard cuts across them."""
+        key = (tuple(plan.big_ids), plan.n_big, lo, hi)
+        old = self._residual2.get(idx)
+        if old is not None and old[0] == key:
+            return old[1]
+        r = torch.zeros(hi - lo, dtype=torch.float32)
+        self._residual2[idx] = (key, r)
+        return r
 
     def _choose(self, idx, width, n):
         if self.pattern != "auto":
@@ -408,6 +422,124 @@ def _start_shared(state, idx, x, residual, width, it):
     return work.get_future().then(decode)
 
 
+def sra_shards(n, width, bucket, world):
+    """The W shards of an n-element vector for the sra pattern: [(lo, hi)] for owners 0..W-1,
+    contiguous, in order, cut at multiples of dq_range_align (lcm(256, bucket), capped at n), so
+    each shard holds whole dqsgd buckets (the same scales as one message of the whole vector).
+    With fewer units than ranks some shards are empty (lo == hi)."""
+    a = dqsgd.range_align(n, width, bucket) or n
+    units = -(-n // a)
+    cuts = [min(n, (j * units // world) * a) for j in range(world + 1)]
+    return [(cuts[j], cuts[j + 1]) for j in range(world)]
+
+
+def _start_sra(state, idx, x, residual, width, it):
+    """Scatter-reduce-allgather with re-quantization: shard j of x is encoded for rank j (the
+    error-feedback residual's slice with it), the W shard messages of every rank are exchanged
+    with all_to_all_single (their sizes first, blocking), rank j decode_adds the W messages of its
+    shard with weight 1/W and encodes that mean again (the second quantization), and the owners'
+    messages are allgathered (sizes blocking, payload async) and decoded by every rank. Returns
+    a future of the decoded mean. The four collectives are started here, in the caller's
+    thread, in the same order on every rank (a collective started inside a callback would be
+    numbered by whichever bucket's callback ran first)."""
+    group, world, n, rank = state.process_group, state.world_size, x.numel(), state.rank
+    shards = sra_shards(n, width, state.bucket_size, world)
+    kw = dict(bits=width, seed=state.seed + idx, step=it, bucket=state.bucket_size, rounding=state.rounding,
+              norm=state.norm)
+    empty = np.zeros(0, dtype=np.uint8)
+    t0 = time.perf_counter()
+    err = None
+    msgs = []
+    try:
+        for j, (lo, hi) in enumerate(shards):  # stream j * W + rank: independent dither per (shard, rank)
+            msgs.append(dqsgd.encode(x[lo:hi], stream=j * world + rank,
+                                     residual=None if residual is None else residual[lo:hi], **kw)
+                        if hi > lo else empty)
+    except dqsgd.DQError as e:  # every rank must learn it: a negative size to every rank
+        msgs, err = [empty] * world, e
+    t1 = time.perf_counter()
+    # Sizes first (8 bytes to each rank): all_to_all_single needs every split size, and padding
+    # to a bound would send the fixed layout's size (dq_encode_capacity, ~4 bits an element at
+    # 4 bits) where the coded shard messages are a few percent of it.
+    send_sizes = torch.tensor([m.size if err is None else min(err.status, -1) for m in msgs], dtype=torch.int64)
+    recv_sizes = torch.zeros(world, dtype=torch.int64)
+    dist.all_to_all_single(recv_sizes, send_sizes, group=group)
+    rsz = [int(v) for v in recv_sizes]
+    bad = [r for r in range(world) if rsz[r] < 0]
+    if bad:
+        t2 = time.perf_counter()
+        state._add(it, encode_s=t1 - t0, comm_s=t2 - t1)
+        raise dqsgd.DQError(rsz[bad[0]], "dqsgd_hook: dq_encode on rank %d (step %d)" % (bad[0], it))
+    send = torch.from_numpy(np.concatenate(msgs)) if msgs else torch.zeros(0, dtype=torch.uint8)
+    recv = torch.empty(sum(rsz), dtype=torch.uint8)
+    dist.all_to_all_single(recv, send, output_split_sizes=rsz, input_split_sizes=[m.size for m in msgs],
+                           group=group)
+    t2 = time.perf_counter()
+    # reduce this rank's shard, then quantize it again
+    lo, hi = shards[rank]
+    msg2, err2, res2_in, t3 = empty, None, None, None
+    try:
+        if hi > lo:
+            acc = torch.zeros(hi - lo, dtype=torch.float32)
+            off = 0
+            for r in range(world):  # rank order: the same float sums wherever this shard is reduced
+                m = dqsgd.Message(recv[off: off + rsz[r]])
+                if m.header.count != hi - lo or m.header.msg_size != rsz[r]:
+                    raise dqsgd.DQError(-1, "dqsgd_hook: rank %d sent %d elements in %d bytes for shard %d (%d)" % (
+                        r, m.header.count, rsz[r], rank, hi - lo))
+                m.decode_add(1.0 / world, acc)
+                off += rsz[r]
+            t3 = time.perf_counter()
+            res2 = state._residual2_for(idx, state._plans[idx], lo, hi) if state.error_feedback else None
+            if state.keep_messages:
+                res2_in = None if res2 is None else res2.clone()
+                state.last[idx]["mean"] = acc.clone()
+            msg2 = dqsgd.encode(acc, stream=world * world + rank, residual=res2, **kw)
+    except dqsgd.DQError as e:  # a bad message or a sum out of range: sent as a negative size
+        msg2, err2 = empty, e
+    t4 = time.perf_counter()
+    t3 = t4 if t3 is None else t3
+    size = torch.tensor([msg2.size if err2 is None else min(err2.status, -1)], dtype=torch.int64)
+    sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+    dist.all_gather(sizes, size, group=group)
+    sizes = [int(s[0]) for s in sizes]
+    t5 = time.perf_counter()
+    state._add(it, encode_s=(t1 - t0) + (t4 - t3), comm_s=(t2 - t1) + (t5 - t4), decode_s=t3 - t2)
+    bad = [r for r in range(world) if sizes[r] < 0]
+    if bad:
+        raise dqsgd.DQError(sizes[bad[0]], "dqsgd_hook: sra reduce or re-encode on rank %d (step %d)" % (bad[0], it))
+    cap = max(sizes)
+    if cap == 0:  # n > 0 gives at least one non-empty shard; guard anyway
+        raise RuntimeError("dqsgd_hook: sra: no shard messages for bucket %d" % idx)
+    send2 = torch.zeros(cap, dtype=torch.uint8)
+    send2[: msg2.size] = torch.from_numpy(msg2)
+    recv2 = [torch.empty(cap, dtype=torch.uint8) for _ in range(world)]
+    t6 = time.perf_counter()
+    work = dist.all_gather(recv2, send2, group=group, async_op=True)
+    others = sum(m.size for j, m in enumerate(msgs) if j != rank)
+    state._sent(it, others + msg2.size, 8 * world + sum(m.size for m in msgs) + 8 + cap)
+    if state.keep_messages:
+        state.last[idx].update({"sra_msgs": [m.copy() for m in msgs], "sra_shards": shards,
+                                "msg2": msg2.copy(), "sizes2": sizes, "res2_in": res2_in})
+
+    def decode(fut):
+        t7 = time.perf_counter()
+        out = torch.zeros(n, dtype=torch.float32)
+        for j, (a, b) in enumerate(shards):
+            if b == a:
+                if sizes[j] != 0:
+                    raise RuntimeError("dqsgd_hook: rank %d sent %d bytes for an empty shard" % (j, sizes[j]))
+                continue
+            m = dqsgd.Message(recv2[j][: sizes[j]])
+            if m.header.count != b - a or m.header.msg_size != sizes[j]:
+                raise RuntimeError("dqsgd_hook: rank %d sent %d elements in %d bytes, its shard has %d" % (
+                    j, m.header.count, sizes[j], b - a))
+            out[a:b] = torch.from_numpy(m.decode())
+        state._add(it, comm_s=t7 - t6, decode_s=time.perf_counter() - t7)
+        return out
+    return work.get_future().then(decode)
+
+
 def dqsgd_hook(state, bucket):
     """DDP communication hook: see the module docstring. Returns a Future that completes with
     the average over ranks of the bucket (decoded where compressed; float32, its length)."""
@@ -446,7 +578,7 @@ def _start(state, bucket, x, idx, it):
         residual = state._residual(idx, plan) if state.error_feedback else None
         if state.keep_messages:
             state.last[idx].update({"width": width, "pattern": pattern})
-        start = _start_shared if pattern == "shared" else _start_allgather
+        start = {"shared": _start_shared, "sra": _start_sra}.get(pattern, _start_allgather)
         futs.append(start(state, idx, xb, residual, width, it))
         if state.sched is not None:
             state._bits_iter[it] = state._bits_iter.get(it, 0.0) + dqsgd.message_bits(
