@@ -4,6 +4,7 @@
     state = DQSGDHookState(bits=4)                                   # fixed width
     state = DQSGDHookState(bits=2, error_feedback=True)              # 2 bits + EF (nearest, max norm)
     state = DQSGDHookState(bits=4, pattern="shared")                 # integer allreduce
+    state = DQSGDHookState(bits=4, pattern="sra")                    # scatter-reduce-allgather
     state = DQSGDHookState(bits=2, error_feedback=True, pattern="auto",
                            min_compress_numel=1024, start_iter=10)   # skip small layers, warm start
     state = DQSGDHookState(schedule=dict(steps=T, budget_bits_per_elem=2.7, alpha=0.999,
@@ -17,7 +18,7 @@ the next buckets while this one is on the wire and being decoded:
   - iterations before start_iter: the bucket / world, float32 allreduce (a warm start);
   - parameters with fewer than min_compress_numel elements (biases, norms): float32 allreduce
     of their slices, beside the compressed rest;
-  - the rest, in one of two patterns (`pattern`):
+  - the rest, in one of three patterns (`pattern`):
     allgather  encode one dqsgd message (QSGD, bucket 512, the library's default coder, dither
                keyed by (seed + bucket index, iteration, rank), the error-feedback residual when
                asked), exchange the sizes (8 bytes, blocking: the padded payload's size depends
@@ -28,11 +29,31 @@ the next buckets while this one is on the wire and being decoded:
                levels sum-allreduced (async; int8, or int32 where the sum needs 16 bits: gloo
                refuses int16) and decoded with weight 1/world. Exact: the integer sum times the
                unit is the float sum of every rank's decoded levels. Max-scaled whatever `norm`.
+    sra        scatter-reduce-allgather with re-quantization: the compressed part is cut into W
+               contiguous shards at multiples of dq_range_align (whole dqsgd buckets, so the
+               shards have the scales of one message of the whole); rank r encodes shard j for
+               rank j (stream j*W + r, its error-feedback residual's slice with it), the sizes
+               go to every rank (all_to_all_single of W int64s, blocking: the split sizes of
+               the payload depend on them), then the messages (all_to_all_single, variable
+               splits); rank j decode_adds the W messages of its shard in rank order with
+               weight 1/W and encodes that mean again (stream W*W + j), and the owners'
+               messages are exchanged as allgather does (sizes blocking, padded payload async)
+               and decoded by every rank. The payload all_to_all is waited for in the hook call:
+               what follows it is a collective, and collectives must start in the same order on
+               every rank, which callbacks (run on gloo's threads as buckets finish) do not
+               guarantee; only the last all_gather overlaps. The second quantization adds its
+               own error to the mean; without error feedback it is unbiased (stochastic
+               rounding) and not corrected; with error feedback the owner of each shard keeps a
+               second residual (double error feedback, as DoubleSqueeze), restarted at zero when
+               DDP rebuilds the bucket.
     auto       per bucket: allgather at its first compressed iteration (which measures its coded
                size), then allgather while W * b <= 2 * w, else shared for good; b = bits per
                element of the bucket's largest message the last time it was allgathered, w = the
                shared pattern's integer width on gloo (8 or 32). Those are what a ring sends per
-               worker: W-1 messages of b bits against 2(W-1)/W of the w-bit sums.
+               worker: W-1 messages of b bits against 2(W-1)/W of the w-bit sums. auto never
+               picks sra: by bytes alone sra always wins for W > 2 (about 2(W-1)/W messages per
+               worker against W-1), but it runs four collectives to allgather's two and
+               quantizes twice, and the hook has no latency model to weigh that; name it.
 Every rank combines the same bytes in the same order, so every rank gets the same bits and
 the replicas stay identical. A failure on one rank (NaN or Inf in its gradient, a bad
 message) is sent through the collectives, so every rank raises the same DQError.
@@ -44,7 +65,8 @@ norm (broadcast once, 8 bytes), and it is updated with the norm of the aggregate
 starts, since the buckets finish asynchronously) and the fixed-layout size of the width.
 
 Accounting (per rank, in the state): bytes_msg = this rank's payload (messages, or levels and
-exponents, and float32 slices); bytes_moved = everything it handed to collectives (padding,
+exponents, or sra's shard messages to the other ranks and its re-quantized shard; and float32
+slices); bytes_moved = everything it handed to collectives (padding,
 the size exchange and the failure flags included); bytes_control = the norm broadcast (rank 0
 only). stats[i] holds iteration i's seconds spent encoding, communicating (from starting a
 collective until its future completes: it overlaps the backward pass and other buckets) and
@@ -114,7 +136,7 @@ class DQSGDHookState:
         sqrt(dim / bucket elements) when the model has more than one bucket), mode.
     dim: elements of the model (the sum of the parameters' numel); needed with a schedule.
     error_feedback: keep a residual per parameter (it follows the parameter when DDP rebuilds
-        its buckets); used by both patterns.
+        its buckets); used by every pattern; sra adds a second residual per shard owner.
     seed: dither key; bucket i uses seed + i so buckets draw independent dither.
     bucket_size: elements per scale (dqsgd's bucket, not DDP's).
     rounding, norm: dqsgd.ROUND_STOCHASTIC (unbiased) or ROUND_NEAREST; dqsgd.NORM_L2 (QSGD)
@@ -122,7 +144,7 @@ class DQSGDHookState:
         scales under error feedback, which needs a contraction (E|Q(x)-x|^2 < |x|^2): QSGD's
         stochastic L2 quantizer at 2 bits has an error ~3.9x the gradient and its residual
         diverges (README, the hook table). The shared pattern always scales by the max.
-    pattern: "allgather", "shared" or "auto" (module docstring).
+    pattern: "allgather", "shared", "sra" or "auto" (module docstring).
     min_compress_numel: parameters with fewer elements go uncompressed (float32 allreduce).
     start_iter: the first start_iter iterations are plain float32 allreduces (a warm start).
     keep_messages: keep the last call's own payload, the sizes, the input and the result per
@@ -422,6 +444,15 @@ def _start_shared(state, idx, x, residual, width, it):
     return work.get_future().then(decode)
 
 
+# sra's coder: the library's default (DQ_CODER_DEFAULT) codes a message only from
+# DQ_CODER_AUTO_MIN (4096) elements and sends smaller ones in the fixed layout, but sra cuts a
+# bucket into W pieces, and a piece under 4096 elements (the tail shard of the model in
+# `make ddp` at W = 4: 3146 elements, 1625 bytes fixed against 184 coded at 4 bits) would cost
+# more than all the coded rest. So sra asks for what the default does from 4096 elements on, at
+# every size: the smallest coder (DQ_CODER_AUTO) and the payload checksum (one-pass decoding).
+SRA_CODER = dict(coder=dqsgd.CODER_AUTO, checksum=1)
+
+
 def sra_shards(n, width, bucket, world):
     """The W shards of an n-element vector for the sra pattern: [(lo, hi)] for owners 0..W-1,
     contiguous, in order, cut at multiples of dq_range_align (lcm(256, bucket), capped at n), so
@@ -445,7 +476,7 @@ def _start_sra(state, idx, x, residual, width, it):
     group, world, n, rank = state.process_group, state.world_size, x.numel(), state.rank
     shards = sra_shards(n, width, state.bucket_size, world)
     kw = dict(bits=width, seed=state.seed + idx, step=it, bucket=state.bucket_size, rounding=state.rounding,
-              norm=state.norm)
+              norm=state.norm, **SRA_CODER)
     empty = np.zeros(0, dtype=np.uint8)
     t0 = time.perf_counter()
     err = None

@@ -14,6 +14,11 @@ tensor the hook returned; this process then checks that
       weight 1/2, bit for bit, on both ranks;
   (b) the parameters are bitwise equal on both ranks after the run, and have moved;
 and that a NaN on one rank makes the hook raise on both ranks (no rank left in a collective).
+The same at 3 and 4 processes, for every pattern (allgather, shared, sra, auto). For sra the
+reference is rebuilt from each rank's shard messages: every owner's re-quantized message must
+equal encoding, here, the decode_add of its shard's W messages (with the owner's second residual
+under error feedback, which must carry over from step to step), and the result must equal the
+owners' messages decoded.
 Prints `N passed, M failed (hook, ...)`; the exit code is nonzero on any failure.
 """
 
@@ -446,12 +451,19 @@ def sra_reference(world, kw, recs, k, step, idx, res2_prev):
         return np.zeros(0, np.float32), False, "step %d bucket %d: shards differ between ranks" % (step, idx)
     n = shards[-1][1]
     width = int(recs[0]["width_" + k][0])
+    al = dqsgd.range_align(n, width)  # the shards: contiguous, cut at the range unit, balanced in units
+    units = [-(-(hi - lo) // al) for lo, hi in shards]
+    if len(shards) != world or shards[0][0] != 0 or any(shards[j][1] != shards[j + 1][0] for j in range(world - 1)) or \
+            any(lo % al or (hi % al and hi != n) for lo, hi in shards) or max(units) - min(units) > 1:
+        return np.zeros(0, np.float32), False, "step %d bucket %d: shards %s (unit %d)" % (step, idx, shards, al)
     ef = bool(kw.get("error_feedback"))
     rounding = kw.get("rounding", dqsgd.ROUND_NEAREST if ef else dqsgd.ROUND_STOCHASTIC)
     norm = kw.get("norm", dqsgd.NORM_MAX if ef else dqsgd.NORM_L2)
-    p = dict(bits=width, seed=11 + idx, step=step, rounding=rounding, norm=norm)
+    # the coder sra asks for (ddp_hook.SRA_CODER): the smallest at every size, with the checksum
+    p = dict(bits=width, seed=11 + idx, step=step, rounding=rounding, norm=norm, coder=dqsgd.CODER_AUTO, checksum=1)
     w = np.float32(1.0 / world)
     acc = np.zeros(n, np.float32)
+    first_checked = res2_prev.setdefault("first", [0])
     sizes2 = [int(v) for v in recs[0]["sizes2_" + k]]
     if sizes2 != [len(r["msg2_" + k]) for r in recs]:
         return acc, False, "step %d bucket %d: second-stage sizes %s" % (step, idx, sizes2)
@@ -466,6 +478,12 @@ def sra_reference(world, kw, recs, k, step, idx, res2_prev):
             h = dqsgd.header_read(m)
             if (h.count, h.step, h.stream) != (hi - lo, step, j * world + r):
                 return acc, False, "step %d bucket %d: rank %d's message for shard %d: %r" % (step, idx, r, j, h)
+            if not ef and "min_compress_numel" not in kw:  # the bucket is the compressed part: encode it here
+                x = np.ascontiguousarray(recs[r]["in_" + k][lo:hi])
+                if bytes(dqsgd.encode(x, stream=j * world + r, **p)) != bytes(m):
+                    return acc, False, "step %d bucket %d: rank %d's message for shard %d != encoding its slice" % (
+                        step, idx, r, j)
+                first_checked[0] += 1
             dqsgd.decode_add(m, w, mean)
         res = None
         if ef:
@@ -538,13 +556,12 @@ def check_config(world, name, recs):
             good = all(bits_equal(exps, r["exp_" + k]) for r in recs)
         elif pat == PATTERN_CODE["sra"]:
             acc, good, why = sra_reference(world, kw, recs, k, step, idx, res2_prev)
-            if not good:
-                detail = why
         else:
             acc, good = np.zeros(0, np.float32), True
         n_cmp += 1
+        why = why if pat == PATTERN_CODE["sra"] else ""
         if not good or acc.size != int((~mask).sum()) or not bits_equal(acc, res[0][~mask]):
-            ok_a, detail = False, "step %d bucket %d pattern %d: result != offline decode" % (step, idx, pat)
+            ok_a, detail = False, why or "step %d bucket %d pattern %d: result != offline decode" % (step, idx, pat)
         if kw.get("pattern") == "auto":  # the rule, from the sizes every rank saw, per bucket layout
             sw = dqsgd.shared_width(kw["bits"], world)
             sw = 32 if sw == 16 else sw
@@ -565,6 +582,9 @@ def check_config(world, name, recs):
               set(pats) - {PATTERN_CODE["warm"]} == {PATTERN_CODE[want_pat]}, seen)
     else:
         check("%s: auto follows its rule (allgather first, then W*b <= 2w)" % tag, ok_rule, detail)
+    if kw.get("pattern") == "sra" and not kw.get("error_feedback") and "min_compress_numel" not in kw:
+        check("%s: every shard message == encoding the rank's slice [lo, hi) here (%d checks)" % (
+            tag, res2_prev["first"][0]), res2_prev.get("first", [0])[0] > 0)
     if kw.get("pattern") == "sra" and kw.get("error_feedback"):
         check("%s: the second quantization's residual carries over from step to step (%d checks)" % (
             tag, res2_prev["checked"]), res2_prev["checked"] > 0)
