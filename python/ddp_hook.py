@@ -4,6 +4,7 @@
     state = DQSGDHookState(bits=4)                                   # fixed width
     state = DQSGDHookState(bits=2, error_feedback=True)              # 2 bits + EF (nearest, max norm)
     state = DQSGDHookState(bits=4, pattern="shared")                 # integer allreduce
+    state = DQSGDHookState(bits=4, pattern="sra")                    # scatter-reduce-allgather
     state = DQSGDHookState(bits=2, error_feedback=True, pattern="auto",
                            min_compress_numel=1024, start_iter=10)   # skip small layers, warm start
     state = DQSGDHookState(schedule=dict(steps=T, budget_bits_per_elem=2.7, alpha=0.999,
@@ -17,7 +18,7 @@ the next buckets while this one is on the wire and being decoded:
   - iterations before start_iter: the bucket / world, float32 allreduce (a warm start);
   - parameters with fewer than min_compress_numel elements (biases, norms): float32 allreduce
     of their slices, beside the compressed rest;
-  - the rest, in one of two patterns (`pattern`):
+  - the rest, in one of three patterns (`pattern`):
     allgather  encode one dqsgd message (QSGD, bucket 512, the library's default coder, dither
                keyed by (seed + bucket index, iteration, rank), the error-feedback residual when
                asked), exchange the sizes (8 bytes, blocking: the padded payload's size depends
@@ -28,11 +29,31 @@ the next buckets while this one is on the wire and being decoded:
                levels sum-allreduced (async; int8, or int32 where the sum needs 16 bits: gloo
                refuses int16) and decoded with weight 1/world. Exact: the integer sum times the
                unit is the float sum of every rank's decoded levels. Max-scaled whatever `norm`.
+    sra        scatter-reduce-allgather with re-quantization: the compressed part is cut into W
+               contiguous shards at multiples of dq_range_align (whole dqsgd buckets, so the
+               shards have the scales of one message of the whole); rank r encodes shard j for
+               rank j (stream j*W + r, its error-feedback residual's slice with it), the sizes
+               go to every rank (all_to_all_single of W int64s, blocking: the split sizes of
+               the payload depend on them), then the messages (all_to_all_single, variable
+               splits); rank j decode_adds the W messages of its shard in rank order with
+               weight 1/W and encodes that mean again (stream W*W + j), and the owners'
+               messages are exchanged as allgather does (sizes blocking, padded payload async)
+               and decoded by every rank. The payload all_to_all is waited for in the hook call:
+               what follows it is a collective, and collectives must start in the same order on
+               every rank, which callbacks (run on gloo's threads as buckets finish) do not
+               guarantee; only the last all_gather overlaps. The second quantization adds its
+               own error to the mean; without error feedback it is unbiased (stochastic
+               rounding) and not corrected; with error feedback the owner of each shard keeps a
+               second residual (double error feedback, as DoubleSqueeze), restarted at zero when
+               DDP rebuilds the bucket.
     auto       per bucket: allgather at its first compressed iteration (which measures its coded
                size), then allgather while W * b <= 2 * w, else shared for good; b = bits per
                element of the bucket's largest message the last time it was allgathered, w = the
                shared pattern's integer width on gloo (8 or 32). Those are what a ring sends per
-               worker: W-1 messages of b bits against 2(W-1)/W of the w-bit sums.
+               worker: W-1 messages of b bits against 2(W-1)/W of the w-bit sums. auto never
+               picks sra: by bytes alone sra always wins for W > 2 (about 2(W-1)/W messages per
+               worker against W-1), but it runs four collectives to allgather's two and
+               quantizes twice, and the hook has no latency model to weigh that; name it.
 Every rank combines the same bytes in the same order, so every rank gets the same bits and
 the replicas stay identical. A failure on one rank (NaN or Inf in its gradient, a bad
 message) is sent through the collectives, so every rank raises the same DQError.
@@ -44,7 +65,8 @@ norm (broadcast once, 8 bytes), and it is updated with the norm of the aggregate
 starts, since the buckets finish asynchronously) and the fixed-layout size of the width.
 
 Accounting (per rank, in the state): bytes_msg = this rank's payload (messages, or levels and
-exponents, and float32 slices); bytes_moved = everything it handed to collectives (padding,
+exponents, or sra's shard messages to the other ranks and its re-quantized shard; and float32
+slices); bytes_moved = everything it handed to collectives (padding,
 the size exchange and the failure flags included); bytes_control = the norm broadcast (rank 0
 only). stats[i] holds iteration i's seconds spent encoding, communicating (from starting a
 collective until its future completes: it overlaps the backward pass and other buckets) and
@@ -66,7 +88,7 @@ import dqsgd  # noqa: E402
 
 __all__ = ["DQSGDHookState", "dqsgd_hook", "PATTERNS"]
 
-PATTERNS = ("allgather", "shared", "auto")
+PATTERNS = ("allgather", "shared", "sra", "auto")
 
 
 class _Plan:
@@ -114,7 +136,7 @@ class DQSGDHookState:
         sqrt(dim / bucket elements) when the model has more than one bucket), mode.
     dim: elements of the model (the sum of the parameters' numel); needed with a schedule.
     error_feedback: keep a residual per parameter (it follows the parameter when DDP rebuilds
-        its buckets); used by both patterns.
+        its buckets); used by every pattern; sra adds a second residual per shard owner.
     seed: dither key; bucket i uses seed + i so buckets draw independent dither.
     bucket_size: elements per scale (dqsgd's bucket, not DDP's).
     rounding, norm: dqsgd.ROUND_STOCHASTIC (unbiased) or ROUND_NEAREST; dqsgd.NORM_L2 (QSGD)
@@ -122,7 +144,7 @@ class DQSGDHookState:
         scales under error feedback, which needs a contraction (E|Q(x)-x|^2 < |x|^2): QSGD's
         stochastic L2 quantizer at 2 bits has an error ~3.9x the gradient and its residual
         diverges (README, the hook table). The shared pattern always scales by the max.
-    pattern: "allgather", "shared" or "auto" (module docstring).
+    pattern: "allgather", "shared", "sra" or "auto" (module docstring).
     min_compress_numel: parameters with fewer elements go uncompressed (float32 allreduce).
     start_iter: the first start_iter iterations are plain float32 allreduces (a warm start).
     keep_messages: keep the last call's own payload, the sizes, the input and the result per
@@ -168,6 +190,7 @@ class DQSGDHookState:
         self._param_residual = {}  # id(parameter) -> its slice of a bucket's residual
         self._plans = {}         # bucket index -> _Plan
         self._bpe = {}           # bucket index -> bits/element of its largest message (auto)
+        self._residual2 = {}     # bucket index -> (shard key, float32 tensor): sra's second residual
         self._norm2 = {}         # iteration -> {bucket index: squared norm of its result}
         self._bits_iter = {}     # iteration -> fixed-layout bits of its messages (the schedule's unit)
         self._lock = threading.Lock()  # callbacks run on gloo's threads
@@ -279,6 +302,19 @@ class DQSGDHookState:
             self._bpe.pop(idx, None)  # a new bucket (DDP rebuilt them): auto measures it again
             self.patterns.pop(idx, None)
         return plan
+
+    def _residual2_for(self, idx, plan, lo, hi):
+        """sra with error feedback: the residual of the second quantization, kept by the rank
+        that owns shard [lo, hi) of bucket idx's compressed part. Started at zero, and again
+        whenever the bucket's layout or the shard changes (DDP's one bucket rebuild): unlike
+        the first residual it does not follow parameters, since a shard cuts across them."""
+        key = (tuple(plan.big_ids), plan.n_big, lo, hi)
+        old = self._residual2.get(idx)
+        if old is not None and old[0] == key:
+            return old[1]
+        r = torch.zeros(hi - lo, dtype=torch.float32)
+        self._residual2[idx] = (key, r)
+        return r
 
     def _choose(self, idx, width, n):
         if self.pattern != "auto":
@@ -408,6 +444,133 @@ def _start_shared(state, idx, x, residual, width, it):
     return work.get_future().then(decode)
 
 
+# sra's coder: the library's default (DQ_CODER_DEFAULT) codes a message only from
+# DQ_CODER_AUTO_MIN (4096) elements and sends smaller ones in the fixed layout, but sra cuts a
+# bucket into W pieces, and a piece under 4096 elements (the tail shard of the model in
+# `make ddp` at W = 4: 3146 elements, 1625 bytes fixed against 184 coded at 4 bits) would cost
+# more than all the coded rest. So sra asks for what the default does from 4096 elements on, at
+# every size: the smallest coder (DQ_CODER_AUTO) and the payload checksum (one-pass decoding).
+SRA_CODER = dict(coder=dqsgd.CODER_AUTO, checksum=1)
+
+
+def sra_shards(n, width, bucket, world):
+    """The W shards of an n-element vector for the sra pattern: [(lo, hi)] for owners 0..W-1,
+    contiguous, in order, cut at multiples of dq_range_align (lcm(256, bucket), capped at n), so
+    each shard holds whole dqsgd buckets (the same scales as one message of the whole vector).
+    With fewer units than ranks some shards are empty (lo == hi)."""
+    a = dqsgd.range_align(n, width, bucket) or n
+    units = -(-n // a)
+    cuts = [min(n, (j * units // world) * a) for j in range(world + 1)]
+    return [(cuts[j], cuts[j + 1]) for j in range(world)]
+
+
+def _start_sra(state, idx, x, residual, width, it):
+    """Scatter-reduce-allgather with re-quantization: shard j of x is encoded for rank j (the
+    error-feedback residual's slice with it), the W shard messages of every rank are exchanged
+    with all_to_all_single (their sizes first, blocking), rank j decode_adds the W messages of its
+    shard with weight 1/W and encodes that mean again (the second quantization), and the owners'
+    messages are allgathered (sizes blocking, payload async) and decoded by every rank. Returns
+    a future of the decoded mean. The four collectives are started here, in the caller's
+    thread, in the same order on every rank (a collective started inside a callback would be
+    numbered by whichever bucket's callback ran first)."""
+    group, world, n, rank = state.process_group, state.world_size, x.numel(), state.rank
+    shards = sra_shards(n, width, state.bucket_size, world)
+    kw = dict(bits=width, seed=state.seed + idx, step=it, bucket=state.bucket_size, rounding=state.rounding,
+              norm=state.norm, **SRA_CODER)
+    empty = np.zeros(0, dtype=np.uint8)
+    t0 = time.perf_counter()
+    err = None
+    msgs = []
+    try:
+        for j, (lo, hi) in enumerate(shards):  # stream j * W + rank: independent dither per (shard, rank)
+            msgs.append(dqsgd.encode(x[lo:hi], stream=j * world + rank,
+                                     residual=None if residual is None else residual[lo:hi], **kw)
+                        if hi > lo else empty)
+    except dqsgd.DQError as e:  # every rank must learn it: a negative size to every rank
+        msgs, err = [empty] * world, e
+    t1 = time.perf_counter()
+    # Sizes first (8 bytes to each rank): all_to_all_single needs every split size, and padding
+    # to a bound would send the fixed layout's size (dq_encode_capacity, ~4 bits an element at
+    # 4 bits) where the coded shard messages are a few percent of it.
+    send_sizes = torch.tensor([m.size if err is None else min(err.status, -1) for m in msgs], dtype=torch.int64)
+    recv_sizes = torch.zeros(world, dtype=torch.int64)
+    dist.all_to_all_single(recv_sizes, send_sizes, group=group)
+    rsz = [int(v) for v in recv_sizes]
+    bad = [r for r in range(world) if rsz[r] < 0]
+    if bad:
+        t2 = time.perf_counter()
+        state._add(it, encode_s=t1 - t0, comm_s=t2 - t1)
+        raise dqsgd.DQError(rsz[bad[0]], "dqsgd_hook: dq_encode on rank %d (step %d)" % (bad[0], it))
+    send = torch.from_numpy(np.concatenate(msgs)) if msgs else torch.zeros(0, dtype=torch.uint8)
+    recv = torch.empty(sum(rsz), dtype=torch.uint8)
+    dist.all_to_all_single(recv, send, output_split_sizes=rsz, input_split_sizes=[m.size for m in msgs],
+                           group=group)
+    t2 = time.perf_counter()
+    # reduce this rank's shard, then quantize it again
+    lo, hi = shards[rank]
+    msg2, err2, res2_in, t3 = empty, None, None, None
+    try:
+        if hi > lo:
+            acc = torch.zeros(hi - lo, dtype=torch.float32)
+            off = 0
+            for r in range(world):  # rank order: the same float sums wherever this shard is reduced
+                m = dqsgd.Message(recv[off: off + rsz[r]])
+                if m.header.count != hi - lo or m.header.msg_size != rsz[r]:
+                    raise dqsgd.DQError(-1, "dqsgd_hook: rank %d sent %d elements in %d bytes for shard %d (%d)" % (
+                        r, m.header.count, rsz[r], rank, hi - lo))
+                m.decode_add(1.0 / world, acc)
+                off += rsz[r]
+            t3 = time.perf_counter()
+            res2 = state._residual2_for(idx, state._plans[idx], lo, hi) if state.error_feedback else None
+            if state.keep_messages:
+                res2_in = None if res2 is None else res2.clone()
+                state.last[idx]["mean"] = acc.clone()
+            msg2 = dqsgd.encode(acc, stream=world * world + rank, residual=res2, **kw)
+    except dqsgd.DQError as e:  # a bad message or a sum out of range: sent as a negative size
+        msg2, err2 = empty, e
+    t4 = time.perf_counter()
+    t3 = t4 if t3 is None else t3
+    size = torch.tensor([msg2.size if err2 is None else min(err2.status, -1)], dtype=torch.int64)
+    sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+    dist.all_gather(sizes, size, group=group)
+    sizes = [int(s[0]) for s in sizes]
+    t5 = time.perf_counter()
+    state._add(it, encode_s=(t1 - t0) + (t4 - t3), comm_s=(t2 - t1) + (t5 - t4), decode_s=t3 - t2)
+    bad = [r for r in range(world) if sizes[r] < 0]
+    if bad:
+        raise dqsgd.DQError(sizes[bad[0]], "dqsgd_hook: sra reduce or re-encode on rank %d (step %d)" % (bad[0], it))
+    cap = max(sizes)
+    if cap == 0:  # n > 0 gives at least one non-empty shard; guard anyway
+        raise RuntimeError("dqsgd_hook: sra: no shard messages for bucket %d" % idx)
+    send2 = torch.zeros(cap, dtype=torch.uint8)
+    send2[: msg2.size] = torch.from_numpy(msg2)
+    recv2 = [torch.empty(cap, dtype=torch.uint8) for _ in range(world)]
+    t6 = time.perf_counter()
+    work = dist.all_gather(recv2, send2, group=group, async_op=True)
+    others = sum(m.size for j, m in enumerate(msgs) if j != rank)
+    state._sent(it, others + msg2.size, 8 * world + sum(m.size for m in msgs) + 8 + cap)
+    if state.keep_messages:
+        state.last[idx].update({"sra_msgs": [m.copy() for m in msgs], "sra_shards": shards,
+                                "msg2": msg2.copy(), "sizes2": sizes, "res2_in": res2_in})
+
+    def decode(fut):
+        t7 = time.perf_counter()
+        out = torch.zeros(n, dtype=torch.float32)
+        for j, (a, b) in enumerate(shards):
+            if b == a:
+                if sizes[j] != 0:
+                    raise RuntimeError("dqsgd_hook: rank %d sent %d bytes for an empty shard" % (j, sizes[j]))
+                continue
+            m = dqsgd.Message(recv2[j][: sizes[j]])
+            if m.header.count != b - a or m.header.msg_size != sizes[j]:
+                raise RuntimeError("dqsgd_hook: rank %d sent %d elements in %d bytes, its shard has %d" % (
+                    j, m.header.count, sizes[j], b - a))
+            out[a:b] = torch.from_numpy(m.decode())
+        state._add(it, comm_s=t7 - t6, decode_s=time.perf_counter() - t7)
+        return out
+    return work.get_future().then(decode)
+
+
 def dqsgd_hook(state, bucket):
     """DDP communication hook: see the module docstring. Returns a Future that completes with
     the average over ranks of the bucket (decoded where compressed; float32, its length)."""
@@ -446,7 +609,7 @@ def _start(state, bucket, x, idx, it):
         residual = state._residual(idx, plan) if state.error_feedback else None
         if state.keep_messages:
             state.last[idx].update({"width": width, "pattern": pattern})
-        start = _start_shared if pattern == "shared" else _start_allgather
+        start = {"shared": _start_shared, "sra": _start_sra}.get(pattern, _start_allgather)
         futs.append(start(state, idx, xb, residual, width, it))
         if state.sched is not None:
             state._bits_iter[it] = state._bits_iter.get(it, 0.0) + dqsgd.message_bits(

@@ -27,7 +27,7 @@ import numpy as np
 
 __all__ = [
     "DQError", "LayoutError", "Params", "Header", "SchedParams", "Schedule", "lib", "strerror",
-    "encode", "encode_capacity", "encode_bound", "header_read", "decode", "decode_add", "Message", "message_bits",
+    "encode", "encode_capacity", "encode_bound", "range_align", "header_read", "decode", "decode_add", "Message", "message_bits",
     "message_norm2", "simd_backend", "version_number", "check_layout",
     "shared_width", "shared_buckets", "shared_exponents", "shared_encode", "shared_decode",
 ]
@@ -167,6 +167,7 @@ def _load():
         "dq_encode_bound": (S, [S, ctypes.c_uint]),
         "dq_encode_capacity": (st, [P(Params), S, P(S)]),
         "dq_encode": (st, [P(Params), V, S, V, V, S, P(S)]),
+        "dq_range_align": (S, [P(Params), S]),
         "dq_header_read": (st, [V, S, P(Header)]),
         "dq_decode": (st, [V, S, V, S]),
         "dq_decode_add": (st, [V, S, F, V, S]),
@@ -344,6 +345,15 @@ def encode(x, bits=4, seed=0, step=0, stream=0, residual=None, bucket=BUCKET_DEF
     length = ctypes.c_size_t()
     _check(lib.dq_encode(ctypes.byref(p), xp, n, rp, out.ctypes.data, out.size, ctypes.byref(length)), "dq_encode")
     return out[: length.value]
+
+
+def range_align(n, bits=4, bucket=BUCKET_DEFAULT, rounding=ROUND_STOCHASTIC, norm=NORM_L2, coder=CODER_DEFAULT,
+                scheme=SCHEME_QSGD):
+    """dq_range_align: the range granularity of an n-element message, lcm(256, bucket) capped
+    at n: a multiple of it starts a whole dqsgd bucket (scale) and a whole payload block. 0 for
+    invalid params or n = 0."""
+    p = _params(bits, 0, 0, 0, bucket, rounding, norm, 0, coder, scheme)
+    return int(lib.dq_range_align(ctypes.byref(p), n))
 
 
 def header_read(msg):

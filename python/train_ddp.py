@@ -8,10 +8,11 @@ Hooks (--hooks, comma-separated):
   fp16                 fp16_compress_hook
   powersgd1, powersgd2 powerSGD_hook, matrix_approximation_rank 1 / 2, start_powerSGD_iter 10
                        (--start-powersgd), error feedback and warm start on (the defaults)
-  dqsgd<b>[ef][-nearest][-max][-shared|-auto][-small][-warm]
+  dqsgd<b>[ef][-nearest][-max][-shared|-sra|-auto][-small][-warm]
                        dqsgd hook at a fixed width b: QSGD, bucket 512, L2 scale, stochastic
                        rounding; `ef` adds error feedback, `-nearest` nearest rounding, `-max`
-                       max-norm scales (QSGD-inf); `-shared` the shared-scale integer allreduce
+                       max-norm scales (QSGD-inf); `-shared` the shared-scale integer allreduce,
+                       `-sra` scatter-reduce-allgather with re-quantization
                        and `-auto` the hook's choice instead of allgather; `-small` sends
                        parameters under --min-compress elements as float32 (the biases);
                        `-warm` starts with --start-powersgd float32 steps, as PowerSGD does. dqsgd2ef (stochastic, L2) diverges: that
@@ -36,7 +37,8 @@ Bytes per worker per step are the bytes each worker contributes to the collectiv
              after start_powerSGD_iter steps of plain float32 allreduce, which are counted as 4 d;
              it runs three allreduces per step (uncompressed tensors, Ps, Qs)
   dqsgd*     the worker's message (header, scales, codes), or with -shared its integer levels
-             and exponents, plus float32 steps and slices (-warm, -small); "moved" adds what the
+             and exponents, or with -sra its shard messages to the other ranks plus its
+             re-quantized shard, plus float32 steps and slices (-warm, -small); "moved" adds what the
              collectives carried beyond it (messages padded to the largest, the 8-byte size
              exchange, failure flags)
 The dqsgd hook's timers (per step, compressed steps): encoding, time in collectives (from
@@ -65,7 +67,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 # dqsgd<bits>[ef][-nearest][-max]: a fixed width, error feedback, nearest rounding, max-norm scales
-DQ_FIXED = re.compile(r"^dqsgd([0-9]+)(ef)?(-nearest)?(-max)?(-shared|-auto)?(-small)?(-warm)?$")
+DQ_FIXED = re.compile(r"^dqsgd([0-9]+)(ef)?(-nearest)?(-max)?(-shared|-sra|-auto)?(-small)?(-warm)?$")
 ALL_HOOKS = ["none", "fp16", "powersgd1", "powersgd2", "dqsgd4", "dqsgd2", "dqsgd2ef", "dqsgd2ef-nearest-max",
              "dqsgd-p2"]
 FMNIST_FILES = {"train_x": "train-images-idx3-ubyte", "train_y": "train-labels-idx1-ubyte",

@@ -14,6 +14,11 @@ tensor the hook returned; this process then checks that
       weight 1/2, bit for bit, on both ranks;
   (b) the parameters are bitwise equal on both ranks after the run, and have moved;
 and that a NaN on one rank makes the hook raise on both ranks (no rank left in a collective).
+The same at 3 and 4 processes, for every pattern (allgather, shared, sra, auto). For sra the
+reference is rebuilt from each rank's shard messages: every owner's re-quantized message must
+equal encoding, here, the decode_add of its shard's W messages (with the owner's second residual
+under error feedback, which must carry over from step to step), and the result must equal the
+owners' messages decoded.
 Prints `N passed, M failed (hook, ...)`; the exit code is nonzero on any failure.
 """
 
@@ -239,21 +244,25 @@ CONFIGS = {
         "shared3-ef": dict(bits=3, error_feedback=True, pattern="shared"),
         "layers": dict(bits=4, min_compress_numel=SMALL),
         "warm-auto-ef2": dict(EF2, pattern="auto", start_iter=3),
+        "sra4": dict(bits=4, pattern="sra"),
     },
     3: {
         "fixed4": dict(bits=4),
         "shared4-ef": dict(bits=4, error_feedback=True, pattern="shared"),
         "auto4": dict(bits=4, pattern="auto"),
         "layers-warm-shared": dict(bits=3, pattern="shared", min_compress_numel=SMALL, start_iter=2),
+        "sra-ef2": dict(EF2, pattern="sra"),
     },
     4: {
         "ef2-nearest-max": EF2,
         "shared4": dict(bits=4, pattern="shared"),
         "auto4": dict(bits=4, pattern="auto"),
         "layers-warm-ef2": dict(EF2, min_compress_numel=SMALL, start_iter=2),
+        "sra4": dict(bits=4, pattern="sra"),
+        "sra-layers-warm-ef2": dict(EF2, pattern="sra", min_compress_numel=SMALL, start_iter=2),
     },
 }
-PATTERN_CODE = {"allgather": 0, "shared": 1, "warm": 2, "none": 3}
+PATTERN_CODE = {"allgather": 0, "shared": 1, "warm": 2, "none": 3, "sra": 4}
 
 
 class FakeBucket:
@@ -320,7 +329,7 @@ def overlap(rank, outdir):
         dist.all_gather, dist.all_reduce = slow("all_gather"), slow("all_reduce")
     lines = []
     try:
-        for pattern, kw in (("allgather", {}), ("shared", {}), ("warm", {"start_iter": 1})):
+        for pattern, kw in (("allgather", {}), ("shared", {}), ("sra", {}), ("warm", {"start_iter": 1})):
             g = torch.Generator().manual_seed(5 + rank)
             p = torch.nn.Parameter(torch.zeros(3000))
             p.grad = torch.randn(3000, generator=g)
@@ -378,6 +387,15 @@ def worker(rank, world, port, outdir):
                     rec["lev_" + key] = last["levels"].numpy()
                     rec["exp_" + key] = last["exps"].numpy()
                     rec["wire_" + key] = np.array([last["wire"], last["width"]])
+                if "sra_msgs" in last:  # sra: this rank's W shard messages, its re-quantized shard
+                    for j, m in enumerate(last["sra_msgs"]):
+                        rec["s1_%s_%d" % (key, j)] = m
+                    rec["shards_" + key] = np.array(last["sra_shards"], np.int64).reshape(-1, 2)
+                    rec["msg2_" + key] = last["msg2"]
+                    rec["sizes2_" + key] = np.array(last["sizes2"], np.int64)
+                    rec["width_" + key] = np.array([last["width"]])
+                    if last.get("res2_in") is not None:
+                        rec["res2_" + key] = last["res2_in"].numpy()
             state.last.clear()
         rec["params"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy()
         rec["init"] = init.numpy()
@@ -395,7 +413,7 @@ def worker(rank, world, port, outdir):
         overlap(rank, outdir)
 
     # a NaN gradient on the last rank only: the hook must raise on every rank, not hang the others
-    for pattern in ("allgather", "shared"):
+    for pattern in ("allgather", "shared", "sra"):
         model = make_model()
         ddp = DDP(model)
         ddp.register_comm_hook(DQSGDHookState(bits=4, pattern=pattern), dqsgd_hook)
@@ -422,6 +440,69 @@ def mean_close(inputs, res, world):
     return bool(np.all(np.abs(res - ref) <= 1e-6 * mag + 1e-30))
 
 
+def sra_reference(world, kw, recs, k, step, idx, res2_prev):
+    """The sra pattern rebuilt here from the messages each rank produced: shard j's mean is the
+    decode_add of every rank's message j in rank order (weight 1/W); encoding it with the hook's
+    params (stream W*W + j, and the owner's second residual under error feedback) must give the
+    owner's message byte for byte; the result is the owners' messages decoded. Returns
+    (decoded vector of the compressed part, ok, why)."""
+    shards = [tuple(int(v) for v in s) for s in recs[0]["shards_" + k]]
+    if not all([tuple(int(v) for v in s) for s in r["shards_" + k]] == shards for r in recs):
+        return np.zeros(0, np.float32), False, "step %d bucket %d: shards differ between ranks" % (step, idx)
+    n = shards[-1][1]
+    width = int(recs[0]["width_" + k][0])
+    al = dqsgd.range_align(n, width)  # the shards: contiguous, cut at the range unit, balanced in units
+    units = [-(-(hi - lo) // al) for lo, hi in shards]
+    if len(shards) != world or shards[0][0] != 0 or any(shards[j][1] != shards[j + 1][0] for j in range(world - 1)) or \
+            any(lo % al or (hi % al and hi != n) for lo, hi in shards) or max(units) - min(units) > 1:
+        return np.zeros(0, np.float32), False, "step %d bucket %d: shards %s (unit %d)" % (step, idx, shards, al)
+    ef = bool(kw.get("error_feedback"))
+    rounding = kw.get("rounding", dqsgd.ROUND_NEAREST if ef else dqsgd.ROUND_STOCHASTIC)
+    norm = kw.get("norm", dqsgd.NORM_MAX if ef else dqsgd.NORM_L2)
+    # the coder sra asks for (ddp_hook.SRA_CODER): the smallest at every size, with the checksum
+    p = dict(bits=width, seed=11 + idx, step=step, rounding=rounding, norm=norm, coder=dqsgd.CODER_AUTO, checksum=1)
+    w = np.float32(1.0 / world)
+    acc = np.zeros(n, np.float32)
+    first_checked = res2_prev.setdefault("first", [0])
+    sizes2 = [int(v) for v in recs[0]["sizes2_" + k]]
+    if sizes2 != [len(r["msg2_" + k]) for r in recs]:
+        return acc, False, "step %d bucket %d: second-stage sizes %s" % (step, idx, sizes2)
+    for j, (lo, hi) in enumerate(shards):
+        if hi == lo:
+            if sizes2[j] != 0 or any(len(r["s1_%s_%d" % (k, j)]) for r in recs):
+                return acc, False, "step %d bucket %d: bytes for empty shard %d" % (step, idx, j)
+            continue
+        mean = np.zeros(hi - lo, np.float32)
+        for r in range(world):
+            m = recs[r]["s1_%s_%d" % (k, j)]
+            h = dqsgd.header_read(m)
+            if (h.count, h.step, h.stream) != (hi - lo, step, j * world + r):
+                return acc, False, "step %d bucket %d: rank %d's message for shard %d: %r" % (step, idx, r, j, h)
+            if not ef and "min_compress_numel" not in kw:  # the bucket is the compressed part: encode it here
+                x = np.ascontiguousarray(recs[r]["in_" + k][lo:hi])
+                if bytes(dqsgd.encode(x, stream=j * world + r, **p)) != bytes(m):
+                    return acc, False, "step %d bucket %d: rank %d's message for shard %d != encoding its slice" % (
+                        step, idx, r, j)
+                first_checked[0] += 1
+            dqsgd.decode_add(m, w, mean)
+        res = None
+        if ef:
+            res = recs[j]["res2_" + k].copy()
+            prev = res2_prev.get((idx, j))
+            if prev is not None and prev[0] == step - 1 and prev[1].shape == res.shape and step >= 2:
+                if not bits_equal(prev[1], res):
+                    return acc, False, "step %d bucket %d shard %d: second residual != the last step's" % (step, idx, j)
+                res2_prev["checked"] += 1
+        m2 = dqsgd.encode(mean, stream=world * world + j, residual=res, **p)
+        if bytes(m2) != bytes(recs[j]["msg2_" + k]):
+            return acc, False, "step %d bucket %d: owner %d's message != re-encoding the mean of the shard" % (
+                step, idx, j)
+        if ef:
+            res2_prev[(idx, j)] = (step, res)
+        acc[lo:hi] = dqsgd.decode(m2)
+    return acc, True, ""
+
+
 def check_config(world, name, recs):
     kw = CONFIGS[world][name]
     tag = "W=%d %s" % (world, name)
@@ -437,6 +518,7 @@ def check_config(world, name, recs):
     pats = {}
     start = kw.get("start_iter", 0)
     last_bpe, auto_seen = {}, {}
+    res2_prev = {"checked": 0}  # sra: (bucket, shard) -> (step, residual after it), by the reference
     for k in keys:
         step, idx = (int(v) for v in k.split("_"))
         pat = int(recs[0]["pat_" + k][0])
@@ -472,11 +554,14 @@ def check_config(world, name, recs):
             sums = np.sum([r["lev_" + k].astype(np.int64) for r in recs], axis=0).astype(recs[0]["lev_" + k].dtype)
             acc = dqsgd.shared_decode(sums, exps, wire, width, sums.size, 1.0 / world)
             good = all(bits_equal(exps, r["exp_" + k]) for r in recs)
+        elif pat == PATTERN_CODE["sra"]:
+            acc, good, why = sra_reference(world, kw, recs, k, step, idx, res2_prev)
         else:
             acc, good = np.zeros(0, np.float32), True
         n_cmp += 1
+        why = why if pat == PATTERN_CODE["sra"] else ""
         if not good or acc.size != int((~mask).sum()) or not bits_equal(acc, res[0][~mask]):
-            ok_a, detail = False, "step %d bucket %d pattern %d: result != offline decode" % (step, idx, pat)
+            ok_a, detail = False, why or "step %d bucket %d pattern %d: result != offline decode" % (step, idx, pat)
         if kw.get("pattern") == "auto":  # the rule, from the sizes every rank saw, per bucket layout
             sw = dqsgd.shared_width(kw["bits"], world)
             sw = 32 if sw == 16 else sw
@@ -497,6 +582,12 @@ def check_config(world, name, recs):
               set(pats) - {PATTERN_CODE["warm"]} == {PATTERN_CODE[want_pat]}, seen)
     else:
         check("%s: auto follows its rule (allgather first, then W*b <= 2w)" % tag, ok_rule, detail)
+    if kw.get("pattern") == "sra" and not kw.get("error_feedback") and "min_compress_numel" not in kw:
+        check("%s: every shard message == encoding the rank's slice [lo, hi) here (%d checks)" % (
+            tag, res2_prev["first"][0]), res2_prev.get("first", [0])[0] > 0)
+    if kw.get("pattern") == "sra" and kw.get("error_feedback"):
+        check("%s: the second quantization's residual carries over from step to step (%d checks)" % (
+            tag, res2_prev["checked"]), res2_prev["checked"] > 0)
     if "min_compress_numel" in kw:
         counts = sorted(c for k in keys if int(k.split("_")[0]) >= start for o, c in recs[0]["small_" + k]
                         if int(k.split("_")[0]) == STEPS - 1)
@@ -541,11 +632,11 @@ def test_distributed():
                 check("error feedback follows each parameter when DDP rebuilds its buckets", remap == ["ok"] * world,
                       " | ".join(remap))
                 ov = [open(os.path.join(outdir, "overlap_rank%d.txt" % r)).read().split("\n") for r in range(world)]
-                for i, pattern in enumerate(("allgather", "shared", "warm")):
+                for i, pattern in enumerate(("allgather", "shared", "sra", "warm")):
                     f0, f1 = ov[0][i].split(), ov[1][i].split()
                     check("overlap (%s): the hook returns before a late rank's payload arrives, then the same "
                           "result on both ranks" % pattern, f0[1] == "1" and f0[2] == f1[2], "%s | %s" % (f0, f1))
-            for pattern in ("allgather", "shared"):
+            for pattern in ("allgather", "shared", "sra"):
                 errs = [open(os.path.join(outdir, "nan_%s_rank%d.txt" % (pattern, r))).read() for r in range(world)]
                 check("W=%d %s: NaN on rank %d: every rank raises DQError (NaN or Inf) instead of hanging" % (
                     world, pattern, world - 1),
