@@ -12,7 +12,7 @@
 # model also with DQSGD-P1. Every message goes out with the library's default coder (the
 # smallest of fixed layout, rANS and Elias), and every run also counts what its messages take
 # in the fixed layout: the decoded values, hence the training, are the same either way, so one
-# run gives both sizes. These sizes were chosen so that the whole demo (95 runs) takes about 5
+# run gives both sizes. These sizes were chosen so that the whole demo (95 runs) takes about 7
 # minutes on a 2-core machine, two runs at a time: 1000 steps (4 epochs of the MLP's data),
 # and the MLP evaluated half as often as the softmax model, as its evaluations cost 10x more.
 #
