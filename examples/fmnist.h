@@ -436,7 +436,7 @@ FM_FN double top_eigen(const dataset *ds, int iters) {
 
 /* ------------------------------------------------------------------ options */
 
-typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD } scheme_kind;
+typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD, SCH_NOISE } scheme_kind;
 /* mpi_trainer only: how the ranks aggregate (dqsgd_mpi.h) */
 typedef enum { PAT_ALLGATHER, PAT_SRA, PAT_SHARED } pattern_kind;
 
@@ -447,7 +447,7 @@ typedef struct options {
     pattern_kind pattern;
     unsigned bits, bits_min, bits_max, workers, batch, period, window, coder;
     uint64_t steps, eval_every, seed;
-    double lr, momentum, alpha, target_error, budget_bits, scale, lipschitz, norm_prior;
+    double lr, momentum, alpha, target_error, budget_bits, scale, lipschitz, norm_prior, noise_ratio;
     size_t train_eval;
     int quiet, print_l, ef;
 } options;
@@ -528,6 +528,7 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             else if (!strcmp(v, "dqsgd-p2")) o->scheme = SCH_P2;
             else if (!strcmp(v, "dqsgd")) o->scheme = SCH_SCALE;
             else if (!mpi && !strcmp(v, "rd")) o->scheme = SCH_RD;
+            else if (!mpi && !strcmp(v, "noise")) o->scheme = SCH_NOISE;
             else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2, dqsgd or rd, got", v);
         } else if (mpi && !strcmp(a, "--pattern")) {
             const char *v = str_arg(argc, argv, &i);
@@ -548,6 +549,8 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             o->bits_min = (unsigned)int_arg(argc, argv, &i, 2, 16);
         } else if (!strcmp(a, "--bits-max")) {
             o->bits_max = (unsigned)int_arg(argc, argv, &i, 2, 16);
+        } else if (!mpi && !strcmp(a, "--noise-ratio")) {
+            o->noise_ratio = num_arg(argc, argv, &i, 1e-300, 1e300);
         } else if (!strcmp(a, "--budget-bits")) {
             o->budget_bits = num_arg(argc, argv, &i, 1, 1e300);
         } else if (!strcmp(a, "--target-error")) {
@@ -610,6 +613,7 @@ FM_FN const char *scheme_name(const options *o, char *buf, size_t cap) {
         case SCH_P1: return "dqsgd-p1";
         case SCH_P2: return "dqsgd-p2";
         case SCH_RD: return "rd";
+        case SCH_NOISE: return "noise";
         default: return "dqsgd";
     }
 }
@@ -661,6 +665,7 @@ FM_FN void sched_params(const options *o, size_t d, unsigned N, dq_sched_params 
         case SCH_P2: sp->mode = DQ_SCHED_DQSGD; sp->budget_bits = o->budget_bits; break;
         case SCH_SCALE: sp->mode = DQ_SCHED_DQSGD; sp->scale = o->scale; break;
         case SCH_RD: sp->mode = DQ_SCHED_RD; sp->budget_bits = o->budget_bits; break;
+        case SCH_NOISE: sp->mode = DQ_SCHED_FIXED; break; /* unused: the trainer picks the width */
         default: break;
     }
 }

@@ -9,7 +9,9 @@
  * increasing (AdaQuantFL-style), DQSGD (P1: error target, P2: bit budget, or a given scale), or
  * rd (DQ_SCHED_RD: worker 0 measures its gradient's rate and distortion at every width with
  * dq_rd_measure and the schedule spends a budget of sent bits; in a real run worker 0 would
- * announce the width, a byte, before the others send).
+ * announce the width, a byte, before the others send), or noise (the least width whose expected
+ * quantization error of the mean is a given fraction of the previous step's sampling variance
+ * of the mean gradient over the workers: a rule for when more bits stop paying).
  *
  * Bits are counted exactly: the uplink message sizes in bytes x 8, summed over all workers
  * (fp32 counts 32 bits per element per worker and skips the codec).
@@ -38,9 +40,13 @@ static void usage(FILE *f) {
           "  --model softmax|mlp   softmax regression 784->10, or MLP 784-128-10 with ReLU (default softmax)\n"
           "  --scheme S            fp32 | fixed --bits B | increasing | dqsgd-p1 --target-error E\n"
           "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C\n"
-          "                        | rd --budget-bits B (measured rate-distortion, bits as sent) (default fp32)\n"
+          "                        | rd --budget-bits B (measured rate-distortion, bits as sent)\n"
+          "                        | noise --noise-ratio K (least width whose error is K x the noise)  (default fp32)\n"
           "  --bits B              width of the fixed scheme, 1..16 (default 4)\n"
           "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
+          "  --noise-ratio K       noise: each step the least width whose expected quantization error of the\n"
+          "                        mean, err_0(b)/N, is at most K x the variance of the mean gradient over the\n"
+          "                        workers at the previous step (bits-max at step 0)\n"
           "  --budget-bits B       P2, rd: bits of all T messages of ONE worker, headers included (P2 counts\n"
           "                        the fixed layout's bits, rd the bits the coder sends)\n"
           "  --target-error E      P1: quantization term of the final-loss bound (loss units)\n"
@@ -118,6 +124,7 @@ int main(int argc, char **argv) {
     dq_sched sched;
     dq_sched_params sp;
     dq_rd rd;
+    double *gsum = NULL, gsq = 0.0, noise_prev = 0.0;
     int use_sched;
     unsigned width = 32;
     FILE *out, *trace = NULL;
@@ -182,6 +189,7 @@ int main(int argc, char **argv) {
     }
 
     use_sched = o.scheme != SCH_FP32;
+    if (o.scheme == SCH_NOISE) gsum = (double *)xcalloc(d, sizeof *gsum);
     sched_params(&o, d, N, &sp);
     if (!o.quiet)
         fprintf(stderr, "trainer: %s %s seed %" PRIu64 ": d=%zu, %u workers x batch %u, %" PRIu64
@@ -213,7 +221,18 @@ int main(int argc, char **argv) {
                         die("dq_sched_init: the bit budget cannot pay the minimum width for every step", NULL);
                     check(st, "dq_sched_init", n);
                 }
-                if (sp.mode == DQ_SCHED_RD) { /* worker 0 measures its gradient and announces the width */
+                if (o.scheme == SCH_NOISE) { /* the least width whose error is a fraction of the noise */
+                    dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
+                    unsigned b;
+                    check(dq_rd_measure(&rp, g, NULL, d, &rd), "dq_rd_measure", n);
+                    width = sched.p.bits_max;
+                    for (b = sched.p.bits_min; n > 0 && b <= sched.p.bits_max; b++)
+                        if (rd.err[b] / N <= o.noise_ratio * noise_prev) {
+                            width = b;
+                            break;
+                        }
+                    st = DQ_OK;
+                } else if (sp.mode == DQ_SCHED_RD) { /* worker 0 measures its gradient and announces the width */
                     dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
                     check(dq_rd_measure(&rp, g, NULL, d, &rd), "dq_rd_measure", n);
                     if (o.coder == DQ_CODER_FIXED_ONLY) /* plan in the bits that are sent */
@@ -229,6 +248,12 @@ int main(int argc, char **argv) {
                 }
                 if (o.scheme == SCH_FIXED) width = o.bits; /* --bits 1 is below the schedule's range */
             }
+            if (o.scheme == SCH_NOISE) { /* the sampling noise of the mean, for the next step */
+                for (i = 0; i < d; i++) {
+                    gsum[i] += (double)g[i];
+                    gsq += (double)g[i] * (double)g[i];
+                }
+            }
             if (o.scheme == SCH_FP32) { /* no codec: the server adds the raw floats */
                 for (i = 0; i < d; i++) avg[i] += wgt * g[i];
                 len[k] = 4 * d;
@@ -242,6 +267,15 @@ int main(int argc, char **argv) {
             fprintf(stderr, "trainer: training diverged at step %" PRIu64 " (loss %g); try a smaller --lr\n", n,
                     step_loss);
             return 1;
+        }
+        if (o.scheme == SCH_NOISE) { /* sum_k ||g_k - mean||^2 / (N (N - 1)): the variance of the mean */
+            double m2 = 0.0;
+            for (i = 0; i < d; i++) {
+                m2 += gsum[i] * gsum[i] / (double)N;
+                gsum[i] = 0.0;
+            }
+            noise_prev = (gsq - m2) / ((double)N * (double)(N - 1u));
+            gsq = 0.0;
         }
         if (n == 0) /* the row of the initial model (nothing has been applied yet) */
             report(&o, out, 0, prior_bits, prior_bits, w, &train, eval_rows, n_eval, &test, width, name, t0, &sc);
