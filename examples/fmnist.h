@@ -600,6 +600,7 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
     if (o->scheme == SCH_P1 && !(o->target_error > 0.0)) die("dqsgd-p1 needs --target-error E", NULL);
     if (o->scheme == SCH_P2 && !(o->budget_bits > 0.0)) die("dqsgd-p2 needs --budget-bits B (per worker)", NULL);
     if (o->scheme == SCH_RD && !(o->budget_bits > 0.0)) die("rd needs --budget-bits B (per worker)", NULL);
+    if (o->scheme == SCH_NOISE && !(o->noise_ratio > 0.0)) die("noise needs --noise-ratio K", NULL);
     if (o->scheme == SCH_SCALE && !(o->scale > 0.0)) die("dqsgd needs --scale C", NULL);
     if (o->scheme == SCH_P1 && o->model == MODEL_MLP && !(o->lipschitz > 0.0))
         die("dqsgd-p1 on the MLP needs --lipschitz L (no global smoothness constant is estimated for it)", NULL);
