@@ -1,8 +1,8 @@
 /* fuzz_simd.c - every SIMD kernel compiled into this build against its scalar twin, on inputs
- * the fuzzer chooses: stats, compensate, quant, quant_pack, pack_block, decode_block (the
- * families behind dqt_k(), tests/internals.h), and the crc32c kernel. The bytes pick the
- * kernel (byte 0 mod 8: 0 stats, 1 compensate, 2 and 7 quant, 3 quant_pack, 4 pack_block,
- * 5 decode_block, 6 crc32c), lengths 0..1200, element offsets 0..15 and byte offsets 0..63
+ * the fuzzer chooses: stats, compensate, quant, quant_pack, pack_block, decode_block,
+ * elias_scan (the families behind dqt_k(), tests/internals.h), and the crc32c kernel. The bytes
+ * pick the kernel (byte 0 mod 8: 0 stats, 1 compensate, 2 quant, 3 quant_pack, 4 pack_block,
+ * 5 decode_block, 6 crc32c, 7 quant or, with bit 3 of byte 0 set, elias_scan), lengths 0..1200, element offsets 0..15 and byte offsets 0..63
  * (alignment), widths 1..16, rounding, scale, generator key and index, residual mode, weights,
  * row steps, and values: raw float bit patterns (byte 1 odd) or one of ~30 classes (zeros,
  * subnormals, FLT_MAX, Inf, NaN payloads, exact level and half-level boundaries and their
@@ -56,6 +56,7 @@ static void fz_check_selection(void) {
     FZ_SELECTED(DQT_QPACK_K, dqt_qpack_fn, dqt_k(quant_pack), dqt_scalar(quant_pack))
     FZ_SELECTED(DQT_PACK_K, dqt_pack_fn, dqt_k(pack_block), dqt_scalar(pack_block))
     FZ_SELECTED(DQT_DEC_K, dqt_dec_fn, dqt_k(decode_block), dqt_scalar(decode_block))
+    FZ_SELECTED(DQT_ESCAN_K, dqt_escan_fn, dqt_k(elias_scan), dqt_scalar(elias_scan))
 #undef FZ_SELECTED
 }
 
@@ -588,6 +589,45 @@ static void fz_crc(fz_in *in) {
 }
 
 /* ---------------------------------------------------------------- entry */
+/* ---------------------------------------------------------------- elias_scan */
+/* A packed block of width 2..16 from the bytes (raw, or codes of a pattern packed by the
+ * scalar packer, negative zeros included); every kernel against the scalar twin: the return
+ * (bits, or UINT32_MAX for a negative zero), the codes and, unless refused, the mask. */
+static void fz_elias_scan(fz_in *in) {
+    unsigned a = fz_u8(in), b = 2u + (a & 15u) % 15u, pat = (a >> 4) & 3u, i, L;
+    uint32_t codes[DQT_BLOCK], ref[DQT_BLOCK], got[DQT_BLOCK], mask = (uint32_t)((1u << b) - 1u), rbits, bits;
+    uint64_t rnz[4], nz[4];
+    size_t bytes = 32u * b, k;
+    uint8_t lvt[16], raw[32u * 16u];
+    const uint8_t *blk;
+    void *bb;
+    lvt[0] = 0;
+    for (L = 1; L < 16; L++) lvt[L] = (uint8_t)(1u + dq_elias_omega_len((uint64_t)1 << (L - 1u)));
+    if (pat == 0) { /* raw bytes: any bit pattern is a valid block */
+        for (i = 0; i < bytes; i++) raw[i] = fz_u8(in);
+    } else { /* sparse levels with a chance of negative zeros */
+        unsigned keep = 1u + fz_u8(in) % 8u, negz = fz_u8(in) % 64u;
+        for (i = 0; i < DQT_BLOCK; i++) {
+            codes[i] = fz_u8(in) % keep ? 0u : fz_u32(in) & mask;
+            if (pat == 3 && i == negz) codes[i] = 1u << (b - 1u);
+        }
+        dqt_scalar(pack_block)(codes, b, raw);
+    }
+    blk = (const uint8_t *)in_block(raw, bytes, fz_u8(in) & 63u, 1, &bb);
+    rbits = dqt_scalar(elias_scan)(blk, b, lvt, ref, rnz);
+    for (k = 0; DQT_ESCAN_K[k].name; k++) {
+        memset(got, 0xA5, sizeof got);
+        memset(nz, 0xA5, sizeof nz);
+        bits = DQT_ESCAN_K[k].fn(blk, b, lvt, got, nz);
+        if (bits != rbits || memcmp(got, ref, sizeof ref) != 0 || (rbits != UINT32_MAX && memcmp(nz, rnz, sizeof nz) != 0)) {
+            fprintf(stderr, "fuzz_simd: elias_scan__%s b %u pattern %u: bits %lu, scalar %lu\n", DQT_ESCAN_K[k].name, b,
+                    pat, (unsigned long)bits, (unsigned long)rbits);
+            abort();
+        }
+    }
+    free(bb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static int checked;
     fz_in in;
@@ -609,8 +649,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (sel) {
         case 0: fz_stats(&in); break;
         case 1: fz_compensate(&in); break;
-        case 2:
-        case 7: fz_quant(&in, 0); break;
+        case 2: fz_quant(&in, 0); break;
+        case 7: /* half the quant inputs of old go to the Elias scan */
+            if (data[0] & 8u)
+                fz_elias_scan(&in);
+            else
+                fz_quant(&in, 0);
+            break;
         case 3: fz_quant(&in, 1); break;
         case 4: fz_pack(&in); break;
         case 5: fz_decode(&in); break;

@@ -130,6 +130,14 @@ int main(void) {
         nan_sign[5 + 3] = 0xFF; /* 0xFFC00000 little-endian */
         for (s = 0; s < sizeof simd / sizeof simd[0]; s++) r |= put("simd", k++, simd[s].b, simd[s].n);
         r |= put_name("simd", "regress-stats-nan-sign", nan_sign, sizeof nan_sign);
+        { /* elias_scan (byte 0 = 7 with bit 3 set): raw bytes at 5 bits; sparse codes with a
+           * negative zero at 9 bits; sparse codes at 16 bits, misaligned */
+            static const uint8_t e5[] = {15, 0, 0x03, 0x00}, e9[] = {15, 0, 0x37, 0x03, 0x05, 0x00},
+                                 e16[] = {15, 0, 0x2E, 0x02, 0x00, 0x21};
+            r |= put_name("simd", "elias-scan-raw-b5", e5, sizeof e5);
+            r |= put_name("simd", "elias-scan-negzero-b9", e9, sizeof e9);
+            r |= put_name("simd", "elias-scan-sparse-b16", e16, sizeof e16);
+        }
     }
     { /* a message with the payload checksum (flags bit 1) */
         dq_params p;
