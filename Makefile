@@ -300,6 +300,7 @@ bench-sparse: ## top-k, random-k, threshold: encode and decode-add GB/s against 
 bench-sketch: ## count sketch: accumulate GB/s and heavy-hitter recovery time
 bench-half: ## fp16/bf16 input and output against the float32 path
 bench-ratedist: ## rate-distortion table: bits per element against relative error, every scheme
+bench-rd: ## the measured rate-distortion model (dq_rd_measure): its cost against an encode, its predictions against the encoder
 # htscodecs (Debian libhtscodecs-dev) is an optional comparator: linked only when its header is there.
 HTS_LIBS = $(if $(wildcard /usr/include/htscodecs/rANS_static4x16.h),-lhtscodecs)
 bench-rans32: deps | $(BUILD) ## 32-way rANS chunk kernels vs the 8-way coder, memcpy, fixed decode (and htscodecs if installed), M sym/s (ARGS="--n N --reps R --bits B")
