@@ -4967,12 +4967,17 @@ static inline double dq__sched_trend(const dq_sched *s) {
     unsigned i, w = s->p.window;
     for (i = 0; i < s->n_norms; i++) {
         double g = s->norms[s->n_norms < w ? i : (s->head + i) % w], x = (double)i, y;
+        double xx = x * x, xy; /* every product in its own statement (README, Determinism) */
         if (!(g > 0.0)) continue;
         y = 2.0 * log(g);
-        sx += x, sy += y, sxx += x * x, sxy += x * y, m += 1.0;
+        xy = x * y;
+        sx += x, sy += y, sxx += xx, sxy += xy, m += 1.0;
     }
-    d = m * sxx - sx * sx;
-    return m >= 2.0 && d > 0.0 ? (m * sxy - sx * sy) / d : 0.0;
+    {
+        double a = m * sxx, b = sx * sx, c = m * sxy, e = sx * sy;
+        d = a - b;
+        return m >= 2.0 && d > 0.0 ? (c - e) / d : 0.0;
+    }
 }
 /* Planned bits of the remaining steps at multiplier lam: groups of steps (cnt[j] steps at
  * relative weight wt[j]), each at the width minimizing wt err(b) + lam bits(b); *first gets
@@ -4985,11 +4990,13 @@ static inline double dq__rd_plan(const dq_rd *rd, const double *wt, const double
         double bc = HUGE_VAL;
         best = bmin;
         for (b = bmin; b <= bmax; b++) {
-            double c = wt[j] * rd->err[b] + lam * rd->bits[b];
+            double e = wt[j] * rd->err[b], c = lam * rd->bits[b];
+            c += e;
             if (c < bc) bc = c, best = b;
         }
         if (j == 0) *first = best;
-        total += cnt[j] * rd->bits[best];
+        bc = cnt[j] * rd->bits[best];
+        total += bc;
     }
     return total;
 }
@@ -5344,11 +5351,23 @@ typedef struct dq__rd_bins {
 /* Moments 0..2 over [p, q) of the density a0 + a1 (d - h/2), fitted to mass m0 and first moment
  * m1 over [0, h). */
 static inline void dq__rd_piece(double m0, double m1, double h, double p, double q, double *mo) {
-    double a1 = 12.0 * (m1 - 0.5 * h * m0) / (h * h * h), a0 = m0 / h - 0.5 * h * a1;
-    double q2 = q * q, p2 = p * p;
-    mo[0] = a0 * (q - p) + a1 * (q2 - p2) / 2.0;
-    mo[1] = a0 * (q2 - p2) / 2.0 + a1 * (q2 * q - p2 * p) / 3.0;
-    mo[2] = a0 * (q2 * q - p2 * p) / 3.0 + a1 * (q2 * q2 - p2 * p2) / 4.0;
+    /* every product in its own statement, as everywhere in this file (README, Determinism) */
+    double hm = 0.5 * h, h3 = h * h * h, t = hm * m0, a1, a0, u, v;
+    double q2 = q * q, p2 = p * p, q3 = q2 * q, p3 = p2 * p, q4 = q2 * q2, p4 = p2 * p2;
+    a1 = 12.0 * (m1 - t);
+    a1 /= h3;
+    u = hm * a1;
+    a0 = m0 / h;
+    a0 -= u;
+    u = a0 * (q - p);
+    v = a1 * (q2 - p2) * 0.5;
+    mo[0] = u + v;
+    u = a0 * (q2 - p2) * 0.5;
+    v = a1 * (q3 - p3) * (1.0 / 3.0);
+    mo[1] = u + v;
+    u = a0 * (q3 - p3) * (1.0 / 3.0);
+    v = a1 * (q4 - p4) * 0.25;
+    mo[2] = u + v;
 }
 /* The pieces of bin `bin` at s levels: calls back with the level k, the piece's offset e0 = (bin
  * start) s - k and its moments (weights and counts of both signs). */
@@ -5380,14 +5399,21 @@ typedef struct dq__rd_acc {
 /* sum of scale^2 (e0 + d s)(1 - e0 - d s) / s^2, and the levels' expected counts */
 static inline void dq__rd_take(void *ctx, double k, double e0, const double *w, const double *cp, const double *cn) {
     dq__rd_acc *A = (dq__rd_acc *)ctx;
-    double s = A->s;
-    double m = cp[0] + cn[0], up = e0 * m + s * (cp[1] + cn[1]);
-    A->err += (e0 * (1.0 - e0) * w[0] + s * (1.0 - 2.0 * e0) * w[1] - s * s * w[2]) / (s * s);
+    double s = A->s, ss = s * s, m = cp[0] + cn[0], e2 = 2.0 * e0, t0, t1, t2, up;
+    t0 = e0 * m; /* each product in its own statement (README, Determinism) */
+    t1 = s * (cp[1] + cn[1]);
+    up = t0 + t1;
+    t0 = e0 * (1.0 - e0) * w[0];
+    t1 = s * (1.0 - e2) * w[1];
+    t2 = ss * w[2];
+    A->err += (t0 + t1 - t2) / ss;
     A->nz += (k > 0.0 ? m - up : 0.0) + up;
-    A->elias += (k > 0.0 ? (m - up) * (1.0 + dq_elias_omega_len((uint64_t)k)) : 0.0) +
-                up * (1.0 + dq_elias_omega_len((uint64_t)k + 1u));
+    t0 = k > 0.0 ? (m - up) * (1.0 + dq_elias_omega_len((uint64_t)k)) : 0.0;
+    t1 = up * (1.0 + dq_elias_omega_len((uint64_t)k + 1u));
+    A->elias += t0 + t1;
     if (s <= 127.0) {
-        double up_p = e0 * cp[0] + s * cp[1], up_n = e0 * cn[0] + s * cn[1]; /* expected count at k + 1 */
+        double pa = e0 * cp[0], pb = s * cp[1], na = e0 * cn[0], nb = s * cn[1];
+        double up_p = pa + pb, up_n = na + nb; /* expected count at k + 1 */
         A->lv[0][(size_t)k] += cp[0] - up_p;
         A->lv[1][(size_t)k] += cn[0] - up_n;
         A->lv[0][(size_t)k + 1u] += up_p;
@@ -5408,13 +5434,19 @@ static inline double dq__rd_rans_bytes(unsigned b, size_t n, const double *cnt) 
     if (!total) return 0.0;
     dq__rans_normalize(c, A, total, f);
     for (sym = 0; sym < A; sym++) {
+        double t;
         if (!(cnt[sym] > 0.0)) continue;
-        bits += cnt[sym] * (log2((double)DQ__RANS_M) - (c[sym] ? log2((double)f[sym]) : 0.0));
-        table += (1.0 - exp(-cnt[sym])) * (c[sym] && f[sym] > 128u ? 2.0 : 1.0);
+        t = cnt[sym] * (log2((double)DQ__RANS_M) - (c[sym] ? log2((double)f[sym]) : 0.0));
+        bits += t;
+        t = (1.0 - exp(-cnt[sym])) * (c[sym] && f[sym] > 128u ? 2.0 : 1.0);
+        table += t;
     }
     /* every chunk ends with its 32 states written whole; they hold the last bits of the stream,
      * about 8 a state (a state ends log-uniform over its 16-bit range) */
-    return 8.0 + table + (double)dq__r32_nchunks(n, b) * (4.0 + DQ__R32_HEAD - DQ__R32_WAYS) + bits / 8.0;
+    {
+        double states = (double)dq__r32_nchunks(n, b) * (4.0 + DQ__R32_HEAD - DQ__R32_WAYS), stream = bits / 8.0;
+        return 8.0 + table + states + stream;
+    }
 }
 /* Predicted Elias payload bytes (its 8-byte length included) for nz expected non-zero codes with
  * `lv` sign and level bits among n: the gaps taken as geometric with the mean density, so a
@@ -5426,10 +5458,13 @@ static inline double dq__rd_elias_bytes(size_t n, double nz, double lv) {
     if (r >= 1.0) return 8.0 + ceil(((double)dq_elias_omega_len((uint64_t)(nz + 0.5) + 1u) + lv + nz) / 8.0);
     lq = log1p(-r);
     for (L = 0; L < 63u && prev > 0.0; L++, prev = next) {
+        double t;
         next = exp((ldexp(1.0, (int)L + 1) - 1.0) * lq);
-        gap += (prev - next) * dq_elias_omega_len((uint64_t)1 << L);
+        t = (prev - next) * dq_elias_omega_len((uint64_t)1 << L);
+        gap += t;
     }
-    return 8.0 + ceil(((double)dq_elias_omega_len((uint64_t)(nz + 0.5) + 1u) + lv + nz * gap) / 8.0);
+    gap *= nz;
+    return 8.0 + ceil(((double)dq_elias_omega_len((uint64_t)(nz + 0.5) + 1u) + lv + gap) / 8.0);
 }
 DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *residual, size_t n, dq_rd *rd) {
     dq__rd_bins B;
@@ -5460,7 +5495,8 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
             for (i = k; i < end; i++) {
                 double v = residual ? (double)(x[i] + residual[i]) : (double)x[i];
                 if (!(v - v == 0.0)) return DQ_ERR_NONFINITE;
-                sq += v * v;
+                double vv = v * v;
+                sq += vv;
                 if (fabs(v) > sc) sc = fabs(v);
             }
             if (pass == 0u) {
@@ -5472,7 +5508,7 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
             if (norm == DQ_NORM_L2) sc = sqrt(sq);
             s2 = sc * sc;
             for (i = k; i < end; i++) {
-                double v = residual ? (double)(x[i] + residual[i]) : (double)x[i], u = sc > 0.0 ? fabs(v) / sc : 0.0, d;
+                double v = residual ? (double)(x[i] + residual[i]) : (double)x[i], u = sc > 0.0 ? fabs(v) / sc : 0.0, d, wd;
                 unsigned neg = v < 0.0;
                 if (u == 0.0) {
                     c_zero += 1.0;
@@ -5484,10 +5520,13 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
                 }
                 bin = (size_t)(u * inv);
                 if (bin >= DQ__RD_NB) bin = DQ__RD_NB - 1u;
-                d = u - (double)bin * B.h;
+                d = (double)bin * B.h; /* each product in its own statement (README, Determinism) */
+                d = u - d;
                 B.w[0][bin] += s2;
-                B.w[1][bin] += s2 * d;
-                B.w[2][bin] += s2 * d * d;
+                wd = s2 * d;
+                B.w[1][bin] += wd;
+                wd *= d;
+                B.w[2][bin] += wd;
                 B.c[neg][0][bin] += 1.0;
                 B.c[neg][1][bin] += d;
             }
@@ -5506,9 +5545,9 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
         rd->err[b] = A.err > 0.0 ? A.err : 0.0;
         rd->fixed_bits[b] = rd->bits[b] = dq_message_bits(n, b, p->bucket);
         { /* Elias: the fixed payload gives way to it and the checksum */
-            double top = c_top[0] + c_top[1], el;
-            el = rd->fixed_bits[b] + 8.0 * (dq__rd_elias_bytes(n, A.nz + top, A.elias + top * (1.0 + dq_elias_omega_len((uint64_t)A.s))) -
-                                             ceil((double)n * b / 8.0) + 4.0);
+            double top = c_top[0] + c_top[1], el, tl = top * (1.0 + dq_elias_omega_len((uint64_t)A.s));
+            el = 8.0 * (dq__rd_elias_bytes(n, A.nz + top, A.elias + tl) - ceil((double)n * b / 8.0) + 4.0);
+            el += rd->fixed_bits[b];
             if (el < rd->bits[b]) rd->bits[b] = el;
         }
         if (b <= 8u) { /* the default coder: rANS of the codes, when smaller */
@@ -5529,7 +5568,8 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
                 for (t = 0; t < g; t++) cnt[sy] *= pc[(sy >> (t * b)) & msk];
             }
             /* the fixed payload gives way to the coded one (its length included) and the checksum */
-            coded = rd->fixed_bits[b] + 8.0 * (dq__rd_rans_bytes(b, n, cnt) - fixed_pay + 4.0);
+            coded = 8.0 * (dq__rd_rans_bytes(b, n, cnt) - fixed_pay + 4.0);
+            coded += rd->fixed_bits[b];
             if (coded < rd->bits[b]) rd->bits[b] = coded;
         }
     }

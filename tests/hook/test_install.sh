@@ -22,14 +22,18 @@ if "$PY" -m venv --system-site-packages --without-pip "$tmp/venv" &&
 else
     bad "pip install failed: $(tail -3 "$tmp/pip.log" | tr '\n' ' ')"
 fi
-out=$(cd "$tmp" && env -u DQSGD_LIB "$tmp/venv/bin/python" -c '
+# the version the package claims (pyproject.toml, which setup.py checks against dqsgd.h)
+vnum=$(sed -n 's/^version = "\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\)".*/\1 \2 \3/p' "$repo/pyproject.toml" |
+    awk '{ print $1 * 10000 + $2 * 100 + $3 }')
+out=$(cd "$tmp" && env -u DQSGD_LIB DQSGD_WANT_VERSION="$vnum" "$tmp/venv/bin/python" -c '
 import os, sys, numpy as np
 import dqsgd, ddp_hook
 site = os.path.dirname(dqsgd.__file__)
 print("lib", dqsgd.lib_path.startswith(site) and os.path.basename(dqsgd.lib_path).startswith("_dqsgd_capi"))
 x = np.linspace(-1, 1, 5000, dtype=np.float32)
 m = dqsgd.encode(x, bits=8, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX)  # error <= max/254
-print("roundtrip", bool(np.max(np.abs(dqsgd.decode(m) - x)) <= 1.001 / 254) and dqsgd.version_number() == 700)
+print("roundtrip", bool(np.max(np.abs(dqsgd.decode(m) - x)) <= 1.001 / 254) and
+      dqsgd.version_number() == int(os.environ["DQSGD_WANT_VERSION"]))
 print("hook", ddp_hook.dqsgd_hook.__module__ == "ddp_hook" and "shared" in ddp_hook.PATTERNS)
 ' 2>&1)
 for what in lib roundtrip hook; do
