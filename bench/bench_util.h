@@ -10,6 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- wall-clock seconds, for programs that define _POSIX_C_SOURCE >= 199309L first */
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
+#include <time.h>
+static inline double bench_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+#endif
+
 /* ---- deterministic input: N(0, 1) by Box-Muller over a splitmix64 stream */
 static inline uint64_t bench_splitmix64(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15u);

@@ -41,11 +41,6 @@
 
 static const char *prog = "costmodel";
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
@@ -100,27 +95,27 @@ static void measure(size_t n, unsigned bits, unsigned reps, rates *r) {
     for (k = 0; k < 10; k++) best[k] = 1e30;
     for (rep = 0; rep <= reps; rep++) { /* round 0 warms up */
         double t[11];
-        t[0] = now();
+        t[0] = bench_now();
         ok(dq_encode(&p, x, n, NULL, msg, cap, &len), "dq_encode");
-        t[1] = now();
+        t[1] = bench_now();
         ok(dq_decode_add(msg, len, 0.5f, acc, n), "dq_decode_add");
-        t[2] = now();
+        t[2] = bench_now();
         ok(dq_decode(msg, len, acc, n), "dq_decode");
-        t[3] = now();
+        t[3] = bench_now();
         base_add(acc, x, n);
-        t[4] = now();
+        t[4] = bench_now();
         ok(dq_shared_exponents(&sp, x, n, NULL, ex), "dq_shared_exponents");
-        t[5] = now();
+        t[5] = bench_now();
         ok(dq_shared_encode(&sp, x, n, NULL, ex, 32, lv), "dq_shared_encode");
-        t[6] = now();
+        t[6] = bench_now();
         ok(dq_shared_decode(&sp, lv, 32, n, ex, 0.5f, acc), "dq_shared_decode");
-        t[7] = now();
+        t[7] = bench_now();
         iadd8((int8_t *)ls, (const int8_t *)lv, n);
-        t[8] = now();
+        t[8] = bench_now();
         iadd16((int16_t *)ls, (const int16_t *)lv, n);
-        t[9] = now();
+        t[9] = bench_now();
         iadd32(ls, lv, n);
-        t[10] = now();
+        t[10] = bench_now();
         sink = acc[n / 2] + (float)ls[n / 3];
         if (rep)
             for (k = 0; k < 10; k++)

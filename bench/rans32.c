@@ -38,12 +38,6 @@
 #define BENCH_HTS 0
 #endif
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 #define MAXK 32
 typedef struct kern {
     const char *name;
@@ -284,9 +278,9 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     }
     for (r = 0; r < reps; r++)
         for (i = 0; i < nk; i++) {
-            double t0 = now(), t;
+            double t0 = bench_now(), t;
             run(&c, ks[i].id);
-            t = now() - t0;
+            t = bench_now() - t0;
             if (t < ks[i].best) ks[i].best = t;
         }
     printf("\nb = %u, n = %lu symbols (%s), entropy %.3f bits/symbol; sizes: fixed %lu, r32 %lu (%.3f bits/sym)",

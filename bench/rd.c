@@ -18,12 +18,6 @@
 #include "dqsgd.h"
 #include "bench_util.h"
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static dq_params params(unsigned bits) {
     dq_params p;
     memset(&p, 0, sizeof p);
@@ -69,11 +63,11 @@ int main(int argc, char **argv) {
         double t_rd = 1e9, t_enc = 1e9;
         dq_params p = params(4);
         for (r = 0; r < reps; r++) {
-            double t0 = now(), t1, t2;
+            double t0 = bench_now(), t1, t2;
             if (dq_rd_measure(&p, x, NULL, k, &rd) != DQ_OK) return 1;
-            t1 = now();
+            t1 = bench_now();
             if (dq_encode(&p, x, k, NULL, m, cap, &len) != DQ_OK) return 1;
-            t2 = now();
+            t2 = bench_now();
             if (t1 - t0 < t_rd) t_rd = t1 - t0;
             if (t2 - t1 < t_enc) t_enc = t2 - t1;
         }

@@ -34,12 +34,6 @@
 #include "bench_util.h"
 #include "dqsgd.h"
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 typedef struct job {
     int what;
     dq_sketch *s, *s2;
@@ -120,19 +114,19 @@ static void timeit(job *j, int reps, double *t_op, double *t_base) {
     sink_f = base_sumsq(j->x, j->n);
     for (r = 0; r < reps; r++) {
         long it = 0;
-        double t0 = now(), t;
+        double t0 = bench_now(), t;
         do {
             run(j);
             it++;
-            t = now() - t0;
+            t = bench_now() - t0;
         } while (t < 2e-3);
         if (t / (double)it < *t_op) *t_op = t / (double)it;
         it = 0;
-        t0 = now();
+        t0 = bench_now();
         do {
             sink_f = base_sumsq(j->x, j->n);
             it++;
-            t = now() - t0;
+            t = bench_now() - t0;
         } while (t < 2e-3);
         if (t / (double)it < *t_base) *t_base = t / (double)it;
     }

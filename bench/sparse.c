@@ -68,11 +68,6 @@ typedef struct ctx {
 
 static volatile float sink;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 static void die(const char *what, const char *why) {
     fprintf(stderr, "bench_sparse [%s]: %s: %s\n", dq_simd_backend(), what, why);
     exit(1);
@@ -152,17 +147,17 @@ static void measure(ctx *c, const row *r, unsigned reps, double *tk, double *tb)
     for (i = 0; i < reps; i++) {
         double t0, t1;
         if (r->what == ENC_EF) memcpy(c->res, c->res0, c->n * sizeof *c->res);
-        t0 = now();
+        t0 = bench_now();
         st = run(c, r);
-        t1 = now();
+        t1 = bench_now();
         if (st != DQ_OK) die(r->name, dq_strerror(st));
         if (t1 - t0 < bk) bk = t1 - t0;
-        t0 = now();
+        t0 = bench_now();
         if (is_enc(r))
             sink = base_sumsq(c->x, c->n);
         else
             base_add(c->acc, c->x, c->n);
-        t1 = now();
+        t1 = bench_now();
         if (t1 - t0 < bb) bb = t1 - t0;
     }
     *tk = bk;

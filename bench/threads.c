@@ -33,12 +33,6 @@ typedef struct job {
     dq_status st;
 } job;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void *run_range(void *arg) {
     job *j = (job *)arg;
     j->st = dq_decode_add_range(j->msg, j->len, j->begin, j->end, 0.5f, j->acc + j->begin);
@@ -55,11 +49,11 @@ static double decode_add(const uint8_t *msg, size_t len, size_t n, size_t unit, 
     pthread_t th[MAX_THREADS];
     job jobs[MAX_THREADS];
     size_t units = (n + unit - 1u) / unit, k;
-    double t0 = now();
+    double t0 = bench_now();
     dq_status st;
     if (t == 1u) {
         if ((st = dq_decode_add(msg, len, 0.5f, acc, n)) != DQ_OK) die("dq_decode_add", st);
-        return now() - t0;
+        return bench_now() - t0;
     }
     for (k = 0; k < t; k++) {
         jobs[k].msg = msg;
@@ -74,7 +68,7 @@ static double decode_add(const uint8_t *msg, size_t len, size_t n, size_t unit, 
             pthread_join(th[k], NULL);
             if (jobs[k].st != DQ_OK) die("dq_decode_add_range", jobs[k].st);
         }
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 int main(int argc, char **argv) {
@@ -131,9 +125,9 @@ int main(int argc, char **argv) {
             unit[c] = dq_range_align(&p, n);
             if (c) unit[c] = unit[c] > chunk ? unit[c] : chunk; /* both powers of two here */
             for (r = 0; r < reps; r++) {
-                double t0 = now(), dt;
+                double t0 = bench_now(), dt;
                 if ((st = dq_encode(&p, x, n, NULL, msg[c], cap, &len[c])) != DQ_OK) die("dq_encode", st);
-                dt = now() - t0;
+                dt = bench_now() - t0;
                 if (dt < enc[c]) enc[c] = dt;
             }
             if (c && msg[c][8] != DQ_CODER_RANS) die("the rANS message went out fixed", DQ_ERR_PARAM);
