@@ -284,7 +284,7 @@ static void test_alloc(void) {
         size_t m = 1u + (size_t)(dq_t_next(&r) % 4u), i;
         unsigned bmin = 2u + (unsigned)(dq_t_next(&r) % 3u), bmax = bmin + 1u + (unsigned)(dq_t_next(&r) % 5u), b;
         int fixed = trial & 1, uniform = trial % 5 == 0 && trial % 3 != 0; /* synthetic curves only */
-        double lo = 0.0, hi = 0.0, budget, e, sp, best, maxstep = 0.0, e2;
+        double lo = 0.0, hi = 0.0, budget, e = 0.0, sp = 0.0, best, maxstep = 0.0, e2 = 0.0;
         for (i = 0; i < m; i++) {
             if (trial % 3 == 0) { /* measured curves of real vectors */
                 size_t n = make_vec((int)(dq_t_next(&r) % NVEC), x, 1000u + (size_t)(dq_t_next(&r) % 19000u), dq_t_next(&r));
