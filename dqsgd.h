@@ -186,11 +186,15 @@ typedef struct dq_header {
     size_t msg_size;     /* bytes of the whole message: header + scales + payload (+ checksum) */
     size_t payload_size; /* bytes of the payload alone (the codes, however they are coded) */
     size_t nnz;          /* sparse schemes: (index, value) pairs carried; otherwise count */
+    size_t segments;     /* level schemes: 1, or the segments of a segmented message (bits is then
+                          * the widest, coder 0, payload_size the bytes of the segments' bodies);
+                          * other schemes: 0 */
 } dq_header;
 
 #define DQ_FLAG_STOCHASTIC 0x0001u
 #define DQ_FLAG_CHECKSUM 0x0002u /* a CRC32C of scales + payload follows the payload */
 #define DQ_FLAG_RESCALED 0x0004u /* DQ_SCHEME_RANDK: values were rescaled to be unbiased */
+#define DQ_FLAG_SEGMENTS 0x0008u /* segmented message: a segment table follows the header (FORMAT 24) */
 /* Coders: how a message sends its codes (doc/FORMAT.md 17). Every coder decodes to the same
  * values; they differ in size and speed. */
 #define DQ_CODER_FIXED 0u /* b bits per code, SIMD-packed: the layout ranges and blocks write. In
@@ -301,6 +305,7 @@ typedef struct dq__cfg {
     int table;     /* magnitudes come from tab[] (x the bucket scale), not level * step */
     float alpha;   /* DQ_SCHEME_TRUNC*: every bucket's scale */
     float tab[DQ__TAB_MAX]; /* table schemes: tab[l], l = 0..s, tab[0] = 0, tab[s] = 1 */
+    uint64_t first; /* dither index of element 0: the segment's first element (FORMAT 24.3), else 0 */
 } dq__cfg;
 
 /*! Opening a message once. dq_message_open() parses and validates the header, checks the
@@ -395,6 +400,44 @@ DQ_API size_t dq_encode_bound_coded(size_t n, unsigned bits);
 DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, size_t *size);
 DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void *dst, size_t dst_cap,
                            size_t *dst_len);
+
+/*! Segmented messages: one vector in consecutive segments (layers, or any split the caller
+ *  names), each with its own width and coder, under one header and one payload checksum
+ *  (doc/FORMAT.md 24). QSGD only (DQ_SCHEME_QSGD or the default), widths 2..16. Every decoder
+ *  reads them (dq_decode(), dq_decode_add(), dq_message_*(), the typed decoders, dq_verify(),
+ *  dq_message_norm2(), the ranges); dq_recode() and dq_coded_size() do not (DQ_ERR_PARAM).
+ *  Each element draws its dither with its index in the whole vector, so a segmented message whose
+ *  segments share one width and start on bucket boundaries decodes to the values of dq_encode().
+ *  dq_segment : on input count and bits (the rest ignored); dq_segments_read() fills them all.
+ *  dq_segments_capacity() : the dst_cap with which dq_encode_segments() succeeds for these
+ *                     params and segments, whatever the data (an upper bound of the size).
+ *  dq_encode_segments() : x[0..n), n the sum of the counts; p->bits is not used. p->coder
+ *                     applies to every segment: the default sends each segment of
+ *                     DQ_CODER_AUTO_MIN elements or more in its smallest form, the others fixed,
+ *                     and adds the payload checksum when a segment is coded and dst has the 4
+ *                     bytes. dst_cap must hold the fixed layout of every segment (forced
+ *                     coders: their bound) before anything is written. With a residual and
+ *                     more than one segment the input is checked in a first pass (one more read),
+ *                     so that a failure leaves the whole residual untouched.
+ *  dq_segments_read() : the segments of a message (one for an unsegmented level-scheme message)
+ *                     into seg[0..cap) and their number into *m (DQ_ERR_DST_TOO_SMALL, *m set,
+ *                     when cap is smaller). Validates the header and the table only.
+ *  Ranges of a segmented message: within each segment the range's part must be aligned as for
+ *  a message of that segment alone (dq_range_align() with its count), or cover the segment
+ *  whole (always true for an Elias segment, which is one stream); segment boundaries are always
+ *  valid range ends. Encoding in ranges and the block API take unsegmented messages only. */
+#define DQ_SEGMENTS_MAX ((size_t)1 << 20)
+typedef struct dq_segment {
+    size_t count;   /* elements */
+    unsigned bits;  /* 2..16 */
+    unsigned coder; /* read back: the coder it was sent with */
+    size_t first;   /* read back: the index of its first element in the vector */
+    size_t size;    /* read back: bytes of its body in the message */
+} dq_segment;
+DQ_API dq_status dq_segments_capacity(const dq_params *p, const dq_segment *seg, size_t m, size_t *size);
+DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq_segment *seg, size_t m,
+                                    float *residual, void *dst, size_t dst_cap, size_t *dst_len);
+DQ_API dq_status dq_segments_read(const void *src, size_t src_len, dq_segment *seg, size_t cap, size_t *m);
 
 /* ---------------------------------------------------------------- bit streams and Elias codes
  * Bit order is MSB-first: the first bit written is bit 7 of byte 0, so a code string reads left
@@ -1213,6 +1256,7 @@ static inline float dq__bitsf(uint32_t u) {
     return f;
 }
 #define DQ__ABS_MASK 0x7FFFFFFFu /* a binary32 pattern without its sign bit */
+#define DQ__2P32 ((uint64_t)1 << 32)
 /* The bit pattern of |f|: orders like |f| for finite values; Inf and NaN are >= 0x7F800000. */
 static inline uint32_t dq__abs_bits(float f) { return dq__fbits(f) & DQ__ABS_MASK; }
 /* Bytes of one packed block of 256 b-bit codes (8 lanes x 32 rows, doc/FORMAT.md 8). */
@@ -3372,7 +3416,6 @@ static inline dq_status dq__lv_quant(const dq__cfg *c, const dq_params *p, size_
         size_t blk_end = b1 - pos > DQ__BLOCK ? pos + DQ__BLOCK : b1, blk_start = pos;
         uint8_t *blk_out = payload + (blk_start / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits);
         int packed = 0;
-        q.k1h = dq__key_hi(key, (uint32_t)((uint64_t)pos >> 32));
         /* The statistics pass of the next bucket reads memory while nothing else runs; pull the
          * data two blocks ahead into cache during this block's quantization instead. */
         if (blk_start + 3u * DQ__BLOCK <= b1) {
@@ -3381,6 +3424,7 @@ static inline dq_status dq__lv_quant(const dq__cfg *c, const dq_params *p, size_
         }
         while (pos < blk_end) {
             size_t seg_end, off = pos - b0;
+            uint64_t gi;
             if (pos == bend) { /* enter bucket bi (the vector's end caps the last one below) */
                 bend = (bi + 1u) * c->bucket;
                 if (r) {
@@ -3392,8 +3436,12 @@ static inline dq_status dq__lv_quant(const dq__cfg *c, const dq_params *p, size_
                 dq__qctx_bucket(&q, c, scales, bi);
                 bi++;
             }
-            q.lo = (uint32_t)pos;
+            gi = c->first + pos; /* the element's index in the dither sequence (FORMAT 7.2, 24.3) */
+            q.lo = (uint32_t)gi;
+            q.k1h = dq__key_hi(key, (uint32_t)(gi >> 32));
             seg_end = bend < blk_end ? bend : blk_end;
+            if ((uint64_t)(seg_end - pos) > DQ__2P32 - (uint32_t)gi) /* the draws' high word changes there */
+                seg_end = pos + (size_t)(DQ__2P32 - (uint32_t)gi);
             if (q.tab) { /* table schemes: quantize, then pack below */
                 dq__k_quant_tab(&q, src + off, seg_end - pos, codes + (pos - blk_start), r ? r + off : NULL);
             } else if (pos == blk_start && seg_end - pos == DQ__BLOCK) { /* the common case */
@@ -3567,10 +3615,13 @@ static inline dq_status dq__count_set(uint64_t count, dq_header *h) {
     h->count = h->nnz = (size_t)count;
     return DQ_OK;
 }
+static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
 /* dq__header_parse for the level schemes (and the refusal of unassigned scheme ids). */
 static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
     dq_params p;
     int ok;
+    if (dq__is_levels(h->scheme) && (h->flags & DQ_FLAG_SEGMENTS)) return dq__seg_header(in, src_len, count, h, c);
+    h->segments = 1;
     if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
         !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
         (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
@@ -3768,18 +3819,27 @@ static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h
                                           dq_dtype t, void *out) {
     return dq__ops_wire(h->scheme)->decode(src, h, c, w, add, t, out);
 }
-static inline dq_status dq__lv_decode(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
-                                      dq_dtype t, void *out) {
+/* A whole unsegmented message (or one segment); `trusted`: a coded payload is decoded in one
+ * pass and checked at its end (its checksum was verified, or it was checked already). */
+static inline dq_status dq__lv_decode_as(const uint8_t *src, const dq_header *h, const dq__cfg *c, int trusted,
+                                         float w, int add, dq_dtype t, void *out) {
     if (h->coder != DQ_CODER_FIXED) {
         dq__cdec cd;
         const uint8_t *scales = src + DQ__CODED_HEADER;
         if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK)
             return DQ_ERR_CORRUPT;
-        cd.trusted = (h->flags & DQ_FLAG_CHECKSUM) != 0; /* verified when opened */
+        cd.trusted = trusted;
         return dq__decode_body(c, scales, NULL, &cd, h->count, 0, h->count, w, add, t, out);
     }
     return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, 0, h->count, w,
                            add, t, out);
+}
+static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, float w, int add, dq_dtype t,
+                                       void *out);
+static inline dq_status dq__lv_decode(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
+                                      dq_dtype t, void *out) {
+    if (h->flags & DQ_FLAG_SEGMENTS) return dq__seg_decode(src, h, w, add, t, out);
+    return dq__lv_decode_as(src, h, c, (h->flags & DQ_FLAG_CHECKSUM) != 0, w, add, t, out); /* verified when opened */
 }
 /* Whole messages, out of dtype t: out_n elements (exactly the count for add). */
 static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, dq_dtype t, void *out,
@@ -3794,6 +3854,39 @@ static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w,
     if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
     return dq__decode_opened((const uint8_t *)src, &h, &c, w, add, t, out);
 }
+/* Elements [begin, end) (a valid range) of an opened fixed or coder-3 message (or segment):
+ * checked, then decoded into out; with out NULL, checked only. */
+static inline dq_status dq__rng_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, size_t begin,
+                                       size_t end, float w, int add, float *out) {
+    if (h->coder == DQ_CODER_RANS) { /* the chunks that hold the range: checked, then decoded */
+        const uint8_t *scales = src + DQ__CODED_HEADER;
+        uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+        size_t E = dq__r32_chunk_elems(h->bits);
+        dq__cdec cd;
+        if (!dq__scales_ok(c, scales, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
+        if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK ||
+            dq__cdec_check_chunks(&cd, begin / E, (end - 1u) / E) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        if (!out) return DQ_OK;
+        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the chunk's blocks before begin */
+        dq__decode_run(c, scales, NULL, &cd, begin, end, w, add, out);
+        return DQ_OK;
+    }
+    if (!out) { /* what dq__decode_body checks for this range */
+        uint32_t codes[DQ__BLOCK];
+        size_t full = h->count - h->count % DQ__BLOCK;
+        if (!dq__scales_ok(c, src + DQ_HEADER_SIZE, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
+        if (end == h->count && full < end &&
+            !dq__unpack_tail(src + DQ_HEADER_SIZE + c->prefix + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits),
+                             end - full, c->bits, codes))
+            return DQ_ERR_CORRUPT;
+        return DQ_OK;
+    }
+    return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, begin, end, w,
+                           add, DQ_F32, out);
+}
+static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, size_t begin, size_t end, float w,
+                                      int add, float *out);
 static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
                                        float *out) {
     dq_header h;
@@ -3801,46 +3894,43 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
     if ((st = dq__open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
-    if (!dq__is_levels(h.scheme) || (h.coder != DQ_CODER_FIXED && h.coder != DQ_CODER_RANS))
+    if (!dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
+    if (h.flags & DQ_FLAG_SEGMENTS) return dq__seg_range((const uint8_t *)src, &h, begin, end, w, add, out);
+    if (h.coder != DQ_CODER_FIXED && h.coder != DQ_CODER_RANS)
         return DQ_ERR_PARAM; /* Elias and coder 2: one stream, read from its start */
     if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
-    if (h.coder == DQ_CODER_RANS) { /* the chunks that hold the range: checked, then decoded */
-        const uint8_t *scales = (const uint8_t *)src + DQ__CODED_HEADER;
-        uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-        size_t E = dq__r32_chunk_elems(h.bits);
-        dq__cdec cd;
-        if (!dq__scales_ok(&c, scales, begin / c.bucket, (end - 1u) / c.bucket + 1u)) return DQ_ERR_CORRUPT;
-        if (dq__cdec_open(&cd, h.coder, h.bits, h.count, scales + c.prefix, h.payload_size) != DQ_OK ||
-            dq__cdec_check_chunks(&cd, begin / E, (end - 1u) / E) != DQ_OK)
-            return DQ_ERR_CORRUPT;
-        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the chunk's blocks before begin */
-        dq__decode_run(&c, scales, NULL, &cd, begin, end, w, add, out);
-        return DQ_OK;
-    }
-    return dq__decode_body(&c, (const uint8_t *)src + DQ_HEADER_SIZE,
-                           (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, h.count, begin, end, w, add,
-                           DQ_F32, out);
+    return dq__rng_opened((const uint8_t *)src, &h, &c, begin, end, w, add, out);
 }
 
-DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
-    dq_header h;
-    dq_status st;
-    size_t nb, i, off;
-    double sum = 0.0;
-    if (!src || !norm2) return DQ_ERR_NULL;
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    if (h.norm != DQ_NORM_L2 || !dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
-    nb = h.bucket ? (h.count - 1u) / h.bucket + 1u : 1u;
-    off = h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER;
-    if (src_len < off + 4u * nb) return DQ_ERR_TRUNCATED;
+/* Adds the squares of the nb scales at src + off (the bytes present) to *sum. */
+static inline dq_status dq__norm2_scales(const uint8_t *src, size_t src_len, size_t off, size_t nb, double *sum) {
+    size_t i;
+    if (src_len < off || (src_len - off) / 4u < nb) return DQ_ERR_TRUNCATED;
     for (i = 0; i < nb; i++) {
-        uint32_t u = dq__ld32((const uint8_t *)src + off + 4u * i);
+        uint32_t u = dq__ld32(src + off + 4u * i);
         double v;
         if (u > DQ__MAX_SCALE_BITS) return DQ_ERR_CORRUPT;
         v = (double)dq__bitsf(u);
         v = v * v;
-        sum += v;
+        *sum += v;
     }
+    return DQ_OK;
+}
+static inline dq_status dq__seg_norm2(const uint8_t *msg, size_t src_len, const dq_header *H, double *sum);
+DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
+    dq_header h;
+    dq_status st;
+    double sum = 0.0;
+    if (!src || !norm2) return DQ_ERR_NULL;
+    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
+    if (h.norm != DQ_NORM_L2 || !dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
+    if (h.flags & DQ_FLAG_SEGMENTS)
+        st = dq__seg_norm2((const uint8_t *)src, src_len, &h, &sum);
+    else
+        st = dq__norm2_scales((const uint8_t *)src, src_len,
+                              h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER,
+                              h.bucket ? (h.count - 1u) / h.bucket + 1u : 1u, &sum);
+    if (st != DQ_OK) return st;
     *norm2 = sum;
     return DQ_OK;
 }
@@ -4319,9 +4409,10 @@ static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst
 }
 
 /* dq_encode() of a level scheme, for x and residual of any dtype: quantize into the fixed
- * layout, then, with another coder, re-code it in place. */
-static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
-                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+ * layout, then, with another coder, re-code it in place. `first`: the dither index of x[0] (a
+ * segment's first element, FORMAT 24.3). */
+static inline dq_status dq__lv_encode_at(const dq_params *p, uint64_t first, dq_dtype xt, const void *x, size_t n,
+                                         dq_dtype rt, void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
     dq__cfg c;
     dq__plan pl;
     dq_status st;
@@ -4331,6 +4422,7 @@ static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const voi
     if (!p || !x || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
+    c.first = first;
     size = dq__size(&c, n, 1, &ok); /* the fixed layout's */
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (dq__default_crc(p, &c) && dst_cap >= size + 4u) { /* sized as with the checksum, dropped if fixed */
@@ -4366,6 +4458,10 @@ static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const voi
     *dst_len = size;
     return DQ_OK;
 }
+static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+    return dq__lv_encode_at(p, 0, xt, x, n, rt, residual, dst, dst_cap, dst_len);
+}
 
 /* Checks the scales and the tail padding of a fixed payload. */
 static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_t *scales, const uint8_t *payload) {
@@ -4383,7 +4479,7 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
     const uint8_t *in = (const uint8_t *)src;
     dq_status st;
     if ((st = dq__open(src, src_len, 1, h, c)) != DQ_OK) return st;
-    if (!dq__is_levels(h->scheme)) return DQ_ERR_PARAM; /* re-coding: level schemes only */
+    if (!dq__is_levels(h->scheme) || (h->flags & DQ_FLAG_SEGMENTS)) return DQ_ERR_PARAM; /* unsegmented level schemes */
     if (*coder > DQ_CODER_RANS && *coder != DQ_CODER_AUTO && *coder != DQ_CODER_FIXED_ONLY) return DQ_ERR_PARAM;
     if ((*coder == DQ_CODER_ELIAS && h->bits == 1u) || (*coder >= DQ_CODER_RANS8 && *coder <= DQ_CODER_RANS && h->bits > 8u))
         return DQ_ERR_PARAM;
@@ -4487,6 +4583,340 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
     dq__header_coder(out, coder == DQ_CODER_AUTO ? pl.coder : coder);
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
     *dst_len = size;
+    return DQ_OK;
+}
+
+/* ---------------------------------------------------------------- segmented messages (FORMAT 24)
+ * A segment reads as a message of its own whose header is implied: its fields come from the
+ * message's header and the segment's entry, and its body sits where a lone message's body would
+ * follow a header. So every decoder and encoder above serves a segment unchanged. */
+#define DQ__SEG_TABLE (DQ_HEADER_SIZE + 8u) /* the first entry: after m and the entries' CRC */
+#define DQ__SEG_ENTRY 24u
+typedef struct dq__seg {
+    dq_header h; /* the implied header: no checksum, one segment */
+    dq__cfg c;
+    const uint8_t *src; /* body - 48, inside the message (the table precedes every body) */
+    size_t first;       /* index of its first element in the vector */
+} dq__seg;
+typedef struct dq__segwalk {
+    size_t j, off, first; /* the next segment, its body's offset and first element */
+} dq__segwalk;
+
+/* Entry e checked against the message's header H (FORMAT 24.2); its configuration into *c. */
+static inline dq_status dq__seg_entry(const uint8_t *e, const dq_header *H, dq__cfg *c, uint64_t *cnt,
+                                      uint64_t *bytes) {
+    dq_params p;
+    unsigned bits = e[16], coder = e[17], i;
+    *cnt = dq__ld64(e);
+    *bytes = dq__ld64(e + 8);
+    for (i = 18; i < DQ__SEG_ENTRY; i++)
+        if (e[i]) return DQ_ERR_CORRUPT;
+    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u ||
+        (coder != DQ_CODER_FIXED && coder != DQ_CODER_ELIAS && coder != DQ_CODER_RANS) ||
+        (coder == DQ_CODER_RANS && bits > 8u))
+        return DQ_ERR_CORRUPT;
+    memset(&p, 0, sizeof p);
+    p.scheme = DQ_SCHEME_QSGD;
+    p.bits = bits;
+    p.bucket = H->bucket ? H->bucket : DQ_BUCKET_WHOLE;
+    p.coder = coder;
+    if (dq__cfg_make2(&p, (size_t)*cnt, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
+    if (coder == DQ_CODER_FIXED) return *bytes == c->prefix + (*cnt * bits + 7u) / 8u ? DQ_OK : DQ_ERR_CORRUPT;
+    if (*bytes < 8u + c->prefix || *bytes - 8u - c->prefix > dq__coded_bound(coder, *cnt, bits)) return DQ_ERR_CORRUPT;
+    return DQ_OK;
+}
+
+/* dq__lv_header for a segmented message (flags bit 3): the header's fields, then the table. */
+static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
+    dq_params p;
+    uint64_t sum = 0, total, cnt, bytes;
+    size_t m, j;
+    unsigned maxb = 0;
+    dq_status st;
+    if (h->scheme != DQ_SCHEME_QSGD || h->coder != DQ_CODER_FIXED || h->bits < 2u || h->bits > 16u ||
+        !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
+        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM | DQ_FLAG_SEGMENTS)) != 0 || (h->bucket % 8u) != 0)
+        return DQ_ERR_CORRUPT;
+    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
+    if (src_len < DQ__SEG_TABLE) return DQ_ERR_TRUNCATED;
+    m = (size_t)dq__ld32(in + DQ_HEADER_SIZE);
+    if (m == 0 || m > DQ_SEGMENTS_MAX || (uint64_t)m > count) return DQ_ERR_CORRUPT;
+    if ((src_len - DQ__SEG_TABLE) / DQ__SEG_ENTRY < m) return DQ_ERR_TRUNCATED;
+    if (dq__ld32(in + DQ_HEADER_SIZE + 4u) != dq__crc32c(in + DQ__SEG_TABLE, DQ__SEG_ENTRY * m)) return DQ_ERR_CHECKSUM;
+    total = DQ__SEG_TABLE + (uint64_t)DQ__SEG_ENTRY * m;
+    for (j = 0; j < m; j++) {
+        if ((st = dq__seg_entry(in + DQ__SEG_TABLE + DQ__SEG_ENTRY * j, h, c, &cnt, &bytes)) != DQ_OK) return st;
+        if (cnt > count - sum) return DQ_ERR_CORRUPT;
+        sum += cnt;
+        if (in[DQ__SEG_TABLE + DQ__SEG_ENTRY * j + 16u] > maxb) maxb = in[DQ__SEG_TABLE + DQ__SEG_ENTRY * j + 16u];
+        total += bytes; /* no wrap: each body is below 2^60 */
+    }
+    if (sum != count || maxb != h->bits) return DQ_ERR_CORRUPT;
+    if (h->flags & DQ_FLAG_CHECKSUM) total += 4u;
+    if (total > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->segments = m;
+    h->msg_size = (size_t)total;
+    h->payload_size = h->msg_size - DQ__SEG_TABLE - DQ__SEG_ENTRY * m - ((h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u);
+    memset(&p, 0, sizeof p); /* the whole vector's configuration, for what reads c (no level table) */
+    p.bits = h->bits;
+    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
+    return dq__cfg_make2(&p, h->count, 1, c) == DQ_OK ? DQ_OK : DQ_ERR_CORRUPT;
+}
+
+static inline void dq__seg_start(const dq_header *H, dq__segwalk *w) {
+    w->j = 0;
+    w->off = DQ__SEG_TABLE + DQ__SEG_ENTRY * H->segments;
+    w->first = 0;
+}
+/* Opens the walk's segment of a validated message (its bytes present) and steps past it. */
+static inline dq_status dq__seg_next(const uint8_t *msg, const dq_header *H, dq__segwalk *w, dq__seg *s) {
+    const uint8_t *e = msg + DQ__SEG_TABLE + DQ__SEG_ENTRY * w->j;
+    uint64_t cnt, bytes;
+    if (dq__seg_entry(e, H, &s->c, &cnt, &bytes) != DQ_OK) return DQ_ERR_CORRUPT; /* not reached: checked */
+    s->h = *H;
+    s->h.bits = e[16];
+    s->h.coder = e[17];
+    s->h.flags = H->flags & DQ_FLAG_STOCHASTIC;
+    s->h.count = s->h.nnz = (size_t)cnt;
+    s->h.segments = 1;
+    s->h.msg_size = DQ_HEADER_SIZE + (size_t)bytes;
+    s->h.payload_size = s->h.coder == DQ_CODER_FIXED ? (size_t)bytes - s->c.prefix
+                                                     : (size_t)bytes - 8u - s->c.prefix;
+    s->src = msg + w->off - DQ_HEADER_SIZE;
+    s->first = w->first;
+    s->c.first = w->first;
+    w->j++;
+    w->off += (size_t)bytes;
+    w->first += (size_t)cnt;
+    /* a coded body starts with its payload's length, which the entry implies */
+    if (s->h.coder != DQ_CODER_FIXED && dq__ld64(s->src + DQ_HEADER_SIZE) != (uint64_t)s->h.payload_size)
+        return DQ_ERR_CORRUPT;
+    return DQ_OK;
+}
+/* Everything a decode of segment s would check, without decoding into anything. */
+static inline dq_status dq__seg_check(const dq__seg *s) {
+    dq__cdec cd;
+    if (s->h.coder == DQ_CODER_FIXED)
+        return dq__fixed_check(&s->c, s->h.count, s->src + DQ_HEADER_SIZE, s->src + DQ_HEADER_SIZE + s->c.prefix);
+    if (!dq__scales_ok(&s->c, s->src + DQ__CODED_HEADER, 0, s->c.nbuckets) ||
+        dq__cdec_open(&cd, s->h.coder, s->h.bits, s->h.count, s->src + DQ__CODED_HEADER + s->c.prefix,
+                      s->h.payload_size) != DQ_OK)
+        return DQ_ERR_CORRUPT;
+    cd.trusted = 0;
+    return dq__cdec_validate(&cd);
+}
+
+/* Whole segmented messages: every segment checked before out is written, except the coded ones
+ * under a verified checksum, which decode in one pass (FORMAT 17.4's exception). */
+static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, float w, int add, dq_dtype t,
+                                       void *out) {
+    int trusted = (H->flags & DQ_FLAG_CHECKSUM) != 0;
+    size_t es = dq_dtype_size(t);
+    dq__segwalk wk;
+    dq__seg s;
+    dq_status st;
+    for (dq__seg_start(H, &wk); wk.j < H->segments;) {
+        if ((st = dq__seg_next(msg, H, &wk, &s)) != DQ_OK) return st;
+        if ((!trusted || s.h.coder == DQ_CODER_FIXED) && (st = dq__seg_check(&s)) != DQ_OK) return st;
+    }
+    for (dq__seg_start(H, &wk); wk.j < H->segments;) {
+        (void)dq__seg_next(msg, H, &wk, &s);
+        if ((st = dq__lv_decode_as(s.src, &s.h, &s.c, 1, w, add, t, (uint8_t *)out + s.first * es)) != DQ_OK)
+            return st;
+    }
+    return DQ_OK;
+}
+
+/* Ranges: each segment's part checked (alignment, then its body when the range spans several
+ * segments) before anything is decoded. */
+static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, size_t begin, size_t end, float w,
+                                      int add, float *out) {
+    dq__segwalk wk;
+    dq__seg s;
+    dq_status st;
+    int pass, many = 0;
+    if (!(begin < end && end <= H->count)) return DQ_ERR_RANGE;
+    for (pass = 0; pass < 3; pass++) { /* 0: alignment, 1: bodies (several segments), 2: decode */
+        if (pass == 1 && !many) continue;
+        for (dq__seg_start(H, &wk); wk.j < H->segments && wk.first < end;) {
+            size_t lb, le;
+            int whole;
+            if ((st = dq__seg_next(msg, H, &wk, &s)) != DQ_OK) return st;
+            if (s.first + s.h.count <= begin) continue;
+            lb = begin > s.first ? begin - s.first : 0u;
+            le = (end < s.first + s.h.count ? end : s.first + s.h.count) - s.first;
+            whole = lb == 0 && le == s.h.count;
+            if (pass == 0) {
+                if (lb > 0 && s.first + s.h.count < end) many = 1;
+                if (lb == 0 && s.first > begin) many = 1;
+                if (!whole && s.h.coder == DQ_CODER_ELIAS) return DQ_ERR_PARAM; /* one stream */
+                if (!whole && !dq__range_ok(&s.c, s.h.count, lb, le)) return DQ_ERR_RANGE;
+            } else if (pass == 1) {
+                if ((st = whole ? dq__seg_check(&s) : dq__rng_opened(s.src, &s.h, &s.c, lb, le, w, add, NULL)) != DQ_OK)
+                    return st;
+            } else if (whole) {
+                if ((st = dq__lv_decode_as(s.src, &s.h, &s.c, many, w, add, DQ_F32, out + (s.first - begin))) != DQ_OK)
+                    return st;
+            } else if ((st = dq__rng_opened(s.src, &s.h, &s.c, lb, le, w, add, out + (s.first + lb - begin))) != DQ_OK) {
+                return st;
+            }
+        }
+    }
+    return DQ_OK;
+}
+
+static inline dq_status dq__seg_norm2(const uint8_t *msg, size_t src_len, const dq_header *H, double *sum) {
+    dq__segwalk wk;
+    dq__seg s;
+    dq_status st;
+    if (src_len < H->msg_size - ((H->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u)) return DQ_ERR_TRUNCATED;
+    for (dq__seg_start(H, &wk); wk.j < H->segments;) {
+        if ((st = dq__seg_next(msg, H, &wk, &s)) != DQ_OK) return st;
+        if ((st = dq__norm2_scales(s.src, s.h.msg_size,
+                                   s.h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER, s.c.nbuckets,
+                                   sum)) != DQ_OK)
+            return st;
+    }
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_segments_read(const void *src, size_t src_len, dq_segment *seg, size_t cap, size_t *m) {
+    const uint8_t *in = (const uint8_t *)src;
+    dq_header h;
+    dq__cfg c;
+    dq_status st;
+    size_t j, first = 0;
+    if (!src || !m || (cap && !seg)) return DQ_ERR_NULL;
+    if ((st = dq__header_parse(in, src_len, &h, &c)) != DQ_OK) return st;
+    if (!dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
+    *m = h.segments;
+    if (cap < h.segments) return DQ_ERR_DST_TOO_SMALL;
+    if (!(h.flags & DQ_FLAG_SEGMENTS)) {
+        seg[0].count = h.count;
+        seg[0].bits = h.bits;
+        seg[0].coder = h.coder;
+        seg[0].first = 0;
+        seg[0].size = h.msg_size - DQ_HEADER_SIZE - ((h.flags & DQ_FLAG_CHECKSUM) ? 4u : 0u);
+        return DQ_OK;
+    }
+    for (j = 0; j < h.segments; j++) { /* the entries, validated by the header parse */
+        const uint8_t *e = in + DQ__SEG_TABLE + DQ__SEG_ENTRY * j;
+        seg[j].count = (size_t)dq__ld64(e);
+        seg[j].size = (size_t)dq__ld64(e + 8);
+        seg[j].bits = e[16];
+        seg[j].coder = e[17];
+        seg[j].first = first;
+        first += seg[j].count;
+    }
+    return DQ_OK;
+}
+
+/* Segment sg's params: its width, no checksum (the message carries one), the default resolved. */
+static inline void dq__seg_params(const dq_params *p, const dq_segment *sg, dq_params *q) {
+    *q = *p;
+    q->bits = sg->bits;
+    q->checksum = 0;
+    if (p->coder == DQ_CODER_DEFAULT) q->coder = sg->count >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+}
+/* Checks params and segments; *n the element count, *need the room encoding needs before it
+ * starts (fixed layouts, forced coders' bounds), *cap dq_segments_capacity(). */
+static inline dq_status dq__seg_plan(const dq_params *p, const dq_segment *seg, size_t m, size_t *n, size_t *need,
+                                     size_t *cap) {
+    uint64_t tot = 0, nd, cp;
+    size_t j;
+    int coded = 0;
+    if (!p || !seg) return DQ_ERR_NULL;
+    if (m == 0) return DQ_ERR_EMPTY;
+    if (m > DQ_SEGMENTS_MAX || (p->scheme != DQ_SCHEME_DEFAULT && p->scheme != DQ_SCHEME_QSGD) || p->checksum > 1u)
+        return DQ_ERR_PARAM;
+    nd = cp = DQ__SEG_TABLE + (uint64_t)DQ__SEG_ENTRY * m;
+    for (j = 0; j < m; j++) {
+        dq_params q;
+        dq__cfg c;
+        dq_status st;
+        size_t sz;
+        int ok;
+        if (seg[j].count == 0) return DQ_ERR_EMPTY;
+        if (seg[j].bits < 2u || seg[j].bits > 16u) return DQ_ERR_BITS;
+        if ((uint64_t)seg[j].count > DQ_MAX_ELEMS - tot) return DQ_ERR_TOO_LARGE;
+        tot += seg[j].count;
+        dq__seg_params(p, &seg[j], &q);
+        if ((st = dq__cfg_make(&q, seg[j].count, &c)) != DQ_OK) return st;
+        if ((st = dq__sized(&q, seg[j].count, 1, &sz)) != DQ_OK) return st;
+        cp += sz - DQ_HEADER_SIZE;
+        nd += c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
+        coded |= c.coder != DQ_CODER_FIXED;
+    }
+    if (p->checksum || (p->coder == DQ_CODER_DEFAULT && coded)) cp += 4u;
+    if (p->checksum) nd += 4u;
+    if (tot > (uint64_t)SIZE_MAX || cp > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    *n = (size_t)tot;
+    *need = (size_t)nd;
+    *cap = (size_t)cp;
+    return DQ_OK;
+}
+DQ_API dq_status dq_segments_capacity(const dq_params *p, const dq_segment *seg, size_t m, size_t *size) {
+    size_t n, need;
+    if (!size) return DQ_ERR_NULL;
+    return dq__seg_plan(p, seg, m, &n, &need, size);
+}
+
+DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq_segment *seg, size_t m,
+                                    float *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+    uint8_t *out = (uint8_t *)dst, keep[DQ_HEADER_SIZE];
+    size_t n, need, cap, j, off, first, crc;
+    unsigned maxb = 0, norm = 0, flags = DQ_FLAG_SEGMENTS;
+    int coded = 0;
+    dq_status st;
+    if (!x || !dst || !dst_len) return DQ_ERR_NULL;
+    if ((st = dq__seg_plan(p, seg, m, &n, &need, &cap)) != DQ_OK) return st;
+    if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
+    crc = p->checksum ? 4u : 0u;
+    if (residual && m > 1) { /* the scales' failures, found before any residual moves (dst as scratch) */
+        for (j = 0, first = 0; j < m; first += seg[j].count, j++) {
+            dq_params q;
+            dq__cfg c;
+            dq__seg_params(p, &seg[j], &q);
+            (void)dq__cfg_make(&q, seg[j].count, &c);
+            if ((st = dq__lv_scales(&c, 0, seg[j].count, seg[j].count, DQ_F32, x + first, DQ_F32, residual + first,
+                                    out, NULL, NULL)) != DQ_OK)
+                return st;
+        }
+    }
+    off = DQ__SEG_TABLE + DQ__SEG_ENTRY * m;
+    for (j = 0, first = 0; j < m; first += seg[j].count, j++) {
+        /* segment j is encoded as a message whose header lands on the 48 bytes before its body:
+         * they are kept and put back */
+        uint8_t *e = out + DQ__SEG_TABLE + DQ__SEG_ENTRY * j;
+        size_t len, at = off - DQ_HEADER_SIZE;
+        unsigned coder;
+        dq_params q;
+        dq__seg_params(p, &seg[j], &q);
+        memcpy(keep, out + at, DQ_HEADER_SIZE);
+        st = dq__lv_encode_at(&q, first, DQ_F32, x + first, seg[j].count, DQ_F32, residual ? residual + first : NULL,
+                              out + at, dst_cap - crc - at, &len);
+        coder = out[at + DQ__H_CODER];
+        norm = out[at + DQ__H_NORM];
+        memcpy(out + at, keep, DQ_HEADER_SIZE);
+        if (st != DQ_OK) return st;
+        memset(e, 0, DQ__SEG_ENTRY);
+        dq__st64(e, (uint64_t)seg[j].count);
+        dq__st64(e + 8, (uint64_t)(len - DQ_HEADER_SIZE));
+        e[16] = (uint8_t)seg[j].bits;
+        e[17] = (uint8_t)coder;
+        if (seg[j].bits > maxb) maxb = seg[j].bits;
+        coded |= coder != DQ_CODER_FIXED;
+        off += len - DQ_HEADER_SIZE;
+    }
+    if (!crc && p->coder == DQ_CODER_DEFAULT && coded && dst_cap - off >= 4u) crc = 4u;
+    if (p->rounding != DQ_ROUND_NEAREST) flags |= DQ_FLAG_STOCHASTIC;
+    if (crc) flags |= DQ_FLAG_CHECKSUM;
+    dq__st32(out + DQ_HEADER_SIZE, (uint32_t)m);
+    dq__st32(out + DQ_HEADER_SIZE + 4u, dq__crc32c(out + DQ__SEG_TABLE, DQ__SEG_ENTRY * m));
+    dq__put_header(out, DQ_SCHEME_QSGD, maxb, DQ_CODER_FIXED, norm, flags,
+                   p->bucket == DQ_BUCKET_WHOLE ? 0u : (p->bucket ? p->bucket : DQ_BUCKET_DEFAULT), (uint64_t)n, p);
+    if (crc) dq__st32(out + off, dq__crc32c(out + DQ_HEADER_SIZE, off - DQ_HEADER_SIZE));
+    *dst_len = off + crc;
     return DQ_OK;
 }
 

@@ -295,4 +295,7 @@ static const dqt_r32enc_k DQT_R32ENC_K[] = {
 #endif
     {NULL, NULL}};
 
+/* Segments (FORMAT 24): a level-scheme encode whose element 0 has dither index `first`. */
+#define dqt_lv_encode_at dq__lv_encode_at
+
 #endif

@@ -154,27 +154,6 @@ static void test_range_errors(void) {
     }
 }
 
-/* Independent model of doc/FORMAT.md sections 6.5 and 7 for 1-bit stochastic codes. */
-static uint64_t ref_mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-static float ref_draw(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
-    uint64_t z = ref_mix64(seed + 0x9E3779B97F4A7C15u);
-    uint32_t k0, k1, x;
-    z = ref_mix64(z ^ (step + 0x3C6EF372FE94F82Au));
-    z = ref_mix64(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Fu));
-    k0 = (uint32_t)z;
-    k1 = (uint32_t)(z >> 32) ^ ((uint32_t)(i >> 32) * 0x9E3779B9u);
-    x = (uint32_t)i ^ k0;
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= (x >> 15) ^ k1;
-    x *= 0x846CA68Bu;
-    x ^= x >> 16;
-    return (float)(x >> 8) * 5.96046448e-08f; /* 2^-24 */
-}
 
 /* Elements past 2^32: a message of n = 2^32 + 4096 one-bit elements (512 MiB, touched only
  * where the range lands) encoded and decoded in its last range only. */
@@ -219,8 +198,8 @@ static void test_index_past_2_32(void) {
     CHECK(dq_t_ld32(msg + 48 + 8) == dq_t_fbits(scale));
     for (i = 0; i < m; i++) {
         float inv = 0.5f / scale, pr = 0.5f + x[i] * inv;
-        unsigned want = ref_draw(p.seed, p.step, p.stream, base + i) < pr ? 0u : 1u;
-        unsigned want0 = ref_draw(p.seed, p.step, p.stream, i) < pr ? 0u : 1u;
+        unsigned want = dq_t_ref_draw(p.seed, p.step, p.stream, base + i) < pr ? 0u : 1u;
+        unsigned want0 = dq_t_ref_draw(p.seed, p.step, p.stream, i) < pr ? 0u : 1u;
         /* 1 bit: lane L of a block is one u32 whose bit r is the code of element 8r + L */
         size_t blk = i / 256u, r = (i % 256u) / 8u, lane = i % 8u;
         const uint8_t *w = msg + 48 + 12 + (size_t)(base / 8u) + blk * 32u + lane * 4u;
@@ -233,7 +212,7 @@ static void test_index_past_2_32(void) {
            (unsigned long)m);
     CHECK(dq_decode_range(msg, cap, (size_t)base, n, out) == DQ_OK);
     for (i = 0; i < m; i++) {
-        float want = ref_draw(p.seed, p.step, p.stream, base + i) < 0.5f + x[i] * (0.5f / scale) ? scale : -scale;
+        float want = dq_t_ref_draw(p.seed, p.step, p.stream, base + i) < 0.5f + x[i] * (0.5f / scale) ? scale : -scale;
         CHECK(dq_t_fbits(out[i]) == dq_t_fbits(want));
     }
     free(msg);
