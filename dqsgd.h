@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.8.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.9.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -58,10 +58,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 8
+#define DQSGD_VERSION_MINOR 9
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.8.0"
+#define DQSGD_VERSION_STRING "0.9.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -614,6 +614,11 @@ typedef struct dq_sched_params {
     double budget_bits;  /* P2: bits of all T messages of one worker (headers included) */
     double lipschitz, lr; /* L and eta, for P1 */
     unsigned workers;     /* N, for P1; 0 = 1 */
+    /* A warm start: the first warm_steps steps go out at warm_bits (2..16, 0 = 16: within 2^-15
+     * of each bucket's scale, near lossless), whatever the mode, their bits counted against a
+     * budget; the rule takes over after them. 0 = none. */
+    uint64_t warm_steps;
+    unsigned warm_bits;
 } dq_sched_params;
 
 typedef struct dq_sched { /* caller-owned state; read the fields, change them only through calls */
@@ -652,7 +657,7 @@ DQ_API double dq_sched_levels(const dq_sched *s, uint64_t n, double G);
  *  everything (magic, version, kind, length, CRC32C, values) before writing the destination.
  *  dq_residual_save_size() : bytes of a residual checkpoint of n floats; 0 if it overflows.
  *  dq_residual_load() : n must equal the saved count (DQ_ERR_SIZE_MISMATCH). */
-#define DQ_SCHED_SAVE_SIZE 2220u
+#define DQ_SCHED_SAVE_SIZE 2232u
 DQ_API size_t dq_residual_save_size(size_t n);
 DQ_API dq_status dq_residual_save(const float *residual, size_t n, void *dst, size_t dst_cap, size_t *dst_len);
 DQ_API dq_status dq_residual_load(const void *src, size_t src_len, float *residual, size_t n);
@@ -5312,8 +5317,12 @@ DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p) {
     if (!q.window) q.window = 1;
     if (!q.workers) q.workers = 1;
     if (!q.bucket) q.bucket = DQ_BUCKET_DEFAULT;
+    if (q.warm_steps && !q.warm_bits) q.warm_bits = 16;
     if (q.steps == 0 || q.dim == 0) return DQ_ERR_EMPTY;
-    if (q.bits_min < 2 || q.bits_max > 16 || q.bits_min > q.bits_max) return DQ_ERR_BITS;
+    if (q.bits_min < 2 || q.bits_max > 16 || q.bits_min > q.bits_max || (q.warm_bits && q.warm_bits < 2) ||
+        q.warm_bits > 16)
+        return DQ_ERR_BITS;
+    if (q.warm_steps > q.steps || (!q.warm_steps && q.warm_bits)) return DQ_ERR_PARAM;
     if (!(q.alpha > 0.0 && q.alpha <= 1.0) || q.window > DQ_SCHED_MAX_WINDOW || !(q.norm_prior >= 0.0) ||
         !(q.scale >= 0.0) || !(q.target_error >= 0.0) || !(q.budget_bits >= 0.0) || !(q.lipschitz >= 0.0) ||
         !(q.lr >= 0.0) || (q.bucket != DQ_BUCKET_WHOLE && q.bucket % 8u))
@@ -5330,8 +5339,10 @@ DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p) {
         if (!(q.lipschitz > 0.0 && q.lr > 0.0)) return DQ_ERR_PARAM;
         s->c = sqrt(q.lipschitz * q.lr * q.lr * dq__sched_B(&q) * (double)q.steps /
                     (8.0 * (double)q.workers * q.target_error));
-    } else if (q.budget_bits < (double)q.steps * dq_message_bits(q.dim, q.bits_min, q.bucket)) {
-        return DQ_ERR_INFEASIBLE;
+    } else {
+        double warm = (double)q.warm_steps * (q.warm_steps ? dq_message_bits(q.dim, q.warm_bits, q.bucket) : 0.0);
+        double rest = (double)(q.steps - q.warm_steps) * dq_message_bits(q.dim, q.bits_min, q.bucket);
+        if (q.budget_bits < warm + rest) return DQ_ERR_INFEASIBLE;
     }
     return DQ_OK;
 }
@@ -5341,7 +5352,11 @@ DQ_API dq_status dq_sched_next(dq_sched *s, unsigned *bits) {
     if (!s || !bits) return DQ_ERR_NULL;
     p = &s->p;
     if (s->step >= p->steps) return DQ_ERR_PARAM; /* the planned run is over */
-    if (s->step % p->period == 0 || s->bits == 0) {
+    if (s->step < p->warm_steps) {
+        *bits = s->bits = p->warm_bits;
+        return DQ_OK;
+    }
+    if (s->step % p->period == 0 || s->bits == 0 || s->step == p->warm_steps) {
         double T = (double)p->steps, n = (double)s->step;
         switch (p->mode) {
             case DQ_SCHED_FIXED:
@@ -5444,6 +5459,10 @@ DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits) 
     if (!s || !rd || !bits) return DQ_ERR_NULL;
     p = &s->p;
     if (p->mode != DQ_SCHED_RD || s->step >= p->steps) return DQ_ERR_PARAM;
+    if (s->step < p->warm_steps) {
+        *bits = s->bits = p->warm_bits;
+        return DQ_OK;
+    }
     for (b = p->bits_min; b <= p->bits_max; b++)
         if (!(rd->bits[b] > 0.0) || !(rd->err[b] >= 0.0) || rd->bits[b] > DBL_MAX || rd->err[b] > DBL_MAX)
             return DQ_ERR_PARAM;
@@ -5597,6 +5616,8 @@ static inline void dq__sched_io(dq_sched *s, uint8_t *body, int load) {
     dq__io32(&at, &s->head, load);
     dq__iof64(&at, &s->loss0, load);
     dq__iof64(&at, &s->loss, load);
+    dq__io64(&at, &s->p.warm_steps, load); /* since 0.9.0; a 0.8 body ends before them (zeros) */
+    dq__io32(&at, &s->p.warm_bits, load);
     if (load) {
         s->p.mode = (dq_sched_mode)(mode <= (unsigned)DQ_SCHED_RD ? mode : 0u);
         s->p.bucket = (uint32_t)bucket;
@@ -5604,6 +5625,7 @@ static inline void dq__sched_io(dq_sched *s, uint8_t *body, int load) {
     }
 }
 #define DQ__SCHED_BODY (DQ_SCHED_SAVE_SIZE - DQ__CKPT_HEAD - 4u)
+#define DQ__SCHED_BODY_08 2200u /* written by 0.8 and earlier: no warm start */
 
 DQ_API dq_status dq_sched_save(const dq_sched *s, void *dst, size_t dst_cap, size_t *dst_len) {
     uint8_t *d = (uint8_t *)dst;
@@ -5626,10 +5648,11 @@ DQ_API dq_status dq_sched_load(const void *src, size_t src_len, dq_sched *s) {
     dq_status st;
     if (!src || !s) return DQ_ERR_NULL;
     if ((st = dq__ckpt_open(in, src_len, DQ__CKPT_SCHED, &count)) != DQ_OK) return st;
-    if (count != DQ__SCHED_BODY) return DQ_ERR_CORRUPT;
-    if (src_len < DQ_SCHED_SAVE_SIZE) return DQ_ERR_TRUNCATED;
-    if (!dq__ckpt_crc_ok(in, DQ_SCHED_SAVE_SIZE)) return DQ_ERR_CHECKSUM;
-    memcpy(body, in + DQ__CKPT_HEAD, sizeof body);
+    if (count != DQ__SCHED_BODY && count != DQ__SCHED_BODY_08) return DQ_ERR_CORRUPT;
+    if (src_len < DQ__CKPT_HEAD + (size_t)count + 4u) return DQ_ERR_TRUNCATED;
+    if (!dq__ckpt_crc_ok(in, DQ__CKPT_HEAD + (size_t)count + 4u)) return DQ_ERR_CHECKSUM;
+    memset(body, 0, sizeof body);
+    memcpy(body, in + DQ__CKPT_HEAD, (size_t)count);
     memset(&t, 0, sizeof t);
     dq__sched_io(&t, body, 1);
     /* The params must be ones dq_sched_init accepted (and left unchanged: defaults applied),

@@ -460,8 +460,8 @@ typedef struct options {
     model_kind model;
     scheme_kind scheme;
     pattern_kind pattern;
-    unsigned bits, bits_min, bits_max, workers, batch, period, window, coder;
-    uint64_t steps, eval_every, seed;
+    unsigned bits, bits_min, bits_max, workers, batch, period, window, coder, warm_bits;
+    uint64_t steps, eval_every, seed, warm_steps;
     double lr, momentum, alpha, target_error, budget_bits, scale, lipschitz, norm_prior, noise_ratio;
     size_t train_eval;
     int quiet, print_l, ef;
@@ -583,6 +583,10 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             o->window = (unsigned)int_arg(argc, argv, &i, 1, DQ_SCHED_MAX_WINDOW);
         } else if (!strcmp(a, "--norm-prior")) {
             o->norm_prior = num_arg(argc, argv, &i, 1e-300, 1e300);
+        } else if (!strcmp(a, "--warm-steps")) {
+            o->warm_steps = (uint64_t)int_arg(argc, argv, &i, 0, 1e9);
+        } else if (!strcmp(a, "--warm-bits")) {
+            o->warm_bits = (unsigned)int_arg(argc, argv, &i, 2, 16);
         } else if (!strcmp(a, "--steps")) {
             o->steps = (uint64_t)int_arg(argc, argv, &i, 1, 1e9);
         } else if (!mpi && !strcmp(a, "--workers")) {
@@ -677,6 +681,8 @@ FM_FN void sched_params(const options *o, size_t d, unsigned N, dq_sched_params 
     sp->window = o->window;
     sp->norm_prior = o->norm_prior;
     sp->workers = N;
+    sp->warm_steps = o->warm_steps;
+    sp->warm_bits = o->warm_steps ? o->warm_bits : 0u;
     switch (o->scheme) {
         case SCH_FIXED: sp->mode = DQ_SCHED_FIXED; sp->bits_min = 2; sp->bits_max = o->bits < 2 ? 2 : o->bits; break;
         case SCH_INCREASING: sp->mode = DQ_SCHED_INCREASING; break;

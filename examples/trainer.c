@@ -58,6 +58,8 @@ static void usage(FILE *f) {
           "  --period P            DQSGD: choose a new width every P steps (default 10)\n"
           "  --window W            DQSGD: gradient norm = mean of the last W norms (default 50)\n"
           "  --bits-min B, --bits-max B   width range of DQSGD and increasing (default 2, 16)\n"
+          "  --warm-steps K        schedules: the first K steps at --warm-bits (default 16), their bits\n"
+          "                        counted against a budget (dq_sched_params.warm_steps)\n"
           "  --norm-prior G        DQSGD norm before the first step (default: norm of worker 0's first\n"
           "                        gradient, sent once as a float and counted as 32 bits)\n"
           "  --steps T             SGD steps (default 1000)\n"
