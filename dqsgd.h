@@ -753,6 +753,11 @@ DQ_API dq_status dq_rd_alloc(const dq_rd *rd, size_t m, double budget_bits, unsi
  *  now. Re-plans at every call (period is not used). DQ_ERR_INFEASIBLE (with *bits = bits_min)
  *  when the rest of the budget cannot pay bits_min for every remaining step. */
 DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits);
+/*! dq_rd_floor() : the least width in bits_min..bits_max whose expected squared error
+ *  rd->err[b] is at most max_err (bits_max when none is): where extra bits stop paying, e.g.
+ *  max_err = K x the sampling variance of the gradient (the trainer's --scheme noise: K times
+ *  the variance of the mean over workers, against err[b] / N). */
+DQ_API dq_status dq_rd_floor(const dq_rd *rd, double max_err, unsigned bits_min, unsigned bits_max, unsigned *bits);
 
 /* ---------------------------------------------------------------- sparsifiers
  * Top-k, random-k and threshold are schemes of dq_encode() (DQ_SCHEME_TOPK, _RANDK,
@@ -5497,6 +5502,16 @@ DQ_API dq_status dq_sched_next_rd(dq_sched *s, const dq_rd *rd, unsigned *bits) 
         (void)dq__rd_plan(rd, wt, cnt, ng, p->bits_min, p->bits_max, lam, &first);
     }
     *bits = s->bits = first;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_rd_floor(const dq_rd *rd, double max_err, unsigned bits_min, unsigned bits_max, unsigned *bits) {
+    unsigned b;
+    if (!rd || !bits) return DQ_ERR_NULL;
+    if (bits_min < DQ_RD_BITS_MIN || bits_max > DQ_RD_BITS_MAX || bits_min > bits_max) return DQ_ERR_BITS;
+    if (max_err != max_err) return DQ_ERR_PARAM;
+    for (b = bits_min; b < bits_max && rd->err[b] > max_err; b++) continue;
+    *bits = b;
     return DQ_OK;
 }
 

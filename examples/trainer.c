@@ -247,15 +247,11 @@ int main(int argc, char **argv) {
                 }
                 if (o.scheme == SCH_NOISE) { /* the least width whose error is a fraction of the noise */
                     dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
-                    unsigned b;
                     check(dq_rd_measure(&rp, g, NULL, d, &rd), "dq_rd_measure", n);
-                    width = sched.p.bits_max;
-                    for (b = sched.p.bits_min; n > 0 && b <= sched.p.bits_max; b++)
-                        if (rd.err[b] / N <= o.noise_ratio * noise_prev) {
-                            width = b;
-                            break;
-                        }
-                    st = DQ_OK;
+                    width = sched.p.bits_max; /* no noise estimate before the first step */
+                    st = n > 0 ? dq_rd_floor(&rd, o.noise_ratio * noise_prev * N, sched.p.bits_min, sched.p.bits_max,
+                                             &width)
+                               : DQ_OK;
                 } else if (o.scheme == SCH_RD_LAYER) { /* rd's width prices the step; the layers share it */
                     dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
                     size_t l, off = 0;

@@ -379,6 +379,18 @@ static void test_alloc(void) {
             CHECK(enum_best(rd, 4, budget, 2, 16, 0) == e); /* and here, the optimum */
         }
     }
+    { /* the floor: the least width whose error is within the bound */
+        unsigned w = 0;
+        dq_rd f;
+        memset(&f, 0, sizeof f);
+        for (w = DQ_RD_BITS_MIN; w <= DQ_RD_BITS_MAX; w++) f.err[w] = ldexp(1.0, -2 * (int)w);
+        CHECK(dq_rd_floor(&f, ldexp(1.0, -10), 2, 16, &w) == DQ_OK && w == 5u);
+        CHECK(dq_rd_floor(&f, ldexp(1.0, -10) * 0.999, 2, 16, &w) == DQ_OK && w == 6u);
+        CHECK(dq_rd_floor(&f, 1.0, 3, 16, &w) == DQ_OK && w == 3u);
+        CHECK(dq_rd_floor(&f, 0.0, 2, 9, &w) == DQ_OK && w == 9u); /* none: the widest */
+        CHECK(dq_rd_floor(&f, NAN, 2, 9, &w) == DQ_ERR_PARAM);
+        CHECK(dq_rd_floor(&f, 1.0, 9, 2, &w) == DQ_ERR_BITS && dq_rd_floor(NULL, 1.0, 2, 9, &w) == DQ_ERR_NULL);
+    }
     CHECK(dq_rd_alloc(NULL, 1, 1e9, 2, 8, 0, bits, NULL, NULL) == DQ_ERR_NULL);
     CHECK(dq_rd_alloc(rd, 0, 1e9, 2, 8, 0, bits, NULL, NULL) == DQ_ERR_EMPTY);
     CHECK(dq_rd_alloc(rd, 1, 1e9, 1, 8, 0, bits, NULL, NULL) == DQ_ERR_BITS);
