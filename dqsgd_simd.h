@@ -1253,40 +1253,56 @@ static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
 /* One vector of 16 codes: the constants live in a struct that inlining keeps in registers, so
  * the plain and the fused (quantize + pack) kernels share one body. */
 typedef struct dq__q512 {
-    simde__m512i absm, zero, one, k0, k1, lane, shs, magici;
-    simde__m512 inv, smax, step, neg, half, ulp24, magic;
-    int stoch;
+    simde__m512i absm, zero, one, k0, k1, lane, lmask, dmask;
+    simde__m128i sgn; /* shift count 32 - b: the sign bit lands at bit b-1 */
+    simde__m512 inv, smax, step, neg, half, two32, magic;
+    int stoch, k0x; /* k0x: k0 holds k0 ^ (the draw's first xorshift of the high half) */
     unsigned bits;
 } dq__q512;
-static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q) {
+/* The quantizer constants for the `cnt` elements from index q->lo on. When their indices share
+ * the high 16 bits (a block never crosses a multiple of 2^16 unless it starts unaligned), the
+ * draw's first step, x ^= x >> 16 with x = lo ^ k0, is lo ^ (k0 ^ ((lo0 ^ k0) >> 16)): a
+ * constant key, two vector operations fewer per draw. */
+static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
+    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
     c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm512_setzero_si512();
     c->one = simde_mm512_set1_epi32(1);
-    c->k0 = simde_mm512_set1_epi32((int32_t)q->k0);
+    c->k0 = simde_mm512_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
     c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm512_loadu_si512(dq__lane_ids);
-    c->shs = simde_mm512_set1_epi32((int)q->bits - 1);
-    c->magici = simde_mm512_set1_epi32(0x4B000000);
+    c->lmask = simde_mm512_set1_epi32(q->bits >= 2 ? (int32_t)((1u << (q->bits - 1)) - 1u) : 0);
+    c->dmask = simde_mm512_set1_epi32((int32_t)0xFFFFFF00u);
+    c->sgn = simde_mm_cvtsi32_si128(32 - (int)q->bits);
     c->inv = simde_mm512_set1_ps(q->inv);
     c->smax = simde_mm512_set1_ps(q->smax);
     c->step = simde_mm512_set1_ps(q->step);
     c->neg = simde_mm512_set1_ps(q->neg);
     c->half = simde_mm512_set1_ps(0.5f);
-    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->two32 = simde_mm512_set1_ps(4294967296.0f);
     c->magic = simde_mm512_set1_ps(8388608.0f);
     c->stoch = q->thresh < 0.0f;
     c->bits = q->bits;
 }
-/* idx holds the low halves of the 16 element indices. */
+/* idx holds the low halves of the 16 element indices. The dither test t < f, t = d * 2^-24
+ * with d the 24-bit draw, is evaluated as d * 2^8 < f * 2^32: both sides are exact floats (d * 2^8
+ * has at most 24 significant bits, scaling by 2^32 is exact), so the outcome is the same, and
+ * the draw's last xorshift and the low-byte clear merge into one ternary-logic operation. */
 static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
-    simde__m512 xv = simde_mm512_loadu_ps(x), t, v = simde_mm512_setzero_ps();
+    simde__m512 xv = simde_mm512_loadu_ps(x), td = c->half, v = simde_mm512_setzero_ps();
     simde__m512i xb = simde_mm512_castps_si512(xv), code;
     if (c->stoch) {
-        t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
-    } else {
-        t = c->half;
+        simde__m512i h = simde_mm512_xor_si512(idx, c->k0);
+        if (!c->k0x) h = simde_mm512_xor_si512(h, simde_mm512_srli_epi32(h, 16));
+        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96); /* a ^ b ^ c */
+        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28); /* (a ^ b) & c */
+        td = simde_mm512_cvtepu32_ps(h);
     }
     if (c->bits == 1) {
+        simde__m512 t = c->stoch ? simde_mm512_mul_ps(td, simde_mm512_set1_ps(2.3283064365386963e-10f)) : c->half;
         simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
         simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
         code = c->stoch ? simde_mm512_mask_mov_epi32(c->one, plus, c->zero) : simde_mm512_srli_epi32(xb, 31);
@@ -1295,23 +1311,27 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
     } else {
         simde__m512 r = simde_mm512_min_ps(
             simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
-        /* trunc(r) as an integer: r < 2^16, so trunc(r) + 2^23 is exact and its low mantissa
-         * bits are the integer (SIMDe 0.7.4 has no 512-bit cvttps_epi32) */
+        /* trunc(r) + 2^23 is exact (r < 2^16) and its low mantissa bits are the integer level
+         * (SIMDe 0.7.4 has no 512-bit cvttps_epi32); the exponent bits above them are cleared
+         * by the final select with lmask, since a level fits in bits 0..b-2 */
         simde__m512 tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
-        simde__m512i l = simde_mm512_sub_epi32(simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic)), c->magici);
-        simde__m512i sg;
         simde__m512 f = simde_mm512_sub_ps(r, tr);
-        simde__mmask16 up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), z;
-        l = simde_mm512_mask_add_epi32(l, up, l, c->one);
-        z = simde_mm512_cmpeq_epi32_mask(l, c->zero);
-        sg = simde_mm512_srli_epi32(xb, 31);
-        /* the sign goes to bit b-1 of nonzero levels only */
-        code = simde_mm512_mask_or_epi32(l, (simde__mmask16)(z ^ 0xFFFFu), l, simde_mm512_sllv_epi32(sg, c->shs));
+        simde__mmask16 up = c->stoch ? simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(f, c->two32), SIMDE_CMP_LT_OQ)
+                                     : simde_mm512_cmp_ps_mask(c->half, f, SIMDE_CMP_LT_OQ),
+                       nz;
+        simde__m512i lm = simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic)), sg;
+        lm = simde_mm512_mask_add_epi32(lm, up, lm, c->one);
+        nz = simde_mm512_test_epi32_mask(lm, c->lmask);
+        /* the sign goes to bit b-1 of nonzero levels only: x >> (32 - b) is the sign there and
+         * the top b-1 bits of x below it, which lmask's select drops */
+        sg = simde_mm512_maskz_srl_epi32(nz, xb, c->sgn);
+        code = simde_mm512_ternarylogic_epi32(c->lmask, lm, sg, 0xCA); /* lmask ? lm : sg */
         if (res) { /* a zero level keeps +0 whatever the sign, as in the scalar reference */
-            v = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(l), c->step);
-            v = simde_mm512_castsi512_ps(simde_mm512_mask_xor_epi32(
-                simde_mm512_castps_si512(v), (simde__mmask16)(z ^ 0xFFFFu), simde_mm512_castps_si512(v),
-                simde_mm512_slli_epi32(sg, 31)));
+            simde__m512 lf = simde_mm512_mask_add_ps(tr, up, tr, simde_mm512_set1_ps(1.0f)); /* exact */
+            v = simde_mm512_mul_ps(lf, c->step);
+            v = simde_mm512_castsi512_ps(simde_mm512_mask_xor_epi32(simde_mm512_castps_si512(v), nz,
+                                                                    simde_mm512_castps_si512(v),
+                                                                    simde_mm512_andnot_si512(c->absm, xb)));
         }
     }
     if (res) simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
@@ -1323,7 +1343,7 @@ static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t c
     size_t i = 0;
     dq__qctx rest;
     simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
-    dq__q512_init(&c, q);
+    dq__q512_init(&c, q, cnt);
     for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16)))
         simde_mm512_storeu_si512(codes + i, dq__q512_codes(&c, x + i, idx, res ? res + i : NULL));
     rest = *q;
@@ -1338,8 +1358,25 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
     simde__m256i acc = simde_mm256_setzero_si256();
     unsigned have = 0, b = q->bits, i;
     simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
-    dq__q512_init(&c, q);
-    for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16))) {
+    const simde__m512i step16 = simde_mm512_set1_epi32(16);
+    dq__q512_init(&c, q, DQ__BLOCK);
+    if ((32u % b) == 0) {
+        /* b divides 32: word j of every lane holds rows j*32/b .. exactly, so each word is an
+         * OR of codes at constant shifts (row 2k in the low half, 2k+1 in the high half) and no
+         * bit carries from one word to the next: the words are independent chains. */
+        const simde__m512i sh0 = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
+        const simde__m512i sh2 = simde_mm512_set1_epi32((int)(2u * b));
+        unsigned j, k, per = 16u / b; /* vectors (row pairs) per word */
+        for (j = 0, i = 0; j < b; j++, out += 32) {
+            simde__m512i w = simde_mm512_setzero_si512(), sh = sh0;
+            for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes(&c, x + i, idx, res ? res + i : NULL), sh));
+            simde_mm256_storeu_si256((simde__m256i *)out, simde_mm256_or_si256(simde_mm512_castsi512_si256(w),
+                                                                               simde_mm512_extracti64x4_epi64(w, 1)));
+        }
+        return;
+    }
+    for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, step16)) {
         simde__m512i code = dq__q512_codes(&c, x + i, idx, res ? res + i : NULL);
         dq__pack_row__avx2(&acc, &have, simde_mm512_castsi512_si256(code), b, &out);
         dq__pack_row__avx2(&acc, &have, simde_mm512_extracti64x4_epi64(code, 1), b, &out);
