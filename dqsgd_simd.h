@@ -762,14 +762,16 @@ typedef struct dq__q256 {
     simde__m256i absm, zero, one, k0, k1, lane;
     simde__m128i shs;
     simde__m256 inv, smax, step, neg, half, ulp24;
-    int stoch;
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
     unsigned bits;
 } dq__q256;
-static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q) {
+static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
+    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
     c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm256_setzero_si256();
     c->one = simde_mm256_set1_epi32(1);
-    c->k0 = simde_mm256_set1_epi32((int32_t)q->k0);
+    c->k0 = simde_mm256_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
@@ -787,8 +789,13 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
     simde__m256i xb = simde_mm256_castps_si256(xv), code;
     if (c->stoch) {
-        simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
-        t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+        simde__m256i h = simde_mm256_xor_si256(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0);
+        if (!c->k0x) h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
+        h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
+        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
+        h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     } else {
         t = c->half;
     }
@@ -820,7 +827,7 @@ static inline void dq__quant__avx2(const dq__qctx *q, const float *x, size_t cnt
     dq__q256 c;
     size_t i = 0;
     dq__qctx rest;
-    dq__q256_init(&c, q);
+    dq__q256_init(&c, q, cnt);
     for (; i + 8 <= cnt; i += 8)
         simde_mm256_storeu_si256((simde__m256i *)(codes + i),
                                  dq__q256_codes(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
@@ -833,7 +840,18 @@ static inline void dq__quant_pack__avx2(const dq__qctx *q, const float *x, float
     dq__q256 c;
     simde__m256i acc = simde_mm256_setzero_si256();
     unsigned have = 0, b = q->bits, i;
-    dq__q256_init(&c, q);
+    dq__q256_init(&c, q, DQ__BLOCK);
+    if ((32u % b) == 0) { /* b divides 32: independent words (see dq__quant_pack__avx512) */
+        unsigned j, k, per = 32u / b; /* rows per word */
+        const simde__m256i sb = simde_mm256_set1_epi32((int)b);
+        for (j = 0, i = 0; j < b; j++, out += 32) {
+            simde__m256i w = simde_mm256_setzero_si256(), sh = simde_mm256_setzero_si256();
+            for (k = 0; k < per; k++, i += 8, sh = simde_mm256_add_epi32(sh, sb))
+                w = simde_mm256_or_si256(w, simde_mm256_sllv_epi32(dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), sh));
+            simde_mm256_storeu_si256((simde__m256i *)out, w);
+        }
+        return;
+    }
     for (i = 0; i < DQ__BLOCK; i += 8) {
         dq__pack_row__avx2(&acc, &have, dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), b, &out);
     }
@@ -846,6 +864,60 @@ static inline void dq__pack_block__avx2(const uint32_t *codes, unsigned b, uint8
         dq__pack_row__avx2(&acc, &have, simde_mm256_loadu_si256((const simde__m256i *)(codes + 8 * r)), b, &out);
 }
 
+/* Whether all 32 row steps have the bits of rowstep[0]. The first and last are compared alone
+ * first: a block that spans buckets usually differs there, and its caller stored the steps one
+ * by one, which a vector load would wait on (no store forwarding into a wider load). */
+static inline int dq__rows_uniform(const float *rowstep) {
+    const simde__m256i s0 = simde_mm256_set1_epi32((int32_t)dq__fbits(rowstep[0]));
+    simde__m256i d;
+    if (dq__fbits(rowstep[DQ__ROWS - 1]) != dq__fbits(rowstep[0])) return 0;
+    d = simde_mm256_or_si256(simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)rowstep), s0),
+                             simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)(rowstep + 8)), s0));
+    d = simde_mm256_or_si256(d, simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)(rowstep + 16)), s0));
+    d = simde_mm256_or_si256(d, simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)(rowstep + 24)), s0));
+    return simde_mm256_testz_si256(d, d);
+}
+/* Decoded values of 8 codes, as in the scalar dq__decode_value. */
+static inline simde__m256 dq__decode_vals__avx2(simde__m256i v, simde__m256i lmask, simde__m256i lone, simde__m256 stepv,
+                                                simde__m128i shs) {
+    simde__m256 f = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_or_si256(simde_mm256_and_si256(v, lmask), lone)), stepv);
+    return simde_mm256_castsi256_ps(
+        simde_mm256_xor_si256(simde_mm256_castps_si256(f), simde_mm256_slli_epi32(simde_mm256_srl_epi32(v, shs), 31)));
+}
+/* b divides 32: row r is at bits (r % (32/b)) * b of word r / (32/b), never split. With equal
+ * row steps and b <= 4 the value of a code is a permute of the values of levels 0..7 (the sign
+ * bit, at or above bit 3 when b = 4 and ignored by the permute for the level, then xored in;
+ * for b <= 3 the table entry already drops it: entry k is the value of level k & lmask). */
+static inline void dq__decode_block_p2__avx2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                             float *out) {
+    const simde__m256i lmask = simde_mm256_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m256i lone = simde_mm256_set1_epi32(b == 1 ? 1 : 0);
+    const simde__m256i sgnm = simde_mm256_set1_epi32((int32_t)0x80000000u), sb = simde_mm256_set1_epi32((int)b);
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1), shsg = simde_mm_cvtsi32_si128(32 - (int)b);
+    const simde__m256 wv = simde_mm256_set1_ps(w);
+    const unsigned per = 32u / b, table = b <= 4u && dq__rows_uniform(rowstep);
+    simde__m256 tab = simde_mm256_setzero_ps(), v;
+    unsigned j, k, r;
+    if (table)
+        tab = dq__decode_vals__avx2(simde_mm256_and_si256(simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids), lmask),
+                                    lmask, lone, simde_mm256_set1_ps(rowstep[0]), shs);
+    for (j = 0, r = 0; j < b; j++) {
+        const simde__m256i word = simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j));
+        simde__m256i sh = simde_mm256_setzero_si256(), code;
+        for (k = 0; k < per; k++, r++, sh = simde_mm256_add_epi32(sh, sb)) {
+            /* the bits above the code are dropped by lmask, the permute and the sign shifts */
+            code = simde_mm256_srlv_epi32(word, sh);
+            if (table)
+                v = simde_mm256_castsi256_ps(simde_mm256_xor_si256(
+                    simde_mm256_castps_si256(simde_mm256_permutevar8x32_ps(tab, code)),
+                    simde_mm256_and_si256(simde_mm256_sll_epi32(code, shsg), sgnm)));
+            else
+                v = dq__decode_vals__avx2(code, lmask, lone, simde_mm256_set1_ps(rowstep[r]), shs);
+            if (add) v = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, v));
+            simde_mm256_storeu_ps(out + 8 * r, v);
+        }
+    }
+}
 static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
                                           float *out) {
     const simde__m256i mask = simde_mm256_set1_epi32((int32_t)((1u << b) - 1u));
@@ -854,6 +926,10 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1);
     const simde__m256 wv = simde_mm256_set1_ps(w);
     unsigned r;
+    if (32u % b == 0) {
+        dq__decode_block_p2__avx2(in, b, rowstep, w, add, out);
+        return;
+    }
     for (r = 0; r < DQ__ROWS; r++) {
         unsigned off = r * b, j = off >> 5, s = off & 31u;
         const uint8_t *p = in + 32u * j;
@@ -1380,6 +1456,63 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
         simde__m512i code = dq__q512_codes(&c, x + i, idx, res ? res + i : NULL);
         dq__pack_row__avx2(&acc, &have, simde_mm512_castsi512_si256(code), b, &out);
         dq__pack_row__avx2(&acc, &have, simde_mm512_extracti64x4_epi64(code, 1), b, &out);
+    }
+}
+
+/* Decoded values of 16 codes (see dq__decode_block__avx512). */
+static inline simde__m512 dq__decode_vals__avx512(simde__m512i code, simde__m512i lmask, simde__m512i lone, simde__m512 stepv,
+                                                  simde__m512i shsg, simde__m512i sgnm) {
+    simde__m512 v = simde_mm512_cvtepu32_ps(simde_mm512_ternarylogic_epi32(code, lmask, lone, 0xEA)); /* (a & b) | c */
+    v = simde_mm512_mul_ps(v, stepv);
+    return simde_mm512_castsi512_ps(simde_mm512_ternarylogic_epi32(simde_mm512_castps_si512(v),
+                                                                   simde_mm512_sllv_epi32(code, shsg), sgnm, 0x78)); /* a ^ (b & c) */
+}
+/* Decode one packed block, two rows per vector. When b divides 32 both rows of a pair lie in
+ * one 32-byte word row (rows j*32/b ..): one broadcast load and a per-half shift give 16 codes,
+ * with no carry between words. Other widths use the AVX2 kernel. When every row has the same
+ * step and b <= 4, the (at most 16) decoded values are a table built with the scalar
+ * dq__decode_value, so each code is one permute; otherwise the value is computed as in
+ * dq__decode_block__avx2: (float)level * step, the code's sign bit moved to bit 31 and xored in. */
+static inline void dq__decode_block__avx512(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                            float *out) {
+    simde__m512i shv, code;
+    simde__m512 v, tabv = simde_mm512_setzero_ps(), stepv;
+    const simde__m512 wv = simde_mm512_set1_ps(w);
+    const simde__m512i mask = simde_mm512_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m512i lmask = simde_mm512_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m512i lone = simde_mm512_set1_epi32(b == 1 ? 1 : 0);
+    const simde__m512i shsg = simde_mm512_set1_epi32(32 - (int)b), sgnm = simde_mm512_set1_epi32((int32_t)0x80000000u);
+    const simde__m512i sh2 = simde_mm512_set1_epi32(2 * (int)b);
+    unsigned r, j, k, per, uniform, table;
+    if (32u % b != 0) {
+        dq__decode_block__avx2(in, b, rowstep, w, add, out);
+        return;
+    }
+    per = 32u / b; /* rows per word */
+    uniform = dq__rows_uniform(rowstep);
+    table = uniform && b <= 4u;
+    stepv = simde_mm512_set1_ps(rowstep[0]);
+    if (table) /* the values of codes 0..15, by the computing path below */
+        tabv = dq__decode_vals__avx512(simde_mm512_and_si512(simde_mm512_loadu_si512(dq__lane_ids), mask), lmask, lone,
+                                       stepv, shsg, sgnm);
+    for (j = 0, r = 0; j < b; j++) {
+        const simde__m512i word = simde_mm512_broadcast_i64x4(simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j)));
+        shv = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
+        for (k = 0; k < per; k += 2, r += 2, shv = simde_mm512_add_epi32(shv, sh2)) {
+            /* the bits above the code: dropped by lmask and the sign shift, and by the permute
+             * (which reads 4 index bits) when b = 4 */
+            code = simde_mm512_srlv_epi32(word, shv);
+            if (table) {
+                v = simde_mm512_permutexvar_ps(b == 4u ? code : simde_mm512_and_si512(code, mask), tabv);
+            } else {
+                if (!uniform)
+                    stepv = simde_mm512_mask_mov_ps(simde_mm512_set1_ps(rowstep[r]), 0xFF00u,
+                                                    simde_mm512_set1_ps(rowstep[r + 1]));
+                v = dq__decode_vals__avx512(code, lmask, lone, stepv, shsg, sgnm);
+            }
+            if (add) v = simde_mm512_add_ps(simde_mm512_loadu_ps(out + 8 * r), simde_mm512_mul_ps(wv, v));
+            simde_mm512_storeu_ps(out + 8 * r, v);
+        }
     }
 }
 
@@ -2617,7 +2750,7 @@ static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq
 #define dq__k_quant dq__quant__avx512
 #define dq__k_quant_pack dq__quant_pack__avx512
 #define dq__k_pack_block dq__pack_block__avx2
-#define dq__k_decode_block dq__decode_block__avx2
+#define dq__k_decode_block dq__decode_block__avx512
 #define dq__k_quant_tab dq__quant_tab__avx512
 #define dq__k_decode_block_tab dq__decode_block_tab__avx2
 #define dq__k_tm_acc dq__tm_acc__avx2 /* as dq__k_stats */

@@ -945,7 +945,7 @@ static void test_backend(void) {
     CHECK((dqt_comp_fn)dqt_k(compensate) == (dqt_comp_fn)dqt_kernel(compensate, avx512));
     CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx512));
     CHECK((dqt_pack_fn)dqt_k(pack_block) == (dqt_pack_fn)dqt_kernel(pack_block, avx2));
-    CHECK((dqt_dec_fn)dqt_k(decode_block) == (dqt_dec_fn)dqt_kernel(decode_block, avx2));
+    CHECK((dqt_dec_fn)dqt_k(decode_block) == (dqt_dec_fn)dqt_kernel(decode_block, avx512));
 #elif T_AVX2
     CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx2));
     CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, avx2));
