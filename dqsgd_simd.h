@@ -1469,10 +1469,10 @@ static inline simde__m512 dq__decode_vals__avx512(simde__m512i code, simde__m512
 }
 /* Decode one packed block, two rows per vector. When b divides 32 both rows of a pair lie in
  * one 32-byte word row (rows j*32/b ..): one broadcast load and a per-half shift give 16 codes,
- * with no carry between words. Other widths use the AVX2 kernel. When every row has the same
- * step and b <= 4, the (at most 16) decoded values are a table built with the scalar
- * dq__decode_value, so each code is one permute; otherwise the value is computed as in
- * dq__decode_block__avx2: (float)level * step, the code's sign bit moved to bit 31 and xored in. */
+ * with no carry between words. Other widths use the AVX2 kernel. The value of a code is
+ * (float)level * step with the code's sign bit moved to bit 31 and xored in; when every row has
+ * the same step and b <= 4, those of codes 0..15 (code k & (2^b - 1)) are computed once and each
+ * code is one permute. */
 static inline void dq__decode_block__avx512(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
                                             float *out) {
     simde__m512i shv, code;
@@ -1499,11 +1499,11 @@ static inline void dq__decode_block__avx512(const uint8_t *in, unsigned b, const
         const simde__m512i word = simde_mm512_broadcast_i64x4(simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j)));
         shv = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
         for (k = 0; k < per; k += 2, r += 2, shv = simde_mm512_add_epi32(shv, sh2)) {
-            /* the bits above the code: dropped by lmask and the sign shift, and by the permute
-             * (which reads 4 index bits) when b = 4 */
+            /* the bits above the code: dropped by lmask and the sign shift, and by the permute,
+             * which reads 4 index bits of a table that repeats with period 2^b */
             code = simde_mm512_srlv_epi32(word, shv);
             if (table) {
-                v = simde_mm512_permutexvar_ps(b == 4u ? code : simde_mm512_and_si512(code, mask), tabv);
+                v = simde_mm512_permutexvar_ps(code, tabv);
             } else {
                 if (!uniform)
                     stepv = simde_mm512_mask_mov_ps(simde_mm512_set1_ps(rowstep[r]), 0xFF00u,
