@@ -1414,6 +1414,25 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
     return code;
 }
 
+/* dq__q512_codes for stochastic rounding, b >= 2, the hoisted key and no residual. */
+static inline simde__m512i dq__q512_codes_sk(const dq__q512 *c, const float *x, simde__m512i idx) {
+    simde__m512i xb = simde_mm512_loadu_si512(x), h = simde_mm512_xor_si512(idx, c->k0), lm, sg;
+    simde__m512 r, tr, td;
+    simde__mmask16 up, nz;
+    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96);
+    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28);
+    td = simde_mm512_cvtepu32_ps(h);
+    r = simde_mm512_min_ps(simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
+    tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
+    up = simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(simde_mm512_sub_ps(r, tr), c->two32), SIMDE_CMP_LT_OQ);
+    lm = simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic));
+    lm = simde_mm512_mask_add_epi32(lm, up, lm, c->one);
+    nz = simde_mm512_test_epi32_mask(lm, c->lmask);
+    sg = simde_mm512_maskz_srl_epi32(nz, xb, c->sgn);
+    return simde_mm512_ternarylogic_epi32(c->lmask, lm, sg, 0xCA);
+}
 static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     dq__q512 c;
     size_t i = 0;
@@ -1445,8 +1464,14 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
         unsigned j, k, per = 16u / b; /* vectors (row pairs) per word */
         for (j = 0, i = 0; j < b; j++, out += 32) {
             simde__m512i w = simde_mm512_setzero_si512(), sh = sh0;
-            for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
-                w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes(&c, x + i, idx, res ? res + i : NULL), sh));
+            if (c.stoch && c.k0x && !res && b >= 2u) { /* the common case, without the tests per vector */
+                const dq__q512 cc = c;
+                for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                    w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes_sk(&cc, x + i, idx), sh));
+            } else {
+                for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                    w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes(&c, x + i, idx, res ? res + i : NULL), sh));
+            }
             simde_mm256_storeu_si256((simde__m256i *)out, simde_mm256_or_si256(simde_mm512_castsi512_si256(w),
                                                                                simde_mm512_extracti64x4_epi64(w, 1)));
         }
