@@ -760,7 +760,8 @@ static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {
 
 typedef struct dq__q256 {
     simde__m256i absm, zero, one, k0, k1, lane;
-    simde__m128i shs;
+    simde__m256i sbit; /* bit b-1 */
+    simde__m128i shs, sgn; /* b-1; 32-b */
     simde__m256 inv, smax, step, neg, half, ulp24;
     int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
     unsigned bits;
@@ -775,6 +776,8 @@ static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    c->sgn = simde_mm_cvtsi32_si128(32 - (int)q->bits);
+    c->sbit = simde_mm256_set1_epi32((int32_t)(1u << (q->bits - 1)));
     c->inv = simde_mm256_set1_ps(q->inv);
     c->smax = simde_mm256_set1_ps(q->smax);
     c->step = simde_mm256_set1_ps(q->step);
@@ -823,6 +826,24 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     return code;
 }
 
+/* dq__q256_codes for stochastic rounding, b >= 2, the hoisted key and no residual; idx holds
+ * the low halves of the 8 element indices. The sign goes to bit b-1 by one shift of x and a
+ * mask, and psignd (by the level, never negative) clears it where the level is 0. */
+static inline simde__m256i dq__q256_codes_sk(const dq__q256 *c, const float *x, simde__m256i idx) {
+    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = simde_mm256_xor_si256(idx, c->k0), l;
+    simde__m256 r, t, f;
+    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
+    h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
+    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
+    h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+    t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
+    r = simde_mm256_min_ps(simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
+    l = simde_mm256_cvttps_epi32(r);
+    f = simde_mm256_sub_ps(r, simde_mm256_cvtepi32_ps(l));
+    l = simde_mm256_sub_epi32(l, simde_mm256_castps_si256(simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ)));
+    return simde_mm256_or_si256(
+        l, simde_mm256_sign_epi32(simde_mm256_and_si256(simde_mm256_srl_epi32(xb, c->sgn), c->sbit), l));
+}
 static inline void dq__quant__avx2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     dq__q256 c;
     size_t i = 0;
@@ -843,11 +864,18 @@ static inline void dq__quant_pack__avx2(const dq__qctx *q, const float *x, float
     dq__q256_init(&c, q, DQ__BLOCK);
     if ((32u % b) == 0) { /* b divides 32: independent words (see dq__quant_pack__avx512) */
         unsigned j, k, per = 32u / b; /* rows per word */
-        const simde__m256i sb = simde_mm256_set1_epi32((int)b);
+        const simde__m256i sb = simde_mm256_set1_epi32((int)b), eight = simde_mm256_set1_epi32(8);
         for (j = 0, i = 0; j < b; j++, out += 32) {
             simde__m256i w = simde_mm256_setzero_si256(), sh = simde_mm256_setzero_si256();
-            for (k = 0; k < per; k++, i += 8, sh = simde_mm256_add_epi32(sh, sb))
-                w = simde_mm256_or_si256(w, simde_mm256_sllv_epi32(dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), sh));
+            if (c.stoch && c.k0x && !res && b >= 2u) { /* the common case, without the tests per vector */
+                const dq__q256 cc = c;
+                simde__m256i idx = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(q->lo + i)), cc.lane);
+                for (k = 0; k < per; k++, i += 8, sh = simde_mm256_add_epi32(sh, sb), idx = simde_mm256_add_epi32(idx, eight))
+                    w = simde_mm256_or_si256(w, simde_mm256_sllv_epi32(dq__q256_codes_sk(&cc, x + i, idx), sh));
+            } else {
+                for (k = 0; k < per; k++, i += 8, sh = simde_mm256_add_epi32(sh, sb))
+                    w = simde_mm256_or_si256(w, simde_mm256_sllv_epi32(dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), sh));
+            }
             simde_mm256_storeu_si256((simde__m256i *)out, w);
         }
         return;
