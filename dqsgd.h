@@ -3697,14 +3697,25 @@ static inline void dq__decode_block_at(const dq__cfg *c, const uint8_t *scales, 
                                        size_t *bi, size_t *bend, float *cur, float w, int add, float *out) {
     float rowstep[DQ__ROWS], rowneg[DQ__ROWS];
     unsigned r;
-    for (r = 0; r < DQ__ROWS; r++) {
-        if (pos + r * DQ__LANES >= *bend) {
-            dq__bucket_vals(c, scales, *bi, cur);
-            (*bi)++;
-            *bend = *bi * c->bucket;
+    if (pos >= *bend) {
+        dq__bucket_vals(c, scales, *bi, cur);
+        (*bi)++;
+        *bend = *bi * c->bucket;
+    }
+    if (pos + DQ__BLOCK <= *bend) { /* one bucket: fills the compiler can vectorize, so the
+                                     * kernels' vector loads of them are forwarded whole */
+        for (r = 0; r < DQ__ROWS; r++) rowstep[r] = cur[0];
+        for (r = 0; r < DQ__ROWS; r++) rowneg[r] = cur[1];
+    } else {
+        for (r = 0; r < DQ__ROWS; r++) {
+            if (pos + r * DQ__LANES >= *bend) {
+                dq__bucket_vals(c, scales, *bi, cur);
+                (*bi)++;
+                *bend = *bi * c->bucket;
+            }
+            rowstep[r] = cur[0];
+            rowneg[r] = cur[1];
         }
-        rowstep[r] = cur[0];
-        rowneg[r] = cur[1];
     }
     if (c->table)
         dq__k_decode_block_tab(in, c->bits, c->tab, rowstep, w, add, out);

@@ -760,19 +760,24 @@ static inline void dq__compensate__avx2(const float *x, float *e, size_t n) {
 
 typedef struct dq__q256 {
     simde__m256i absm, zero, one, k0, k1, lane;
-    simde__m128i shs;
+    simde__m256i sbit; /* bit b-1 */
+    simde__m128i shs, sgn; /* b-1; 32-b */
     simde__m256 inv, smax, step, neg, half, ulp24;
-    int stoch;
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
     unsigned bits;
 } dq__q256;
-static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q) {
+static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
+    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
     c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm256_setzero_si256();
     c->one = simde_mm256_set1_epi32(1);
-    c->k0 = simde_mm256_set1_epi32((int32_t)q->k0);
+    c->k0 = simde_mm256_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
+    c->sgn = simde_mm_cvtsi32_si128(32 - (int)q->bits);
+    c->sbit = simde_mm256_set1_epi32((int32_t)(1u << (q->bits - 1)));
     c->inv = simde_mm256_set1_ps(q->inv);
     c->smax = simde_mm256_set1_ps(q->smax);
     c->step = simde_mm256_set1_ps(q->step);
@@ -787,8 +792,13 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
     simde__m256i xb = simde_mm256_castps_si256(xv), code;
     if (c->stoch) {
-        simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
-        t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+        simde__m256i h = simde_mm256_xor_si256(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0);
+        if (!c->k0x) h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
+        h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
+        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
+        h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     } else {
         t = c->half;
     }
@@ -816,11 +826,29 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     return code;
 }
 
+/* dq__q256_codes for stochastic rounding, b >= 2, the hoisted key and no residual; idx holds
+ * the low halves of the 8 element indices. The sign goes to bit b-1 by one shift of x and a
+ * mask, and psignd (by the level, never negative) clears it where the level is 0. */
+static inline simde__m256i dq__q256_codes_sk(const dq__q256 *c, const float *x, simde__m256i idx) {
+    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = simde_mm256_xor_si256(idx, c->k0), l;
+    simde__m256 r, t, f;
+    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
+    h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
+    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
+    h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+    t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
+    r = simde_mm256_min_ps(simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
+    l = simde_mm256_cvttps_epi32(r);
+    f = simde_mm256_sub_ps(r, simde_mm256_cvtepi32_ps(l));
+    l = simde_mm256_sub_epi32(l, simde_mm256_castps_si256(simde_mm256_cmp_ps(t, f, SIMDE_CMP_LT_OQ)));
+    return simde_mm256_or_si256(
+        l, simde_mm256_sign_epi32(simde_mm256_and_si256(simde_mm256_srl_epi32(xb, c->sgn), c->sbit), l));
+}
 static inline void dq__quant__avx2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     dq__q256 c;
     size_t i = 0;
     dq__qctx rest;
-    dq__q256_init(&c, q);
+    dq__q256_init(&c, q, cnt);
     for (; i + 8 <= cnt; i += 8)
         simde_mm256_storeu_si256((simde__m256i *)(codes + i),
                                  dq__q256_codes(&c, x + i, q->lo + (uint32_t)i, res ? res + i : NULL));
@@ -833,7 +861,25 @@ static inline void dq__quant_pack__avx2(const dq__qctx *q, const float *x, float
     dq__q256 c;
     simde__m256i acc = simde_mm256_setzero_si256();
     unsigned have = 0, b = q->bits, i;
-    dq__q256_init(&c, q);
+    dq__q256_init(&c, q, DQ__BLOCK);
+    if ((32u % b) == 0) { /* b divides 32: independent words (see dq__quant_pack__avx512) */
+        unsigned j, k, per = 32u / b; /* rows per word */
+        const simde__m256i sb = simde_mm256_set1_epi32((int)b), eight = simde_mm256_set1_epi32(8);
+        for (j = 0, i = 0; j < b; j++, out += 32) {
+            simde__m256i w = simde_mm256_setzero_si256(), sh = simde_mm256_setzero_si256();
+            if (c.stoch && c.k0x && !res && b >= 2u) { /* the common case, without the tests per vector */
+                const dq__q256 cc = c;
+                simde__m256i idx = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(q->lo + i)), cc.lane);
+                for (k = 0; k < per; k++, i += 8, sh = simde_mm256_add_epi32(sh, sb), idx = simde_mm256_add_epi32(idx, eight))
+                    w = simde_mm256_or_si256(w, simde_mm256_sllv_epi32(dq__q256_codes_sk(&cc, x + i, idx), sh));
+            } else {
+                for (k = 0; k < per; k++, i += 8, sh = simde_mm256_add_epi32(sh, sb))
+                    w = simde_mm256_or_si256(w, simde_mm256_sllv_epi32(dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), sh));
+            }
+            simde_mm256_storeu_si256((simde__m256i *)out, w);
+        }
+        return;
+    }
     for (i = 0; i < DQ__BLOCK; i += 8) {
         dq__pack_row__avx2(&acc, &have, dq__q256_codes(&c, x + i, q->lo + i, res ? res + i : NULL), b, &out);
     }
@@ -846,6 +892,60 @@ static inline void dq__pack_block__avx2(const uint32_t *codes, unsigned b, uint8
         dq__pack_row__avx2(&acc, &have, simde_mm256_loadu_si256((const simde__m256i *)(codes + 8 * r)), b, &out);
 }
 
+/* Whether all 32 row steps have the bits of rowstep[0]. The first and last are compared alone
+ * first: a block that spans buckets usually differs there, and its caller stored the steps one
+ * by one, which a vector load would wait on (no store forwarding into a wider load). */
+static inline int dq__rows_uniform(const float *rowstep) {
+    const simde__m256i s0 = simde_mm256_set1_epi32((int32_t)dq__fbits(rowstep[0]));
+    simde__m256i d;
+    if (dq__fbits(rowstep[DQ__ROWS - 1]) != dq__fbits(rowstep[0])) return 0;
+    d = simde_mm256_or_si256(simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)rowstep), s0),
+                             simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)(rowstep + 8)), s0));
+    d = simde_mm256_or_si256(d, simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)(rowstep + 16)), s0));
+    d = simde_mm256_or_si256(d, simde_mm256_xor_si256(simde_mm256_loadu_si256((const simde__m256i *)(rowstep + 24)), s0));
+    return simde_mm256_testz_si256(d, d);
+}
+/* Decoded values of 8 codes, as in the scalar dq__decode_value. */
+static inline simde__m256 dq__decode_vals__avx2(simde__m256i v, simde__m256i lmask, simde__m256i lone, simde__m256 stepv,
+                                                simde__m128i shs) {
+    simde__m256 f = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_or_si256(simde_mm256_and_si256(v, lmask), lone)), stepv);
+    return simde_mm256_castsi256_ps(
+        simde_mm256_xor_si256(simde_mm256_castps_si256(f), simde_mm256_slli_epi32(simde_mm256_srl_epi32(v, shs), 31)));
+}
+/* b divides 32: row r is at bits (r % (32/b)) * b of word r / (32/b), never split. With equal
+ * row steps and b <= 4 the value of a code is a permute of the values of levels 0..7 (the sign
+ * bit, at or above bit 3 when b = 4 and ignored by the permute for the level, then xored in;
+ * for b <= 3 the table entry already drops it: entry k is the value of level k & lmask). */
+static inline void dq__decode_block_p2__avx2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                             float *out) {
+    const simde__m256i lmask = simde_mm256_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m256i lone = simde_mm256_set1_epi32(b == 1 ? 1 : 0);
+    const simde__m256i sgnm = simde_mm256_set1_epi32((int32_t)0x80000000u), sb = simde_mm256_set1_epi32((int)b);
+    const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1), shsg = simde_mm_cvtsi32_si128(32 - (int)b);
+    const simde__m256 wv = simde_mm256_set1_ps(w);
+    const unsigned per = 32u / b, table = b <= 4u && dq__rows_uniform(rowstep);
+    simde__m256 tab = simde_mm256_setzero_ps(), v;
+    unsigned j, k, r;
+    if (table)
+        tab = dq__decode_vals__avx2(simde_mm256_and_si256(simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids), lmask),
+                                    lmask, lone, simde_mm256_set1_ps(rowstep[0]), shs);
+    for (j = 0, r = 0; j < b; j++) {
+        const simde__m256i word = simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j));
+        simde__m256i sh = simde_mm256_setzero_si256(), code;
+        for (k = 0; k < per; k++, r++, sh = simde_mm256_add_epi32(sh, sb)) {
+            /* the bits above the code are dropped by lmask, the permute and the sign shifts */
+            code = simde_mm256_srlv_epi32(word, sh);
+            if (table)
+                v = simde_mm256_castsi256_ps(simde_mm256_xor_si256(
+                    simde_mm256_castps_si256(simde_mm256_permutevar8x32_ps(tab, code)),
+                    simde_mm256_and_si256(simde_mm256_sll_epi32(code, shsg), sgnm)));
+            else
+                v = dq__decode_vals__avx2(code, lmask, lone, simde_mm256_set1_ps(rowstep[r]), shs);
+            if (add) v = simde_mm256_add_ps(simde_mm256_loadu_ps(out + 8 * r), simde_mm256_mul_ps(wv, v));
+            simde_mm256_storeu_ps(out + 8 * r, v);
+        }
+    }
+}
 static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
                                           float *out) {
     const simde__m256i mask = simde_mm256_set1_epi32((int32_t)((1u << b) - 1u));
@@ -854,6 +954,10 @@ static inline void dq__decode_block__avx2(const uint8_t *in, unsigned b, const f
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)b - 1);
     const simde__m256 wv = simde_mm256_set1_ps(w);
     unsigned r;
+    if (32u % b == 0) {
+        dq__decode_block_p2__avx2(in, b, rowstep, w, add, out);
+        return;
+    }
     for (r = 0; r < DQ__ROWS; r++) {
         unsigned off = r * b, j = off >> 5, s = off & 31u;
         const uint8_t *p = in + 32u * j;
@@ -1253,40 +1357,56 @@ static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
 /* One vector of 16 codes: the constants live in a struct that inlining keeps in registers, so
  * the plain and the fused (quantize + pack) kernels share one body. */
 typedef struct dq__q512 {
-    simde__m512i absm, zero, one, k0, k1, lane, shs, magici;
-    simde__m512 inv, smax, step, neg, half, ulp24, magic;
-    int stoch;
+    simde__m512i absm, zero, one, k0, k1, lane, lmask, dmask;
+    simde__m128i sgn; /* shift count 32 - b: the sign bit lands at bit b-1 */
+    simde__m512 inv, smax, step, neg, half, two32, magic;
+    int stoch, k0x; /* k0x: k0 holds k0 ^ (the draw's first xorshift of the high half) */
     unsigned bits;
 } dq__q512;
-static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q) {
+/* The quantizer constants for the `cnt` elements from index q->lo on. When their indices share
+ * the high 16 bits (a block never crosses a multiple of 2^16 unless it starts unaligned), the
+ * draw's first step, x ^= x >> 16 with x = lo ^ k0, is lo ^ (k0 ^ ((lo0 ^ k0) >> 16)): a
+ * constant key, two vector operations fewer per draw. */
+static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
+    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
     c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm512_setzero_si512();
     c->one = simde_mm512_set1_epi32(1);
-    c->k0 = simde_mm512_set1_epi32((int32_t)q->k0);
+    c->k0 = simde_mm512_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
     c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm512_loadu_si512(dq__lane_ids);
-    c->shs = simde_mm512_set1_epi32((int)q->bits - 1);
-    c->magici = simde_mm512_set1_epi32(0x4B000000);
+    c->lmask = simde_mm512_set1_epi32(q->bits >= 2 ? (int32_t)((1u << (q->bits - 1)) - 1u) : 0);
+    c->dmask = simde_mm512_set1_epi32((int32_t)0xFFFFFF00u);
+    c->sgn = simde_mm_cvtsi32_si128(32 - (int)q->bits);
     c->inv = simde_mm512_set1_ps(q->inv);
     c->smax = simde_mm512_set1_ps(q->smax);
     c->step = simde_mm512_set1_ps(q->step);
     c->neg = simde_mm512_set1_ps(q->neg);
     c->half = simde_mm512_set1_ps(0.5f);
-    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->two32 = simde_mm512_set1_ps(4294967296.0f);
     c->magic = simde_mm512_set1_ps(8388608.0f);
     c->stoch = q->thresh < 0.0f;
     c->bits = q->bits;
 }
-/* idx holds the low halves of the 16 element indices. */
+/* idx holds the low halves of the 16 element indices. The dither test t < f, t = d * 2^-24
+ * with d the 24-bit draw, is evaluated as d * 2^8 < f * 2^32: both sides are exact floats (d * 2^8
+ * has at most 24 significant bits, scaling by 2^32 is exact), so the outcome is the same, and
+ * the draw's last xorshift and the low-byte clear merge into one ternary-logic operation. */
 static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
-    simde__m512 xv = simde_mm512_loadu_ps(x), t, v = simde_mm512_setzero_ps();
+    simde__m512 xv = simde_mm512_loadu_ps(x), td = c->half, v = simde_mm512_setzero_ps();
     simde__m512i xb = simde_mm512_castps_si512(xv), code;
     if (c->stoch) {
-        t = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
-    } else {
-        t = c->half;
+        simde__m512i h = simde_mm512_xor_si512(idx, c->k0);
+        if (!c->k0x) h = simde_mm512_xor_si512(h, simde_mm512_srli_epi32(h, 16));
+        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96); /* a ^ b ^ c */
+        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28); /* (a ^ b) & c */
+        td = simde_mm512_cvtepu32_ps(h);
     }
     if (c->bits == 1) {
+        simde__m512 t = c->stoch ? simde_mm512_mul_ps(td, simde_mm512_set1_ps(2.3283064365386963e-10f)) : c->half;
         simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
         simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
         code = c->stoch ? simde_mm512_mask_mov_epi32(c->one, plus, c->zero) : simde_mm512_srli_epi32(xb, 31);
@@ -1295,35 +1415,58 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
     } else {
         simde__m512 r = simde_mm512_min_ps(
             simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
-        /* trunc(r) as an integer: r < 2^16, so trunc(r) + 2^23 is exact and its low mantissa
-         * bits are the integer (SIMDe 0.7.4 has no 512-bit cvttps_epi32) */
+        /* trunc(r) + 2^23 is exact (r < 2^16) and its low mantissa bits are the integer level
+         * (SIMDe 0.7.4 has no 512-bit cvttps_epi32); the exponent bits above them are cleared
+         * by the final select with lmask, since a level fits in bits 0..b-2 */
         simde__m512 tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
-        simde__m512i l = simde_mm512_sub_epi32(simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic)), c->magici);
-        simde__m512i sg;
         simde__m512 f = simde_mm512_sub_ps(r, tr);
-        simde__mmask16 up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), z;
-        l = simde_mm512_mask_add_epi32(l, up, l, c->one);
-        z = simde_mm512_cmpeq_epi32_mask(l, c->zero);
-        sg = simde_mm512_srli_epi32(xb, 31);
-        /* the sign goes to bit b-1 of nonzero levels only */
-        code = simde_mm512_mask_or_epi32(l, (simde__mmask16)(z ^ 0xFFFFu), l, simde_mm512_sllv_epi32(sg, c->shs));
+        simde__mmask16 up = c->stoch ? simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(f, c->two32), SIMDE_CMP_LT_OQ)
+                                     : simde_mm512_cmp_ps_mask(c->half, f, SIMDE_CMP_LT_OQ),
+                       nz;
+        simde__m512i lm = simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic)), sg;
+        lm = simde_mm512_mask_add_epi32(lm, up, lm, c->one);
+        nz = simde_mm512_test_epi32_mask(lm, c->lmask);
+        /* the sign goes to bit b-1 of nonzero levels only: x >> (32 - b) is the sign there and
+         * the top b-1 bits of x below it, which lmask's select drops */
+        sg = simde_mm512_maskz_srl_epi32(nz, xb, c->sgn);
+        code = simde_mm512_ternarylogic_epi32(c->lmask, lm, sg, 0xCA); /* lmask ? lm : sg */
         if (res) { /* a zero level keeps +0 whatever the sign, as in the scalar reference */
-            v = simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(l), c->step);
-            v = simde_mm512_castsi512_ps(simde_mm512_mask_xor_epi32(
-                simde_mm512_castps_si512(v), (simde__mmask16)(z ^ 0xFFFFu), simde_mm512_castps_si512(v),
-                simde_mm512_slli_epi32(sg, 31)));
+            simde__m512 lf = simde_mm512_mask_add_ps(tr, up, tr, simde_mm512_set1_ps(1.0f)); /* exact */
+            v = simde_mm512_mul_ps(lf, c->step);
+            v = simde_mm512_castsi512_ps(simde_mm512_mask_xor_epi32(simde_mm512_castps_si512(v), nz,
+                                                                    simde_mm512_castps_si512(v),
+                                                                    simde_mm512_andnot_si512(c->absm, xb)));
         }
     }
     if (res) simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
     return code;
 }
 
+/* dq__q512_codes for stochastic rounding, b >= 2, the hoisted key and no residual. */
+static inline simde__m512i dq__q512_codes_sk(const dq__q512 *c, const float *x, simde__m512i idx) {
+    simde__m512i xb = simde_mm512_loadu_si512(x), h = simde_mm512_xor_si512(idx, c->k0), lm, sg;
+    simde__m512 r, tr, td;
+    simde__mmask16 up, nz;
+    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96);
+    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28);
+    td = simde_mm512_cvtepu32_ps(h);
+    r = simde_mm512_min_ps(simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
+    tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
+    up = simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(simde_mm512_sub_ps(r, tr), c->two32), SIMDE_CMP_LT_OQ);
+    lm = simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic));
+    lm = simde_mm512_mask_add_epi32(lm, up, lm, c->one);
+    nz = simde_mm512_test_epi32_mask(lm, c->lmask);
+    sg = simde_mm512_maskz_srl_epi32(nz, xb, c->sgn);
+    return simde_mm512_ternarylogic_epi32(c->lmask, lm, sg, 0xCA);
+}
 static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     dq__q512 c;
     size_t i = 0;
     dq__qctx rest;
     simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
-    dq__q512_init(&c, q);
+    dq__q512_init(&c, q, cnt);
     for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16)))
         simde_mm512_storeu_si512(codes + i, dq__q512_codes(&c, x + i, idx, res ? res + i : NULL));
     rest = *q;
@@ -1338,11 +1481,91 @@ static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, flo
     simde__m256i acc = simde_mm256_setzero_si256();
     unsigned have = 0, b = q->bits, i;
     simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
-    dq__q512_init(&c, q);
-    for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16))) {
+    const simde__m512i step16 = simde_mm512_set1_epi32(16);
+    dq__q512_init(&c, q, DQ__BLOCK);
+    if ((32u % b) == 0) {
+        /* b divides 32: word j of every lane holds rows j*32/b .. exactly, so each word is an
+         * OR of codes at constant shifts (row 2k in the low half, 2k+1 in the high half) and no
+         * bit carries from one word to the next: the words are independent chains. */
+        const simde__m512i sh0 = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
+        const simde__m512i sh2 = simde_mm512_set1_epi32((int)(2u * b));
+        unsigned j, k, per = 16u / b; /* vectors (row pairs) per word */
+        for (j = 0, i = 0; j < b; j++, out += 32) {
+            simde__m512i w = simde_mm512_setzero_si512(), sh = sh0;
+            if (c.stoch && c.k0x && !res && b >= 2u) { /* the common case, without the tests per vector */
+                const dq__q512 cc = c;
+                for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                    w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes_sk(&cc, x + i, idx), sh));
+            } else {
+                for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                    w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes(&c, x + i, idx, res ? res + i : NULL), sh));
+            }
+            simde_mm256_storeu_si256((simde__m256i *)out, simde_mm256_or_si256(simde_mm512_castsi512_si256(w),
+                                                                               simde_mm512_extracti64x4_epi64(w, 1)));
+        }
+        return;
+    }
+    for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, step16)) {
         simde__m512i code = dq__q512_codes(&c, x + i, idx, res ? res + i : NULL);
         dq__pack_row__avx2(&acc, &have, simde_mm512_castsi512_si256(code), b, &out);
         dq__pack_row__avx2(&acc, &have, simde_mm512_extracti64x4_epi64(code, 1), b, &out);
+    }
+}
+
+/* Decoded values of 16 codes (see dq__decode_block__avx512). */
+static inline simde__m512 dq__decode_vals__avx512(simde__m512i code, simde__m512i lmask, simde__m512i lone, simde__m512 stepv,
+                                                  simde__m512i shsg, simde__m512i sgnm) {
+    simde__m512 v = simde_mm512_cvtepu32_ps(simde_mm512_ternarylogic_epi32(code, lmask, lone, 0xEA)); /* (a & b) | c */
+    v = simde_mm512_mul_ps(v, stepv);
+    return simde_mm512_castsi512_ps(simde_mm512_ternarylogic_epi32(simde_mm512_castps_si512(v),
+                                                                   simde_mm512_sllv_epi32(code, shsg), sgnm, 0x78)); /* a ^ (b & c) */
+}
+/* Decode one packed block, two rows per vector. When b divides 32 both rows of a pair lie in
+ * one 32-byte word row (rows j*32/b ..): one broadcast load and a per-half shift give 16 codes,
+ * with no carry between words. Other widths use the AVX2 kernel. The value of a code is
+ * (float)level * step with the code's sign bit moved to bit 31 and xored in; when every row has
+ * the same step and b <= 4, those of codes 0..15 (code k & (2^b - 1)) are computed once and each
+ * code is one permute. */
+static inline void dq__decode_block__avx512(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                            float *out) {
+    simde__m512i shv, code;
+    simde__m512 v, tabv = simde_mm512_setzero_ps(), stepv;
+    const simde__m512 wv = simde_mm512_set1_ps(w);
+    const simde__m512i mask = simde_mm512_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m512i lmask = simde_mm512_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m512i lone = simde_mm512_set1_epi32(b == 1 ? 1 : 0);
+    const simde__m512i shsg = simde_mm512_set1_epi32(32 - (int)b), sgnm = simde_mm512_set1_epi32((int32_t)0x80000000u);
+    const simde__m512i sh2 = simde_mm512_set1_epi32(2 * (int)b);
+    unsigned r, j, k, per, uniform, table;
+    if (32u % b != 0) {
+        dq__decode_block__avx2(in, b, rowstep, w, add, out);
+        return;
+    }
+    per = 32u / b; /* rows per word */
+    uniform = dq__rows_uniform(rowstep);
+    table = uniform && b <= 4u;
+    stepv = simde_mm512_set1_ps(rowstep[0]);
+    if (table) /* the values of codes 0..15, by the computing path below */
+        tabv = dq__decode_vals__avx512(simde_mm512_and_si512(simde_mm512_loadu_si512(dq__lane_ids), mask), lmask, lone,
+                                       stepv, shsg, sgnm);
+    for (j = 0, r = 0; j < b; j++) {
+        const simde__m512i word = simde_mm512_broadcast_i64x4(simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j)));
+        shv = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
+        for (k = 0; k < per; k += 2, r += 2, shv = simde_mm512_add_epi32(shv, sh2)) {
+            /* the bits above the code: dropped by lmask and the sign shift, and by the permute,
+             * which reads 4 index bits of a table that repeats with period 2^b */
+            code = simde_mm512_srlv_epi32(word, shv);
+            if (table) {
+                v = simde_mm512_permutexvar_ps(code, tabv);
+            } else {
+                if (!uniform)
+                    stepv = simde_mm512_mask_mov_ps(simde_mm512_set1_ps(rowstep[r]), 0xFF00u,
+                                                    simde_mm512_set1_ps(rowstep[r + 1]));
+                v = dq__decode_vals__avx512(code, lmask, lone, stepv, shsg, sgnm);
+            }
+            if (add) v = simde_mm512_add_ps(simde_mm512_loadu_ps(out + 8 * r), simde_mm512_mul_ps(wv, v));
+            simde_mm512_storeu_ps(out + 8 * r, v);
+        }
     }
 }
 
@@ -2580,7 +2803,7 @@ static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq
 #define dq__k_quant dq__quant__avx512
 #define dq__k_quant_pack dq__quant_pack__avx512
 #define dq__k_pack_block dq__pack_block__avx2
-#define dq__k_decode_block dq__decode_block__avx2
+#define dq__k_decode_block dq__decode_block__avx512
 #define dq__k_quant_tab dq__quant_tab__avx512
 #define dq__k_decode_block_tab dq__decode_block_tab__avx2
 #define dq__k_tm_acc dq__tm_acc__avx2 /* as dq__k_stats */

@@ -120,6 +120,9 @@ static const dqt_dec_k DQT_DEC_K[] = {
 #if DQT_AVX2
     {"avx2", dq__decode_block__avx2},
 #endif
+#if DQT_AVX512
+    {"avx512", dq__decode_block__avx512},
+#endif
     {NULL, NULL}};
 /* The Elias sizing scan of a block. */
 typedef uint32_t (*dqt_escan_fn)(const uint8_t *, unsigned, const uint8_t *, uint32_t *, uint64_t *);

@@ -522,6 +522,39 @@ static void test_quant_nonfinite(void) {
 }
 
 /* Quant of exactly-on-boundary grids: every level and half level of a power-of-two inv. */
+/* The dither's exact edges: with inv = 1, element i gets |x| = f just at, above or below its
+ * own draw t = d * 2^-24 (computed with the scalar generator), so any error in the draw's low
+ * bits or in the t < f test changes a code. Blocks inside and across a multiple of 2^16. */
+static void test_quant_dither_edges(void) {
+    static const uint32_t los[] = {0x12340000u, 0x0001FF80u, 0xFFFFFF00u, 0x00000041u};
+    float x[DQT_BLOCK];
+    uint8_t ref[32 * 8], got[32 * 8];
+    unsigned li, bits, k;
+    size_t i;
+    for (li = 0; li < sizeof los / sizeof los[0]; li++)
+        for (bits = 2; bits <= 8; bits += 2) {
+            dqt_qctx q;
+            dqt_qctx_make(&q, bits, 1.0f, 1, 0x9E3779B9u + li, 0x7F4A7C15u * (li + 1u), los[li]);
+            q.inv = 1.0f;
+            for (i = 0; i < DQT_BLOCK; i++) {
+                float t = (float)dqt_draw24(q.k0, q.k1h, q.lo + (uint32_t)i) * 5.96046448e-08f;
+                x[i] = i % 3u == 0 ? t : nextafterf(t, i % 3u == 1 ? 2.0f : -1.0f);
+                if (i % 4u == 3u) x[i] = -x[i];
+            }
+            quant_one(&q, x, DQT_BLOCK, 0, 0);
+            quant_one(&q, x, DQT_BLOCK, 1, 1);
+            if (los[li] & 0xFFu) continue; /* the fused kernels take whole, aligned blocks */
+            memset(ref, 0xA5, sizeof ref);
+            dqt_scalar(quant_pack)(&q, x, NULL, ref);
+            for (k = 0; DQT_QPACK_K[k].name; k++) {
+                memset(got, 0xA5, sizeof got);
+                DQT_QPACK_K[k].fn(&q, x, NULL, got);
+                CHECKF(memcmp(got, ref, sizeof got) == 0, "quant_pack__%s dither edges bits %u lo %08lx",
+                       DQT_QPACK_K[k].name, bits, (unsigned long)los[li]);
+            }
+        }
+}
+
 static void test_quant_grid(void) {
     float *buf = (float *)xmalloc(70000 * sizeof(float));
     unsigned bits;
@@ -679,6 +712,10 @@ static void test_decode_block(void) {
                 for (i = 0; i < nbytes; i++) raw[i] = (uint8_t)rnd32(&r);
             }
             for (i = 0; i < DQT_ROWS; i++) rowstep[i] = (same && i) ? rowstep[0] : pick_step(&r);
+            if (trial % 6 == 5) { /* equal steps but one row (the kernels' equal-steps test) */
+                for (i = 1; i < DQT_ROWS; i++) rowstep[i] = rowstep[0];
+                rowstep[1u + rndu(&r, DQT_ROWS - 1u)] = -rowstep[0] == rowstep[0] ? 1.0f : -rowstep[0];
+            }
             for (i = 0; i < DQT_BLOCK; i++)
                 acc0[i] = rndu(&r, 3) == 0 ? special(&r, 1.0f, 7.0f, 4) : gauss_f(&r, 1.0f);
             in = (const uint8_t *)in_block(raw, nbytes, off * 4u + (size_t)((trial >> 2) & 3), 1, &ibase);
@@ -945,7 +982,7 @@ static void test_backend(void) {
     CHECK((dqt_comp_fn)dqt_k(compensate) == (dqt_comp_fn)dqt_kernel(compensate, avx512));
     CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx512));
     CHECK((dqt_pack_fn)dqt_k(pack_block) == (dqt_pack_fn)dqt_kernel(pack_block, avx2));
-    CHECK((dqt_dec_fn)dqt_k(decode_block) == (dqt_dec_fn)dqt_kernel(decode_block, avx2));
+    CHECK((dqt_dec_fn)dqt_k(decode_block) == (dqt_dec_fn)dqt_kernel(decode_block, avx512));
 #elif T_AVX2
     CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx2));
     CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, avx2));
@@ -999,6 +1036,7 @@ int main(void) {
     RUN(test_quant_lengths);
     RUN(test_quant_large);
     RUN(test_quant_grid);
+    RUN(test_quant_dither_edges);
     RUN(test_quant_nonfinite);
     RUN(test_quant_pack);
     RUN(test_pack);
