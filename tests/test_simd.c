@@ -1,7 +1,7 @@
 /* test_simd.c - every SIMD kernel compiled into this build against its scalar twin, bit for bit.
  *
  * Kernel families (dqsgd.h / dqsgd_simd.h): stats, compensate, quant, pack_block, decode_block,
- * elias_scan.
+ * elias_scan, elias_nz.
  * A TU compiled at level L defines every kernel of level <= L, so the avx512 build compares the
  * SSE2, AVX2 and AVX-512 kernels; the scalar build only checks dq_simd_backend().
  *
@@ -766,6 +766,16 @@ static void test_elias_scan(void) {
                        DQT_ESCAN_K[k].name, b, trial);
                 CHECKF(negz || memcmp(nz, rnz, sizeof nz) == 0, "elias_scan__%s b=%u trial %d: mask differs",
                        DQT_ESCAN_K[k].name, b, trial);
+            }
+            /* the masks alone: the scan's, negative zeros (level 0) included */
+            memset(nz, 0xA5, sizeof nz);
+            dqt_scalar(elias_nz)(raw, b, nz);
+            CHECKF(memcmp(nz, wnz, sizeof nz) == 0, "elias_nz__scalar b=%u trial %d: mask differs", b, trial);
+            for (k = 0; DQT_ENZ_K[k].name; k++) {
+                memset(nz, 0xA5, sizeof nz);
+                DQT_ENZ_K[k].fn(raw, b, nz);
+                CHECKF(memcmp(nz, wnz, sizeof nz) == 0, "elias_nz__%s b=%u trial %d: mask differs", DQT_ENZ_K[k].name,
+                       b, trial);
             }
         }
 }
