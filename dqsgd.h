@@ -1871,6 +1871,9 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 #ifndef dq__k_elias_nz
 #define dq__k_elias_nz dq__elias_nz__scalar
 #endif
+#ifndef dq__k_elias_gaps
+#define dq__k_elias_gaps dq__elias_gaps__scalar
+#endif
 #ifndef dq__k_crc32c /* hardware CRC32C where the target has it (dqsgd_simd.h) */
 #define dq__k_crc32c dq__crc32c__scalar
 #endif
@@ -4015,13 +4018,41 @@ static inline void dq__gaps_word(dq__gaps *g, uint64_t m, uint64_t base, const u
     g->nnz += c;
 }
 
+/* The early-stop pass of Elias sizing over nblk full blocks from `in` (b >= 2): the non-zero
+ * masks (dq__k_elias_nz) and, per 64-element word, the counts behind dq__gaps_word's bits
+ * without its last term (a gap of 64 or more is charged as 64 .. 127): cnt[0] += the non-zeros,
+ * cnt[k] += those with no other within 2^k - 1 before (k = 1 .. 6), so that
+ * om[0] cnt[0] + sum (om[k] - om[k - 1]) cnt[k] is a lower bound on their gap bits. st carries
+ * the previous word's mask and its t[1..5] (st[0], st[1..5]) from call to call. */
+static inline void dq__elias_gaps__scalar(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    uint64_t nz[4], t[7];
+    size_t k;
+    unsigned w, j;
+    for (k = 0; k < nblk; k++) {
+        dq__k_elias_nz(in + k * DQ__BLOCK_BYTES(b), b, nz);
+        for (w = 0; w < 4; w++) {
+            uint64_t m = nz[w], p = st[0];
+            t[1] = (m << 1) | (p >> 63);
+            for (j = 2; j <= 6; j++) {
+                unsigned h = 1u << (j - 1u);
+                t[j] = t[j - 1u] | (t[j - 1u] << h) | (st[j - 1u] >> (64u - h)) | (m << h) | (p >> (64u - h));
+            }
+            cnt[0] += dq__popcount64(m);
+            for (j = 1; j <= 6; j++) cnt[j] += dq__popcount64(m & ~t[j]);
+            for (j = 1; j <= 5; j++) st[j] = t[j];
+            st[0] = m;
+        }
+    }
+}
+
 /* Exact payload bytes of the Elias layout of a fixed payload (b >= 2), and the working room an
  * in-place re-code needs: the stream may not run ahead of the fixed blocks not yet read, and
  * the result must fit. Returns 0 when a code is a negative zero (sign set, level 0), which the
  * layout cannot express (encoders never write one). With lv (the sign and level bits of the
- * whole payload, from its symbol counts), a first pass over the non-zero masks alone returns -1
- * as soon as the gap bits so far plus lv[0] and one bit per remaining gap exceed `limit` bytes:
- * Elias cannot be smaller (on dense payloads it ends there, at a fraction of the full scan). */
+ * whole payload, from its symbol counts), a first pass over the non-zero masks alone (every 64
+ * full blocks, dq__k_elias_gaps) returns -1 as soon as a lower bound on the gap bits so far plus
+ * lv[0] and one bit per remaining gap exceed `limit` bytes: Elias cannot be smaller, and any
+ * sound bound leaves the choice as it was (on dense payloads it ends there, early). */
 static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, const uint64_t *lv,
                                   uint64_t limit, uint64_t *bytes, uint64_t *room, uint64_t *nonzeros) {
     uint32_t codes[DQ__BLOCK], bl;
@@ -4032,15 +4063,14 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
     dq__elias_tabs t;
     dq__gaps g;
     dq__elias_tabs_make(&t);
-    if (lv) { /* the early stop needs only the gaps: a pass over the non-zero masks first */
-        dq__gaps_init(&g);
-        for (k = 0; k < nblk; k++) {
-            if (n - k * DQ__BLOCK >= DQ__BLOCK)
-                dq__k_elias_nz(payload + k * DQ__BLOCK_BYTES(b), b, nz);
-            else if (dq__elias_block(b, n, payload, k, &t, codes, nz) == UINT32_MAX)
-                return 0;
-            for (w = 0; w < 4; w++) dq__gaps_word(&g, nz[w], (uint64_t)k * DQ__BLOCK + 64u * w, t.om);
-            if ((k & 63u) == 63u && lv[1] >= g.nnz && (g.bits + lv[0] + (lv[1] - g.nnz)) / 8u > limit) return -1;
+    if (lv) { /* the early stop needs only a bound on the gaps: a pass over the masks first */
+        uint64_t st[6] = {(uint64_t)1 << 63, 0, 0, 0, 0, 0}, cnt[7] = {0, 0, 0, 0, 0, 0, 0}, gb;
+        size_t full = n / DQ__BLOCK;
+        for (k = 0; k + 64u <= full; k += 64u) {
+            dq__k_elias_gaps(payload + k * DQ__BLOCK_BYTES(b), b, 64u, st, cnt);
+            gb = (uint64_t)t.om[0] * cnt[0];
+            for (w = 1; w <= 6; w++) gb += (uint64_t)(t.om[w] - t.om[w - 1u]) * cnt[w];
+            if (lv[1] >= cnt[0] && (gb + lv[0] + (lv[1] - cnt[0])) / 8u > limit) return -1;
         }
     }
     dq__gaps_init(&g);

@@ -61,6 +61,12 @@
 #else
 #define DQ__HAS_R32_VL 0
 #endif
+/* The Elias early-stop pass, 4 words at once: AVX-512VL with VPOPCNTDQ. */
+#if DQ__HAS_R32_VL && defined(__AVX512VPOPCNTDQ__)
+#define DQ__HAS_GAPS_VL 1
+#else
+#define DQ__HAS_GAPS_VL 0
+#endif
 
 #if DQ_SIMD != DQ_SIMD_SCALAR && !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) && \
     !defined(_MSC_VER)
@@ -977,6 +983,74 @@ static inline void dq__elias_nz__avx2(const uint8_t *in, unsigned b, uint64_t *n
         }
     }
 }
+
+#if DQ__HAS_GAPS_VL
+/* dq__elias_gaps__scalar with a block's 4 words in the 4 lanes: each word's predecessor comes
+ * from the lane below (lane 0: the previous block's lane 3) through one vpermt2q per level;
+ * the counts stay in vector lanes until the end. */
+static inline void dq__elias_gaps__avx512(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    const simde__m256i up = simde_mm256_setr_epi64x(7, 0, 1, 2); /* lane i takes a[i - 1], lane 0 b[3] */
+    simde__m256i pm = simde_mm256_set1_epi64x((long long)st[0]), pt[6], c[7], m, p, t;
+    uint64_t nz[4], part[4];
+    size_t k;
+    unsigned j;
+    for (j = 1; j <= 5; j++) pt[j] = simde_mm256_set1_epi64x((long long)st[j]);
+    for (j = 0; j < 7; j++) c[j] = simde_mm256_setzero_si256();
+    for (k = 0; k < nblk; k++) {
+        if (b == 2u || b == 4u || b == 8u) { /* as dq__elias_nz__avx2, each row's flags by vptestmd */
+            const uint8_t *q = in + k * DQ__BLOCK_BYTES(b);
+            uint32_t lm = 0;
+            unsigned rpg = 32u / b, g, r, row = 0;
+            simde__m256i L;
+            for (r = 0; r < rpg; r++) lm |= ((1u << (b - 1u)) - 1u) << (r * b);
+            L = simde_mm256_set1_epi32((int32_t)lm);
+            nz[0] = nz[1] = nz[2] = nz[3] = 0;
+            for (g = 0; g < b; g++) {
+                simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(q + 32u * g));
+                v = simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L);
+                for (r = 0; r < rpg; r++, row++) {
+                    simde__mmask8 f = simde_mm256_test_epi32_mask(v, simde_mm256_set1_epi32((int32_t)(1u << (r * b + b - 1u))));
+                    nz[row >> 3] |= (uint64_t)f << (8u * (row & 7u));
+                }
+            }
+        } else {
+            dq__elias_nz__avx2(in + k * DQ__BLOCK_BYTES(b), b, nz);
+        }
+        m = simde_mm256_loadu_si256((const simde__m256i *)nz);
+        p = simde_mm256_permutex2var_epi64(m, up, pm);
+        c[0] = simde_mm256_add_epi64(c[0], simde_mm256_popcnt_epi64(m));
+        t = simde_mm256_or_si256(simde_mm256_slli_epi64(m, 1), simde_mm256_srli_epi64(p, 63));
+#define DQ__GAPS_LEVEL(J, H)                                                                                       \
+    c[J - 1] = simde_mm256_add_epi64(c[J - 1], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));       \
+    {                                                                                                              \
+        simde__m256i q = simde_mm256_permutex2var_epi64(t, up, pt[J - 1]);                                        \
+        pt[J - 1] = t;                                                                                             \
+        t = simde_mm256_or_si256(simde_mm256_or_si256(t, simde_mm256_slli_epi64(t, H)),                           \
+                                 simde_mm256_or_si256(simde_mm256_srli_epi64(q, 64 - H),                           \
+                                                      simde_mm256_or_si256(simde_mm256_slli_epi64(m, H),           \
+                                                                           simde_mm256_srli_epi64(p, 64 - H))));   \
+    }
+        DQ__GAPS_LEVEL(2, 2)
+        DQ__GAPS_LEVEL(3, 4)
+        DQ__GAPS_LEVEL(4, 8)
+        DQ__GAPS_LEVEL(5, 16)
+        DQ__GAPS_LEVEL(6, 32)
+#undef DQ__GAPS_LEVEL
+        c[6] = simde_mm256_add_epi64(c[6], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));
+        pm = m;
+    }
+    simde_mm256_storeu_si256((simde__m256i *)part, pm);
+    st[0] = part[3];
+    for (j = 1; j <= 5; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, pt[j]);
+        st[j] = part[3];
+    }
+    for (j = 0; j < 7; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, c[j]);
+        cnt[j] += part[0] + part[1] + part[2] + part[3];
+    }
+}
+#endif /* DQ__HAS_GAPS_VL */
 
 /* ---- two-means (see the SSE2 section): statistics in 4 + 4 registers of 4 double lanes, and
  * the block decoder */
@@ -2750,6 +2824,9 @@ static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq
 #if DQ__HAS_AVX2_KERNELS
 #define dq__k_elias_scan dq__elias_scan__avx2 /* also at AVX-512 */
 #define dq__k_elias_nz dq__elias_nz__avx2
+#if DQ__HAS_GAPS_VL
+#define dq__k_elias_gaps dq__elias_gaps__avx512
+#endif
 #elif DQ__HAS_SSE2_KERNELS
 #define dq__k_elias_scan dq__elias_scan__sse2
 #endif
