@@ -1666,6 +1666,15 @@ static inline uint32_t dq__elias_scan__scalar(const uint8_t *in, unsigned b, con
     dq__unpack_block__scalar(in, b, codes);
     return dq__elias_scan_codes(codes, DQ__BLOCK, b, lvt, nz);
 }
+/* Only the non-zero masks of a full packed block (as dq__elias_scan__scalar's nz), for the
+ * early-stop pass of Elias sizing, which needs nothing else. */
+static inline void dq__elias_nz__scalar(const uint8_t *in, unsigned b, uint64_t *nz) {
+    uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
+    unsigned i;
+    dq__unpack_block__scalar(in, b, codes);
+    nz[0] = nz[1] = nz[2] = nz[3] = 0;
+    for (i = 0; i < DQ__BLOCK; i++) nz[i >> 6] |= (uint64_t)((codes[i] & smax) != 0u) << (i & 63u);
+}
 /* Two-means (b = 1): code 0 decodes to pos, code 1 to neg, the bucket's two means; rowpos[r]
  * and rowneg[r] are those of row r. */
 static inline void dq__decode_codes_tm(const uint32_t *codes, size_t cnt, float pos, float neg, float w, int add,
@@ -1916,6 +1925,12 @@ static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t 
 #endif
 #ifndef dq__k_elias_scan /* Elias sizing and encoding */
 #define dq__k_elias_scan dq__elias_scan__scalar
+#endif
+#ifndef dq__k_elias_nz
+#define dq__k_elias_nz dq__elias_nz__scalar
+#endif
+#ifndef dq__k_elias_gaps
+#define dq__k_elias_gaps dq__elias_gaps__scalar
 #endif
 #ifndef dq__k_crc32c /* hardware CRC32C where the target has it (dqsgd_simd.h) */
 #define dq__k_crc32c dq__crc32c__scalar
@@ -4118,12 +4133,41 @@ static inline void dq__gaps_word(dq__gaps *g, uint64_t m, uint64_t base, const u
     g->nnz += c;
 }
 
+/* The early-stop pass of Elias sizing over nblk full blocks from `in` (b >= 2): the non-zero
+ * masks (dq__k_elias_nz) and, per 64-element word, the counts behind dq__gaps_word's bits
+ * without its last term (a gap of 64 or more is charged as 64 .. 127): cnt[0] += the non-zeros,
+ * cnt[k] += those with no other within 2^k - 1 before (k = 1 .. 6), so that
+ * om[0] cnt[0] + sum (om[k] - om[k - 1]) cnt[k] is a lower bound on their gap bits. st carries
+ * the previous word's mask and its t[1..5] (st[0], st[1..5]) from call to call. */
+static inline void dq__elias_gaps__scalar(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    uint64_t nz[4], t[7];
+    size_t k;
+    unsigned w, j;
+    for (k = 0; k < nblk; k++) {
+        dq__k_elias_nz(in + k * DQ__BLOCK_BYTES(b), b, nz);
+        for (w = 0; w < 4; w++) {
+            uint64_t m = nz[w], p = st[0];
+            t[1] = (m << 1) | (p >> 63);
+            for (j = 2; j <= 6; j++) {
+                unsigned h = 1u << (j - 1u);
+                t[j] = t[j - 1u] | (t[j - 1u] << h) | (st[j - 1u] >> (64u - h)) | (m << h) | (p >> (64u - h));
+            }
+            cnt[0] += dq__popcount64(m);
+            for (j = 1; j <= 6; j++) cnt[j] += dq__popcount64(m & ~t[j]);
+            for (j = 1; j <= 5; j++) st[j] = t[j];
+            st[0] = m;
+        }
+    }
+}
+
 /* Exact payload bytes of the Elias layout of a fixed payload (b >= 2), and the working room an
  * in-place re-code needs: the stream may not run ahead of the fixed blocks not yet read, and
  * the result must fit. Returns 0 when a code is a negative zero (sign set, level 0), which the
  * layout cannot express (encoders never write one). With lv (the sign and level bits of the
- * whole payload, from its symbol counts), stops early and returns -1 as soon as the bits so far
- * plus lv's rest and one bit per remaining gap exceed `limit` bytes: Elias cannot be smaller. */
+ * whole payload, from its symbol counts), a first pass over the non-zero masks alone (every 64
+ * full blocks, dq__k_elias_gaps) returns -1 as soon as a lower bound on the gap bits so far plus
+ * lv[0] and one bit per remaining gap exceed `limit` bytes: Elias cannot be smaller, and any
+ * sound bound leaves the choice as it was (on dense payloads it ends there, early). */
 static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, const uint64_t *lv,
                                   uint64_t limit, uint64_t *bytes, uint64_t *room, uint64_t *nonzeros) {
     uint32_t codes[DQ__BLOCK], bl;
@@ -4134,6 +4178,16 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
     dq__elias_tabs t;
     dq__gaps g;
     dq__elias_tabs_make(&t);
+    if (lv) { /* the early stop needs only a bound on the gaps: a pass over the masks first */
+        uint64_t st[6] = {(uint64_t)1 << 63, 0, 0, 0, 0, 0}, cnt[7] = {0, 0, 0, 0, 0, 0, 0}, gb;
+        size_t full = n / DQ__BLOCK;
+        for (k = 0; k + 64u <= full; k += 64u) {
+            dq__k_elias_gaps(payload + k * DQ__BLOCK_BYTES(b), b, 64u, st, cnt);
+            gb = (uint64_t)t.om[0] * cnt[0];
+            for (w = 1; w <= 6; w++) gb += (uint64_t)(t.om[w] - t.om[w - 1u]) * cnt[w];
+            if (lv[1] >= cnt[0] && (gb + lv[0] + (lv[1] - cnt[0])) / 8u > limit) return -1;
+        }
+    }
     dq__gaps_init(&g);
     for (k = 0; k < nblk; k++) {
         if ((bl = dq__elias_block(b, n, payload, k, &t, codes, nz)) == UINT32_MAX) return 0;
@@ -4141,9 +4195,6 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
         for (w = 0; w < 4; w++) dq__gaps_word(&g, nz[w], (uint64_t)k * DQ__BLOCK + 64u * w, t.om);
         r1 = (int64_t)(lvbits + g.bits) - 8 * (int64_t)dq__fixed_through(b, n, k);
         if (r1 > worst) worst = r1;
-        if (lv && (k & 63u) == 63u && lv[0] >= lvbits && lv[1] >= g.nnz &&
-            (g.bits + lv[0] + (lv[1] - g.nnz)) / 8u > limit)
-            return -1;
     }
     pre = dq_elias_omega_len(g.nnz + 1u);
     *nonzeros = g.nnz;

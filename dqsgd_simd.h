@@ -55,6 +55,19 @@
 #define DQ__HAS_AVX512_KERNELS 0
 #endif
 
+/* The rANS decoder's mask-register twin: 256-bit AVX-512VL instructions (vpexpandd). */
+#if DQ__HAS_AVX512_KERNELS && defined(__AVX512VL__)
+#define DQ__HAS_R32_VL 1
+#else
+#define DQ__HAS_R32_VL 0
+#endif
+/* The Elias early-stop pass, 4 words at once: AVX-512VL with VPOPCNTDQ. */
+#if DQ__HAS_R32_VL && defined(__AVX512VPOPCNTDQ__)
+#define DQ__HAS_GAPS_VL 1
+#else
+#define DQ__HAS_GAPS_VL 0
+#endif
+
 #if DQ_SIMD != DQ_SIMD_SCALAR && !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) && \
     !defined(_MSC_VER)
 #error "dqsgd SIMD kernels assume a little-endian target; define DQ_NO_SIMD"
@@ -1023,6 +1036,125 @@ static inline uint32_t dq__elias_scan__avx2(const uint8_t *in, unsigned b, const
     simde_mm256_storeu_si256((simde__m256i *)part, acc);
     return part[0] + part[1] + part[2] + part[3] + part[4] + part[5] + part[6] + part[7];
 }
+
+/* The non-zero masks of a full block (dq__elias_nz__scalar). For b in {2, 4, 8} a 32-byte group
+ * holds 32 / b whole rows, and ((v & L) + L) & H (L, H: every code's level mask, top bit) sets
+ * the top bit of each code with a non-zero level (no carry crosses codes); row k's flags are
+ * shifted to the sign bits and taken by movemask. Other b: a row at a time, as the scan. */
+static inline void dq__elias_nz__avx2(const uint8_t *in, unsigned b, uint64_t *nz) {
+    const simde__m256i zero = simde_mm256_setzero_si256();
+    uint32_t lm1 = (1u << (b - 1u)) - 1u;
+    uint64_t word = 0;
+    unsigned r;
+    if (b == 2u || b == 4u || b == 8u) {
+        unsigned rpg = 32u / b, j, k;
+        uint32_t lm = 0, hb = 0;
+        simde__m256i L, H;
+        for (k = 0; k < rpg; k++) {
+            lm |= lm1 << (k * b);
+            hb |= (1u << (b - 1u)) << (k * b);
+        }
+        L = simde_mm256_set1_epi32((int32_t)lm);
+        H = simde_mm256_set1_epi32((int32_t)hb);
+        for (j = 0; j < b; j++) {
+            simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j));
+            v = simde_mm256_and_si256(simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L), H);
+            for (k = 0; k < rpg; k++) {
+                simde__m256i t = simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)(32u - b * (k + 1u))));
+                r = j * rpg + k;
+                word |= (uint64_t)(unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(t)) << (8u * (r & 7u));
+                if ((r & 7u) == 7u) {
+                    nz[r >> 3] = word;
+                    word = 0;
+                }
+            }
+        }
+        return;
+    }
+    for (r = 0; r < DQ__ROWS; r++) {
+        unsigned off = r * b, j = off >> 5, s = off & 31u, m;
+        const uint8_t *p = in + 32u * j;
+        simde__m256i v = simde_mm256_srl_epi32(simde_mm256_loadu_si256((const simde__m256i *)p), simde_mm_cvtsi32_si128((int)s));
+        if (s + b > 32)
+            v = simde_mm256_or_si256(v, simde_mm256_sll_epi32(simde_mm256_loadu_si256((const simde__m256i *)(p + 32)),
+                                                              simde_mm_cvtsi32_si128((int)(32 - s))));
+        v = simde_mm256_and_si256(v, simde_mm256_set1_epi32((int32_t)lm1));
+        m = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(simde_mm256_cmpeq_epi32(v, zero))) ^ 255u;
+        word |= (uint64_t)m << (8u * (r & 7u));
+        if ((r & 7u) == 7u) {
+            nz[r >> 3] = word;
+            word = 0;
+        }
+    }
+}
+
+#if DQ__HAS_GAPS_VL
+/* dq__elias_gaps__scalar with a block's 4 words in the 4 lanes: each word's predecessor comes
+ * from the lane below (lane 0: the previous block's lane 3) through one vpermt2q per level;
+ * the counts stay in vector lanes until the end. */
+static inline void dq__elias_gaps__avx512(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    const simde__m256i up = simde_mm256_setr_epi64x(7, 0, 1, 2); /* lane i takes a[i - 1], lane 0 b[3] */
+    simde__m256i pm = simde_mm256_set1_epi64x((long long)st[0]), pt[6], c[7], m, p, t;
+    uint64_t nz[4], part[4];
+    size_t k;
+    unsigned j;
+    for (j = 1; j <= 5; j++) pt[j] = simde_mm256_set1_epi64x((long long)st[j]);
+    for (j = 0; j < 7; j++) c[j] = simde_mm256_setzero_si256();
+    for (k = 0; k < nblk; k++) {
+        if (b == 2u || b == 4u || b == 8u) { /* as dq__elias_nz__avx2, each row's flags by vptestmd */
+            const uint8_t *q = in + k * DQ__BLOCK_BYTES(b);
+            uint32_t lm = 0;
+            unsigned rpg = 32u / b, g, r, row = 0;
+            simde__m256i L;
+            for (r = 0; r < rpg; r++) lm |= ((1u << (b - 1u)) - 1u) << (r * b);
+            L = simde_mm256_set1_epi32((int32_t)lm);
+            nz[0] = nz[1] = nz[2] = nz[3] = 0;
+            for (g = 0; g < b; g++) {
+                simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(q + 32u * g));
+                v = simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L);
+                for (r = 0; r < rpg; r++, row++) {
+                    simde__mmask8 f = simde_mm256_test_epi32_mask(v, simde_mm256_set1_epi32((int32_t)(1u << (r * b + b - 1u))));
+                    nz[row >> 3] |= (uint64_t)f << (8u * (row & 7u));
+                }
+            }
+        } else {
+            dq__elias_nz__avx2(in + k * DQ__BLOCK_BYTES(b), b, nz);
+        }
+        m = simde_mm256_loadu_si256((const simde__m256i *)nz);
+        p = simde_mm256_permutex2var_epi64(m, up, pm);
+        c[0] = simde_mm256_add_epi64(c[0], simde_mm256_popcnt_epi64(m));
+        t = simde_mm256_or_si256(simde_mm256_slli_epi64(m, 1), simde_mm256_srli_epi64(p, 63));
+#define DQ__GAPS_LEVEL(J, H)                                                                                       \
+    c[J - 1] = simde_mm256_add_epi64(c[J - 1], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));       \
+    {                                                                                                              \
+        simde__m256i q = simde_mm256_permutex2var_epi64(t, up, pt[J - 1]);                                        \
+        pt[J - 1] = t;                                                                                             \
+        t = simde_mm256_or_si256(simde_mm256_or_si256(t, simde_mm256_slli_epi64(t, H)),                           \
+                                 simde_mm256_or_si256(simde_mm256_srli_epi64(q, 64 - H),                           \
+                                                      simde_mm256_or_si256(simde_mm256_slli_epi64(m, H),           \
+                                                                           simde_mm256_srli_epi64(p, 64 - H))));   \
+    }
+        DQ__GAPS_LEVEL(2, 2)
+        DQ__GAPS_LEVEL(3, 4)
+        DQ__GAPS_LEVEL(4, 8)
+        DQ__GAPS_LEVEL(5, 16)
+        DQ__GAPS_LEVEL(6, 32)
+#undef DQ__GAPS_LEVEL
+        c[6] = simde_mm256_add_epi64(c[6], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));
+        pm = m;
+    }
+    simde_mm256_storeu_si256((simde__m256i *)part, pm);
+    st[0] = part[3];
+    for (j = 1; j <= 5; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, pt[j]);
+        st[j] = part[3];
+    }
+    for (j = 0; j < 7; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, c[j]);
+        cnt[j] += part[0] + part[1] + part[2] + part[3];
+    }
+}
+#endif /* DQ__HAS_GAPS_VL */
 
 /* ---- two-means (see the SSE2 section): statistics in 4 + 4 registers of 4 double lanes, and
  * the block decoder */
@@ -2728,6 +2860,59 @@ static inline void dq__r32_get__avx2(dq__r32_dec *d, const uint32_t *tab, uint8_
     dq__r32_get__scalar(d, tab, out + i, cnt - i);
 }
 
+#if DQ__HAS_R32_VL
+/* AVX-512VL (256-bit) decoder: as dq__r32_get__avx2, the lanes that need a word found as a
+ * mask register and fed by vpexpandd, which takes the movemask, table and permute round trip
+ * (the longest part of a state's step) off the chain from one step to the next. */
+static inline simde__m256i dq__r32_step__avx512(simde__m256i *xp, const uint32_t *tab, const uint8_t **pp) {
+    const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
+    simde__m256i x = *xp, e, f, wv;
+    simde__mmask8 ok;
+    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
+    x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
+    x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));
+    ok = simde_mm256_test_epi32_mask(x, simde_mm256_set1_epi32((int32_t)0xFFFF0000u)); /* x >= 2^16 */
+    wv = simde_mm256_maskz_expand_epi32((simde__mmask8)~ok,
+                                        simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)*pp)));
+    *xp = simde_mm256_mask_mov_epi32(simde_mm256_or_si256(simde_mm256_slli_epi32(x, 16), wv), ok, x);
+    *pp += 2u * (8u - dq__r32_pop8[ok]);
+    return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
+}
+static inline void dq__r32_get__avx512(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
+    size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS;
+    if (head) {
+        i = head < cnt ? head : cnt;
+        dq__r32_get__scalar(d, tab, out, i);
+    }
+    if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) {
+        const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x);
+        simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8));
+        simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16));
+        simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24));
+        const uint8_t *p = d->p;
+        size_t i0 = i;
+        for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) {
+            simde__m256i s0 = dq__r32_step__avx512(&x0, tab, &p);
+            simde__m256i s1 = dq__r32_step__avx512(&x1, tab, &p);
+            simde__m256i s2 = dq__r32_step__avx512(&x2, tab, &p);
+            simde__m256i s3 = dq__r32_step__avx512(&x3, tab, &p);
+            simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3);
+            a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order);
+            simde_mm256_storeu_si256((simde__m256i *)(out + i), a);
+        }
+        simde_mm256_storeu_si256((simde__m256i *)d->x, x0);
+        simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1);
+        simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2);
+        simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3);
+        d->p = p;
+        d->j += i - i0;
+    }
+    dq__r32_get__scalar(d, tab, out + i, cnt - i);
+}
+#endif /* DQ__HAS_R32_VL */
+
 /* 8 lanes of the encoder on symbols sym[0..8): the words of the lanes with x >= f 2^20 go,
  * right-justified in lane order, to the 16 bytes below offset *w (the bytes below the new *w
  * are garbage that later words or the states overwrite); then x = x + q (M - f) + bias. */
@@ -2849,7 +3034,10 @@ static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq
 #endif
 /* 32-way rANS chunks: AVX-512 builds use the AVX2 kernels (SIMDe 0.7.4 has neither a 512-bit
  * gather nor a 512-bit expand). */
-#if DQ__HAS_AVX2_KERNELS
+#if DQ__HAS_R32_VL
+#define dq__k_r32_get dq__r32_get__avx512
+#define dq__k_r32_encode dq__r32_encode__avx2
+#elif DQ__HAS_AVX2_KERNELS
 #define dq__k_r32_get dq__r32_get__avx2
 #define dq__k_r32_encode dq__r32_encode__avx2
 #elif DQ__HAS_SSE2_KERNELS
@@ -2858,6 +3046,10 @@ static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq
 /* Slots whose choice depends on more than DQ_SIMD. */
 #if DQ__HAS_AVX2_KERNELS
 #define dq__k_elias_scan dq__elias_scan__avx2 /* also at AVX-512 */
+#define dq__k_elias_nz dq__elias_nz__avx2
+#if DQ__HAS_GAPS_VL
+#define dq__k_elias_gaps dq__elias_gaps__avx512
+#endif
 #elif DQ__HAS_SSE2_KERNELS
 #define dq__k_elias_scan dq__elias_scan__sse2
 #endif

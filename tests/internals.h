@@ -21,17 +21,21 @@
 #define DQT_SSE2 DQ__HAS_SSE2_KERNELS
 #define DQT_AVX2 DQ__HAS_AVX2_KERNELS
 #define DQT_AVX512 DQ__HAS_AVX512_KERNELS
+#define DQT_R32_VL DQ__HAS_R32_VL /* the AVX-512VL rANS decoder */
+#define DQT_GAPS_VL DQ__HAS_GAPS_VL /* the AVX-512VL Elias early-stop pass */
 #define DQT_F16C DQ__HAS_F16C_KERNELS
 #else
 #define DQT_SSE2 0
 #define DQT_AVX2 0
 #define DQT_AVX512 0
+#define DQT_R32_VL 0
+#define DQT_GAPS_VL 0
 #define DQT_F16C 0
 #endif
 #define DQT_HALF_BACKEND DQ__HALF_BACKEND /* the half kernels' name, as printed */
 
 /* ---- Kernel families (stats, compensate, quant, quant_pack, pack_block, unpack_block,
- * decode_block, elias_scan, quant_tab, decode_block_tab, tm_acc, decode_block_tm, shared_q, hstat_acc,
+ * decode_block, elias_scan, elias_nz, elias_gaps, quant_tab, decode_block_tab, tm_acc, decode_block_tm, shared_q, hstat_acc,
  * f16_to_f32, f32_to_f16, bf16_to_f32, f32_to_bf16, crc32c, svb_decode, sp_mask64, sk_hash,
  * tab_isexp): the kernel a build dispatches to, the scalar twin, one kernel by level (for
  * identity checks of the dispatch). */
@@ -133,6 +137,22 @@ static const dqt_escan_k DQT_ESCAN_K[] = {
 #endif
 #if DQT_AVX2
     {"avx2", dq__elias_scan__avx2},
+#endif
+    {NULL, NULL}};
+/* Its masks alone (the early-stop pass). */
+typedef void (*dqt_enz_fn)(const uint8_t *, unsigned, uint64_t *);
+typedef struct { const char *name; dqt_enz_fn fn; } dqt_enz_k;
+static const dqt_enz_k DQT_ENZ_K[] = {
+#if DQT_AVX2
+    {"avx2", dq__elias_nz__avx2},
+#endif
+    {NULL, NULL}};
+/* The early-stop pass over whole blocks (masks and gap counts). */
+typedef void (*dqt_egaps_fn)(const uint8_t *, unsigned, size_t, uint64_t *, uint64_t *);
+typedef struct { const char *name; dqt_egaps_fn fn; } dqt_egaps_k;
+static const dqt_egaps_k DQT_EGAPS_K[] = {
+#if DQT_GAPS_VL
+    {"avx512", dq__elias_gaps__avx512},
 #endif
     {NULL, NULL}};
 /* Table schemes (NUQSGD, natural, TRUNC_NU): the quantizer and the block decoder. */
@@ -289,6 +309,9 @@ static const dqt_r32get_k DQT_R32GET_K[] = {
 #endif
 #if DQT_AVX2
     {"avx2", dq__r32_get__avx2},
+#endif
+#if DQT_R32_VL
+    {"avx512", dq__r32_get__avx512},
 #endif
     {NULL, NULL}};
 static const dqt_r32enc_k DQT_R32ENC_K[] = {

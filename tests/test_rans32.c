@@ -471,7 +471,10 @@ static void test_blocks(void) {
 }
 
 static void test_backend(void) {
-#if DQT_AVX2
+#if DQT_R32_VL
+    CHECK((dqt_r32get_fn)dqt_k(r32_get) == (dqt_r32get_fn)dqt_kernel(r32_get, avx512));
+    CHECK((dqt_r32enc_fn)dqt_k(r32_encode) == (dqt_r32enc_fn)dqt_kernel(r32_encode, avx2));
+#elif DQT_AVX2
     CHECK((dqt_r32get_fn)dqt_k(r32_get) == (dqt_r32get_fn)dqt_kernel(r32_get, avx2));
     CHECK((dqt_r32enc_fn)dqt_k(r32_encode) == (dqt_r32enc_fn)dqt_kernel(r32_encode, avx2));
 #elif DQT_SSE2

@@ -1,7 +1,7 @@
 /* test_simd.c - every SIMD kernel compiled into this build against its scalar twin, bit for bit.
  *
  * Kernel families (dqsgd.h / dqsgd_simd.h): stats, compensate, quant, pack_block, decode_block,
- * elias_scan.
+ * elias_scan, elias_nz, elias_gaps.
  * A TU compiled at level L defines every kernel of level <= L, so the avx512 build compares the
  * SSE2, AVX2 and AVX-512 kernels; the scalar build only checks dq_simd_backend().
  *
@@ -804,6 +804,66 @@ static void test_elias_scan(void) {
                 CHECKF(negz || memcmp(nz, rnz, sizeof nz) == 0, "elias_scan__%s b=%u trial %d: mask differs",
                        DQT_ESCAN_K[k].name, b, trial);
             }
+            /* the masks alone: the scan's, negative zeros (level 0) included */
+            memset(nz, 0xA5, sizeof nz);
+            dqt_scalar(elias_nz)(raw, b, nz);
+            CHECKF(memcmp(nz, wnz, sizeof nz) == 0, "elias_nz__scalar b=%u trial %d: mask differs", b, trial);
+            for (k = 0; DQT_ENZ_K[k].name; k++) {
+                memset(nz, 0xA5, sizeof nz);
+                DQT_ENZ_K[k].fn(raw, b, nz);
+                CHECKF(memcmp(nz, wnz, sizeof nz) == 0, "elias_nz__%s b=%u trial %d: mask differs", DQT_ENZ_K[k].name,
+                       b, trial);
+            }
+        }
+}
+
+/* The early-stop pass: the scalar twin against gaps measured one by one (cnt[k]: the non-zeros
+ * whose gap to the one before, or to index -1, is 2^k or more), every SIMD kernel against it bit
+ * for bit, the state carried across two calls. */
+static void test_elias_gaps(void) {
+    dq_t_rng r = {57};
+    uint32_t codes[DQT_BLOCK];
+    unsigned b;
+    int trial;
+    for (b = 2; b <= 16; b++)
+        for (trial = 0; trial < 40; trial++) {
+            size_t nblk = 1u + rndu(&r, 9), cut = rndu(&r, (uint32_t)nblk + 1u), i, k, j;
+            uint8_t *raw = (uint8_t *)malloc(nblk * 32u * b);
+            uint64_t want[7] = {0, 0, 0, 0, 0, 0, 0}, ref[7] = {0, 0, 0, 0, 0, 0, 0}, rst[6];
+            long last = -1;
+            unsigned keep = trial % 4 == 0 ? 1u : 1u + rndu(&r, trial % 4 == 1 ? 200u : 8u);
+            if (!raw) {
+                CHECK(raw != NULL);
+                return;
+            }
+            for (k = 0; k < nblk; k++) {
+                for (i = 0; i < DQT_BLOCK; i++) {
+                    uint32_t c = rndu(&r, keep) ? 0u : (rnd32(&r) & ((1u << b) - 1u));
+                    if (c & ((1u << (b - 1u)) - 1u)) {
+                        long at = (long)(k * DQT_BLOCK + i);
+                        want[0]++;
+                        for (j = 1; j <= 6; j++) want[j] += (unsigned long)(at - last) >= (1ul << j);
+                        last = at;
+                    }
+                    codes[i] = c;
+                }
+                dqt_scalar(pack_block)(codes, b, raw + k * 32u * b);
+            }
+            rst[0] = (uint64_t)1 << 63;
+            for (j = 1; j < 6; j++) rst[j] = 0;
+            dqt_scalar(elias_gaps)(raw, b, cut, rst, ref);
+            dqt_scalar(elias_gaps)(raw + cut * 32u * b, b, nblk - cut, rst, ref);
+            CHECKF(memcmp(ref, want, sizeof want) == 0, "elias_gaps__scalar b=%u trial %d: counts differ", b, trial);
+            for (k = 0; DQT_EGAPS_K[k].name; k++) {
+                uint64_t got[7] = {0, 0, 0, 0, 0, 0, 0}, st[6];
+                st[0] = (uint64_t)1 << 63;
+                for (j = 1; j < 6; j++) st[j] = 0;
+                DQT_EGAPS_K[k].fn(raw, b, cut, st, got);
+                DQT_EGAPS_K[k].fn(raw + cut * 32u * b, b, nblk - cut, st, got);
+                CHECKF(memcmp(got, ref, sizeof ref) == 0 && memcmp(st, rst, sizeof st) == 0,
+                       "elias_gaps__%s b=%u trial %d: counts or state differ", DQT_EGAPS_K[k].name, b, trial);
+            }
+            free(raw);
         }
 }
 
@@ -1043,6 +1103,7 @@ int main(void) {
     RUN(test_pack_tail);
     RUN(test_decode_block);
     RUN(test_elias_scan);
+    RUN(test_elias_gaps);
     RUN(test_tm_acc);
     RUN(test_decode_block_tm);
     RUN(test_quant_tm);
