@@ -2,7 +2,8 @@
  * the fuzzer chooses: stats, compensate, quant, quant_pack, pack_block, decode_block,
  * elias_scan (the families behind dqt_k(), tests/internals.h), and the crc32c kernel. The bytes
  * pick the kernel (byte 0 mod 8: 0 stats, 1 compensate, 2 quant, 3 quant_pack, 4 pack_block,
- * 5 decode_block, 6 crc32c, 7 quant or, with bit 3 of byte 0 set, elias_scan), lengths 0..1200, element offsets 0..15 and byte offsets 0..63
+ * 5 decode_block, 6 crc32c or, with bit 3 of byte 0 set, elias_nz and elias_gaps, 7 quant or, with
+ * bit 3 of byte 0 set, elias_scan), lengths 0..1200, element offsets 0..15 and byte offsets 0..63
  * (alignment), widths 1..16, rounding, scale, generator key and index, residual mode, weights,
  * row steps, and values: raw float bit patterns (byte 1 odd) or one of ~30 classes (zeros,
  * subnormals, FLT_MAX, Inf, NaN payloads, exact level and half-level boundaries and their
@@ -628,6 +629,44 @@ static void fz_elias_scan(fz_in *in) {
     free(bb);
 }
 
+/* ---------------------------------------------------------------- elias_nz, elias_gaps */
+/* Up to four packed blocks of width 2..16 from the bytes, and a carried state from them: the
+ * mask kernels and the gap-count kernels against their scalar twins (masks, counts, state). */
+static void fz_elias_masks(fz_in *in) {
+    unsigned a = fz_u8(in), b = 2u + (a & 15u) % 15u, nblk = 1u + ((a >> 4) & 3u), i;
+    size_t bytes = 32u * b * nblk, k;
+    uint8_t raw[4u * 32u * 16u];
+    uint64_t rnz[4], nz[4], st0[6], rst[6], gst[6], rcnt[7], gcnt[7];
+    const uint8_t *blk;
+    void *bb;
+    for (i = 0; i < bytes; i++) raw[i] = fz_u8(in);
+    for (i = 0; i < 6; i++) st0[i] = (uint64_t)fz_u32(in) << 32 | fz_u32(in);
+    blk = (const uint8_t *)in_block(raw, bytes, fz_u8(in) & 63u, 1, &bb);
+    dqt_scalar(elias_nz)(blk, b, rnz);
+    for (k = 0; DQT_ENZ_K[k].name; k++) {
+        memset(nz, 0xA5, sizeof nz);
+        DQT_ENZ_K[k].fn(blk, b, nz);
+        if (memcmp(nz, rnz, sizeof nz) != 0) {
+            fprintf(stderr, "fuzz_simd: elias_nz__%s b %u: masks differ\n", DQT_ENZ_K[k].name, b);
+            abort();
+        }
+    }
+    memcpy(rst, st0, sizeof rst);
+    memset(rcnt, 0, sizeof rcnt);
+    dqt_scalar(elias_gaps)(blk, b, nblk, rst, rcnt);
+    for (k = 0; DQT_EGAPS_K[k].name; k++) {
+        memcpy(gst, st0, sizeof gst);
+        memset(gcnt, 0, sizeof gcnt);
+        DQT_EGAPS_K[k].fn(blk, b, nblk, gst, gcnt);
+        if (memcmp(gst, rst, sizeof gst) != 0 || memcmp(gcnt, rcnt, sizeof gcnt) != 0) {
+            fprintf(stderr, "fuzz_simd: elias_gaps__%s b %u blocks %u: counts or state differ\n", DQT_EGAPS_K[k].name, b,
+                    nblk);
+            abort();
+        }
+    }
+    free(bb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static int checked;
     fz_in in;
@@ -659,6 +698,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 3: fz_quant(&in, 1); break;
         case 4: fz_pack(&in); break;
         case 5: fz_decode(&in); break;
+        case 6: /* half the crc inputs go to the Elias mask and gap-count kernels */
+            if (data[0] & 8u)
+                fz_elias_masks(&in);
+            else
+                fz_crc(&in);
+            break;
         default: fz_crc(&in); break;
     }
     return 0;
