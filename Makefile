@@ -326,7 +326,7 @@ $(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
 FMNIST_SRC ?= /usr/share/datasets/fashion-mnist
 FMNIST     = $(addprefix $(BUILD)/fashion-mnist/,train-images-idx3-ubyte train-labels-idx1-ubyte \
              t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
-demo: deps $(BUILD)/trainer ## DQSGD and rd vs fixed-bit QSGD on Fashion-MNIST: tables, plots in BUILD/demo (7-8 min)
+demo: deps $(BUILD)/trainer ## DQSGD and rd vs fixed-bit QSGD on Fashion-MNIST: tables, plots in BUILD/demo (about 9 min)
 	@BUILD='$(BUILD)' MAKE='$(MAKE)' FMNIST_SRC='$(FMNIST_SRC)' sh tools/demo.sh
 
 demo-data: $(FMNIST) ## decompress Fashion-MNIST from FMNIST_SRC into BUILD/fashion-mnist

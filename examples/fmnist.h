@@ -191,6 +191,21 @@ typedef enum { MODEL_SOFTMAX, MODEL_MLP } model_kind;
 #define MLP_D (MLP_B2 + CLASSES)
 
 FM_FN size_t model_dim(model_kind m) { return m == MODEL_SOFTMAX ? (size_t)SM_D : (size_t)MLP_D; }
+/* The parameter tensors in layout order (the segments of a per-layer message): their count,
+ * sizes into size[0..4). */
+#define MAX_LAYERS 4
+FM_FN size_t model_layers(model_kind m, size_t *size) {
+    if (m == MODEL_SOFTMAX) {
+        size[0] = SM_B;
+        size[1] = CLASSES;
+        return 2;
+    }
+    size[0] = MLP_B1;
+    size[1] = HID;
+    size[2] = CLASSES * HID;
+    size[3] = CLASSES;
+    return 4;
+}
 
 /* Softmax regression: small uniform weights. MLP: He-uniform for W1 (ReLU), Glorot-uniform
  * for W2, zero biases. All from the run seed. */
@@ -436,7 +451,7 @@ FM_FN double top_eigen(const dataset *ds, int iters) {
 
 /* ------------------------------------------------------------------ options */
 
-typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD, SCH_NOISE } scheme_kind;
+typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD, SCH_NOISE, SCH_RD_LAYER } scheme_kind;
 /* mpi_trainer only: how the ranks aggregate (dqsgd_mpi.h) */
 typedef enum { PAT_ALLGATHER, PAT_SRA, PAT_SHARED } pattern_kind;
 
@@ -445,8 +460,8 @@ typedef struct options {
     model_kind model;
     scheme_kind scheme;
     pattern_kind pattern;
-    unsigned bits, bits_min, bits_max, workers, batch, period, window, coder;
-    uint64_t steps, eval_every, seed;
+    unsigned bits, bits_min, bits_max, workers, batch, period, window, coder, warm_bits;
+    uint64_t steps, eval_every, seed, warm_steps;
     double lr, momentum, alpha, target_error, budget_bits, scale, lipschitz, norm_prior, noise_ratio;
     size_t train_eval;
     int quiet, print_l, ef;
@@ -528,8 +543,9 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             else if (!strcmp(v, "dqsgd-p2")) o->scheme = SCH_P2;
             else if (!strcmp(v, "dqsgd")) o->scheme = SCH_SCALE;
             else if (!mpi && !strcmp(v, "rd")) o->scheme = SCH_RD;
+            else if (!mpi && !strcmp(v, "rd-layer")) o->scheme = SCH_RD_LAYER;
             else if (!mpi && !strcmp(v, "noise")) o->scheme = SCH_NOISE;
-            else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2, dqsgd or rd, got", v);
+            else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2, dqsgd, rd, rd-layer or noise, got", v);
         } else if (mpi && !strcmp(a, "--pattern")) {
             const char *v = str_arg(argc, argv, &i);
             if (!strcmp(v, "allgather")) o->pattern = PAT_ALLGATHER;
@@ -567,6 +583,10 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             o->window = (unsigned)int_arg(argc, argv, &i, 1, DQ_SCHED_MAX_WINDOW);
         } else if (!strcmp(a, "--norm-prior")) {
             o->norm_prior = num_arg(argc, argv, &i, 1e-300, 1e300);
+        } else if (!strcmp(a, "--warm-steps")) {
+            o->warm_steps = (uint64_t)int_arg(argc, argv, &i, 0, 1e9);
+        } else if (!strcmp(a, "--warm-bits")) {
+            o->warm_bits = (unsigned)int_arg(argc, argv, &i, 2, 16);
         } else if (!strcmp(a, "--steps")) {
             o->steps = (uint64_t)int_arg(argc, argv, &i, 1, 1e9);
         } else if (!mpi && !strcmp(a, "--workers")) {
@@ -599,7 +619,8 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
     }
     if (o->scheme == SCH_P1 && !(o->target_error > 0.0)) die("dqsgd-p1 needs --target-error E", NULL);
     if (o->scheme == SCH_P2 && !(o->budget_bits > 0.0)) die("dqsgd-p2 needs --budget-bits B (per worker)", NULL);
-    if (o->scheme == SCH_RD && !(o->budget_bits > 0.0)) die("rd needs --budget-bits B (per worker)", NULL);
+    if ((o->scheme == SCH_RD || o->scheme == SCH_RD_LAYER) && !(o->budget_bits > 0.0))
+        die("rd and rd-layer need --budget-bits B (per worker)", NULL);
     if (o->scheme == SCH_NOISE && !(o->noise_ratio > 0.0)) die("noise needs --noise-ratio K", NULL);
     if (o->scheme == SCH_SCALE && !(o->scale > 0.0)) die("dqsgd needs --scale C", NULL);
     if (o->scheme == SCH_P1 && o->model == MODEL_MLP && !(o->lipschitz > 0.0))
@@ -614,6 +635,7 @@ FM_FN const char *scheme_name(const options *o, char *buf, size_t cap) {
         case SCH_P1: return "dqsgd-p1";
         case SCH_P2: return "dqsgd-p2";
         case SCH_RD: return "rd";
+        case SCH_RD_LAYER: return "rd-layer";
         case SCH_NOISE: return "noise";
         default: return "dqsgd";
     }
@@ -659,13 +681,16 @@ FM_FN void sched_params(const options *o, size_t d, unsigned N, dq_sched_params 
     sp->window = o->window;
     sp->norm_prior = o->norm_prior;
     sp->workers = N;
+    sp->warm_steps = o->warm_steps;
+    sp->warm_bits = o->warm_steps ? o->warm_bits : 0u;
     switch (o->scheme) {
         case SCH_FIXED: sp->mode = DQ_SCHED_FIXED; sp->bits_min = 2; sp->bits_max = o->bits < 2 ? 2 : o->bits; break;
         case SCH_INCREASING: sp->mode = DQ_SCHED_INCREASING; break;
         case SCH_P1: sp->mode = DQ_SCHED_DQSGD; sp->target_error = o->target_error; sp->lipschitz = o->lipschitz; sp->lr = lr_eff; break;
         case SCH_P2: sp->mode = DQ_SCHED_DQSGD; sp->budget_bits = o->budget_bits; break;
         case SCH_SCALE: sp->mode = DQ_SCHED_DQSGD; sp->scale = o->scale; break;
-        case SCH_RD: sp->mode = DQ_SCHED_RD; sp->budget_bits = o->budget_bits; break;
+        case SCH_RD:
+        case SCH_RD_LAYER: sp->mode = DQ_SCHED_RD; sp->budget_bits = o->budget_bits; break;
         case SCH_NOISE: sp->mode = DQ_SCHED_FIXED; break; /* unused: the trainer picks the width */
         default: break;
     }

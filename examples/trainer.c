@@ -41,13 +41,15 @@ static void usage(FILE *f) {
           "  --scheme S            fp32 | fixed --bits B | increasing | dqsgd-p1 --target-error E\n"
           "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C\n"
           "                        | rd --budget-bits B (measured rate-distortion, bits as sent)\n"
+          "                        | rd-layer --budget-bits B (rd's width sets each step's bits, split over\n"
+          "                        the layers by equal marginal error per bit: one message, a width per layer)\n"
           "                        | noise --noise-ratio K (least width whose error is K x the noise)  (default fp32)\n"
           "  --bits B              width of the fixed scheme, 1..16 (default 4)\n"
           "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
           "  --noise-ratio K       noise: each step the least width whose expected quantization error of the\n"
           "                        mean, err_0(b)/N, is at most K x the variance of the mean gradient over the\n"
           "                        workers at the previous step (bits-max at step 0)\n"
-          "  --budget-bits B       P2, rd: bits of all T messages of ONE worker, headers included (P2 counts\n"
+          "  --budget-bits B       P2, rd, rd-layer: bits of all T messages of ONE worker, headers included (P2 counts\n"
           "                        the fixed layout's bits, rd the bits the coder sends)\n"
           "  --target-error E      P1: quantization term of the final-loss bound (loss units)\n"
           "  --lipschitz L         P1: smoothness constant (softmax default: lambda_max(X^T X/n)/2, estimated)\n"
@@ -56,6 +58,8 @@ static void usage(FILE *f) {
           "  --period P            DQSGD: choose a new width every P steps (default 10)\n"
           "  --window W            DQSGD: gradient norm = mean of the last W norms (default 50)\n"
           "  --bits-min B, --bits-max B   width range of DQSGD and increasing (default 2, 16)\n"
+          "  --warm-steps K        schedules: the first K steps at --warm-bits (default 16), their bits\n"
+          "                        counted against a budget (dq_sched_params.warm_steps)\n"
           "  --norm-prior G        DQSGD norm before the first step (default: norm of worker 0's first\n"
           "                        gradient, sent once as a float and counted as 32 bits)\n"
           "  --steps T             SGD steps (default 1000)\n"
@@ -83,6 +87,15 @@ static size_t worker_send(const float *grad, size_t d, unsigned width, uint64_t 
     dq_params p = worker_params(width, seed, step, worker, coder);
     size_t len = 0;
     check(dq_encode(&p, grad, d, NULL, dst, cap, &len), "dq_encode", step);
+    return len;
+}
+
+/* A per-layer message: one segment per parameter tensor, each with its width. */
+static size_t worker_send_layers(const float *grad, const dq_segment *seg, size_t nseg, uint64_t seed, uint64_t step,
+                                 unsigned worker, unsigned coder, uint8_t *dst, size_t cap) {
+    dq_params p = worker_params(4, seed, step, worker, coder);
+    size_t len = 0;
+    check(dq_encode_segments(&p, grad, seg, nseg, NULL, dst, cap, &len), "dq_encode_segments", step);
     return len;
 }
 
@@ -123,7 +136,9 @@ int main(int argc, char **argv) {
     scratch sc;
     dq_sched sched;
     dq_sched_params sp;
-    dq_rd rd;
+    dq_rd rd, rdl[MAX_LAYERS];
+    dq_segment seg[MAX_LAYERS];
+    size_t nseg, lsize[MAX_LAYERS];
     double *gsum = NULL, gsq = 0.0, noise_prev = 0.0;
     int use_sched;
     unsigned width = 32;
@@ -160,7 +175,16 @@ int main(int argc, char **argv) {
     g = (float *)xmalloc(d * sizeof *g);
     msg = (uint8_t **)xmalloc(N * sizeof *msg);
     len = (size_t *)xcalloc(N, sizeof *len);
-    cap = dq_encode_bound(d, 16);
+    nseg = model_layers(m, lsize);
+    for (i = 0; i < nseg; i++) {
+        seg[i].count = lsize[i];
+        seg[i].bits = 16;
+    }
+    { /* the largest message: one width, or a segment per layer at 16 bits */
+        dq_params wp = worker_params(16, 0, 0, 0, o.coder);
+        check(dq_segments_capacity(&wp, seg, nseg, &cap), "dq_segments_capacity", 0);
+        if (cap < dq_encode_bound(d, 16)) cap = dq_encode_bound(d, 16);
+    }
     for (k = 0; k < N; k++) msg[k] = (uint8_t *)xmalloc(cap);
     scratch_init(&sc);
     model_init(m, w, o.seed);
@@ -223,15 +247,33 @@ int main(int argc, char **argv) {
                 }
                 if (o.scheme == SCH_NOISE) { /* the least width whose error is a fraction of the noise */
                     dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
-                    unsigned b;
                     check(dq_rd_measure(&rp, g, NULL, d, &rd), "dq_rd_measure", n);
-                    width = sched.p.bits_max;
-                    for (b = sched.p.bits_min; n > 0 && b <= sched.p.bits_max; b++)
-                        if (rd.err[b] / N <= o.noise_ratio * noise_prev) {
-                            width = b;
-                            break;
+                    width = sched.p.bits_max; /* no noise estimate before the first step */
+                    st = n > 0 ? dq_rd_floor(&rd, o.noise_ratio * noise_prev * N, sched.p.bits_min, sched.p.bits_max,
+                                             &width)
+                               : DQ_OK;
+                } else if (o.scheme == SCH_RD_LAYER) { /* rd's width prices the step; the layers share it */
+                    dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
+                    size_t l, off = 0;
+                    unsigned b, wl[MAX_LAYERS];
+                    double budget = 0.0;
+                    memset(&rd, 0, sizeof rd); /* the curve of one width everywhere: the layers' sum */
+                    for (l = 0; l < nseg; off += lsize[l], l++) {
+                        check(dq_rd_measure(&rp, g + off, NULL, lsize[l], &rdl[l]), "dq_rd_measure", n);
+                        if (o.coder == DQ_CODER_FIXED_ONLY) memcpy(rdl[l].bits, rdl[l].fixed_bits, sizeof rd.bits);
+                        rd.n += rdl[l].n;
+                        rd.norm2 += rdl[l].norm2;
+                        for (b = DQ_RD_BITS_MIN; b <= DQ_RD_BITS_MAX; b++) {
+                            rd.err[b] += rdl[l].err[b];
+                            rd.bits[b] += rdl[l].bits[b];
+                            rd.fixed_bits[b] += rdl[l].fixed_bits[b];
                         }
-                    st = DQ_OK;
+                    }
+                    st = dq_sched_next_rd(&sched, &rd, &width);
+                    for (l = 0; l < nseg; l++) budget += rdl[l].bits[width];
+                    check(dq_rd_alloc(rdl, nseg, budget, sched.p.bits_min, sched.p.bits_max, 0, wl, NULL, NULL),
+                          "dq_rd_alloc", n);
+                    for (l = 0; l < nseg; l++) seg[l].bits = wl[l];
                 } else if (sp.mode == DQ_SCHED_RD) { /* worker 0 measures its gradient and announces the width */
                     dq_params rp = worker_params(4, o.seed, n, 0, o.coder);
                     check(dq_rd_measure(&rp, g, NULL, d, &rd), "dq_rd_measure", n);
@@ -257,11 +299,20 @@ int main(int argc, char **argv) {
             if (o.scheme == SCH_FP32) { /* no codec: the server adds the raw floats */
                 for (i = 0; i < d; i++) avg[i] += wgt * g[i];
                 len[k] = 4 * d;
+            } else if (o.scheme == SCH_RD_LAYER) {
+                len[k] = worker_send_layers(g, seg, nseg, o.seed, n, k, o.coder, msg[k], cap);
             } else {
                 len[k] = worker_send(g, d, width, o.seed, n, k, o.coder, msg[k], cap);
             }
             bits_cum += 8u * (uint64_t)len[k];
-            fixed_cum += o.scheme == SCH_FP32 ? 8u * (uint64_t)len[k] : (uint64_t)dq_message_bits(d, width, BUCKET);
+            if (o.scheme == SCH_RD_LAYER) { /* what the same segments weigh in the fixed layout */
+                dq_params fp = worker_params(4, 0, 0, 0, DQ_CODER_FIXED_ONLY);
+                size_t fsz = 0;
+                check(dq_segments_capacity(&fp, seg, nseg, &fsz), "dq_segments_capacity", n);
+                fixed_cum += 8u * (uint64_t)fsz;
+            } else {
+                fixed_cum += o.scheme == SCH_FP32 ? 8u * (uint64_t)len[k] : (uint64_t)dq_message_bits(d, width, BUCKET);
+            }
         }
         if (!(step_loss == step_loss) || step_loss > 1e6) {
             fprintf(stderr, "trainer: training diverged at step %" PRIu64 " (loss %g); try a smaller --lr\n", n,

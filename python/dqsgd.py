@@ -91,6 +91,7 @@ class Header(ctypes.Structure):
         ("msg_size", ctypes.c_size_t),
         ("payload_size", ctypes.c_size_t),
         ("nnz", ctypes.c_size_t),
+        ("segments", ctypes.c_size_t),
     ]
 
     def __repr__(self):
@@ -116,6 +117,8 @@ class SchedParams(ctypes.Structure):
         ("lipschitz", ctypes.c_double),
         ("lr", ctypes.c_double),
         ("workers", ctypes.c_uint),
+        ("warm_steps", ctypes.c_uint64),
+        ("warm_bits", ctypes.c_uint),
     ]
 
 

@@ -50,6 +50,7 @@ DQPY_EXPORT size_t dqpy_layout(int which, size_t *out, size_t cap) {
             DQPY_OFF(dq_header, norm); DQPY_OFF(dq_header, bucket); DQPY_OFF(dq_header, seed);
             DQPY_OFF(dq_header, step); DQPY_OFF(dq_header, stream); DQPY_OFF(dq_header, count);
             DQPY_OFF(dq_header, msg_size); DQPY_OFF(dq_header, payload_size); DQPY_OFF(dq_header, nnz);
+            DQPY_OFF(dq_header, segments);
             v[n++] = sizeof(dq_header);
             break;
         case DQPY_SCHED_PARAMS:
@@ -60,7 +61,8 @@ DQPY_EXPORT size_t dqpy_layout(int which, size_t *out, size_t cap) {
             DQPY_OFF(dq_sched_params, norm_prior); DQPY_OFF(dq_sched_params, scale);
             DQPY_OFF(dq_sched_params, target_error); DQPY_OFF(dq_sched_params, budget_bits);
             DQPY_OFF(dq_sched_params, lipschitz); DQPY_OFF(dq_sched_params, lr);
-            DQPY_OFF(dq_sched_params, workers);
+            DQPY_OFF(dq_sched_params, workers); DQPY_OFF(dq_sched_params, warm_steps);
+            DQPY_OFF(dq_sched_params, warm_bits);
             v[n++] = sizeof(dq_sched_params);
             break;
         case DQPY_SCHED: /* the binding reads these fields; the rest is opaque */

@@ -188,9 +188,40 @@ static void test_invalid_values(void) {
     CHECK(dq_t_ld32(sc + 16 + 44) == 3u && dq_t_ld32(sc + 16 + 36) == 12u && dq_t_ld32(sc + 16 + 2176) == 0u);
 }
 
+/* A warm start round-trips; a checkpoint as library 0.8 wrote it (a 2200-byte body, no warm
+ * start) still loads, to the same state as today's layout of it. */
+static void test_warm_and_08(void) {
+    uint8_t sc[DQ_SCHED_SAVE_SIZE], old[DQ_SCHED_SAVE_SIZE], again[DQ_SCHED_SAVE_SIZE];
+    dq_sched s, t;
+    dq_sched_params q = sched_params(0);
+    size_t slen = 0, alen = 0, olen;
+    unsigned b = 0;
+    q.warm_steps = 3;
+    q.warm_bits = 10;
+    CHECK(dq_sched_init(&s, &q) == DQ_OK && dq_sched_next(&s, &b) == DQ_OK && b == 10u);
+    CHECK(dq_sched_update(&s, 1.0, 0.5, 1000.0) == DQ_OK);
+    CHECK(dq_sched_save(&s, sc, sizeof sc, &slen) == DQ_OK && slen == DQ_SCHED_SAVE_SIZE);
+    CHECK(dq_t_ld64(sc + 8) == 2212u && dq_t_ld64(sc + 16 + 2200) == 3u && dq_t_ld32(sc + 16 + 2208) == 10u);
+    CHECK(dq_sched_load(sc, slen, &t) == DQ_OK && t.p.warm_steps == 3u && t.p.warm_bits == 10u && t.step == 1u);
+    /* 0.8's bytes of a state without a warm start */
+    q = sched_params(0);
+    CHECK(dq_sched_init(&s, &q) == DQ_OK && dq_sched_save(&s, sc, sizeof sc, &slen) == DQ_OK);
+    olen = 16u + 2200u + 4u;
+    memcpy(old, sc, 16u + 2200u);
+    dq_t_st64(old + 8, 2200u);
+    dq_t_st32(old + olen - 4u, dqt_crc32c(old, olen - 4u));
+    CHECK(dq_sched_load(old, olen, &t) == DQ_OK);
+    CHECK(dq_sched_save(&t, again, sizeof again, &alen) == DQ_OK && alen == slen && memcmp(again, sc, slen) == 0);
+    CHECK(dq_sched_load(old, olen - 1u, &t) == DQ_ERR_TRUNCATED);
+    dq_t_st64(old + 8, 2204u); /* neither layout */
+    dq_t_st32(old + olen - 4u, dqt_crc32c(old, olen - 4u));
+    CHECK(dq_sched_load(old, olen, &t) == DQ_ERR_CORRUPT);
+}
+
 int main(void) {
     RUN(test_resume_bit_identical);
     RUN(test_damage);
     RUN(test_invalid_values);
+    RUN(test_warm_and_08);
     return dq_t_finish();
 }

@@ -1274,6 +1274,75 @@ static void test_regressions(void) {
     }
 }
 
+/* A warm start: the first warm_steps steps at warm_bits in every mode, their bits counted
+ * against a P2 budget (infeasible when they and bits_min for the rest do not fit), the rule
+ * taking over at the first step after them even inside a period. */
+static void test_warm_start(void) {
+    dq_sched_params p;
+    dq_sched s;
+    unsigned b = 0, n, seen_other = 0;
+    double spent = 0.0, cw, cmin;
+    memset(&p, 0, sizeof p);
+    p.mode = DQ_SCHED_DQSGD;
+    p.steps = 40;
+    p.dim = 5000;
+    p.norm_prior = 1.0;
+    p.period = 10;
+    p.warm_steps = 5;
+    cw = msg_bits(p.dim, 16, 0); /* warm_bits 0 = 16 */
+    cmin = msg_bits(p.dim, 2, 0);
+    p.budget_bits = 5.0 * cw + 35.0 * cmin - 1.0;
+    CHECK(dq_sched_init(&s, &p) == DQ_ERR_INFEASIBLE);
+    p.budget_bits = 5.0 * cw + 35.0 * msg_bits(p.dim, 4, 0);
+    CHECK(dq_sched_init(&s, &p) == DQ_OK && s.p.warm_bits == 16u);
+    for (n = 0; n < 40; n++) {
+        CHECK(dq_sched_next(&s, &b) == DQ_OK);
+        if (n < 5) CHECK(b == 16u);
+        if (n == 5) CHECK(b < 16u); /* re-planned at once, not at step 10 */
+        seen_other += n >= 5 && b != 16u;
+        spent += msg_bits(p.dim, b, 0);
+        CHECK(dq_sched_update(&s, 1.0, 0.0, msg_bits(p.dim, b, 0)) == DQ_OK);
+    }
+    CHECK(spent <= p.budget_bits && seen_other == 35u);
+    /* the other modes: FIXED, and RD through either call */
+    p.mode = DQ_SCHED_FIXED;
+    p.warm_bits = 7;
+    p.bits_max = 3;
+    CHECK(dq_sched_init(&s, &p) == DQ_OK);
+    for (n = 0; n < 8; n++) {
+        CHECK(dq_sched_next(&s, &b) == DQ_OK && b == (n < 5 ? 7u : 3u));
+        CHECK(dq_sched_update(&s, 1.0, 0.0, 1.0) == DQ_OK);
+    }
+    {
+        dq_rd rd;
+        unsigned k;
+        memset(&rd, 0, sizeof rd);
+        for (k = DQ_RD_BITS_MIN; k <= DQ_RD_BITS_MAX; k++) {
+            rd.err[k] = pow(0.25, (double)k);
+            rd.bits[k] = rd.fixed_bits[k] = 1000.0 * (double)k;
+        }
+        p.mode = DQ_SCHED_RD;
+        p.bits_max = 16;
+        p.budget_bits = 40.0 * 4000.0;
+        CHECK(dq_sched_init(&s, &p) == DQ_OK);
+        for (n = 0; n < 6; n++) {
+            CHECK(dq_sched_next_rd(&s, &rd, &b) == DQ_OK && (n < 5 ? b == 7u : b != 7u));
+            CHECK(dq_sched_update(&s, 1.0, 0.0, rd.bits[b]) == DQ_OK);
+        }
+    }
+    /* bad values */
+    p.mode = DQ_SCHED_FIXED;
+    p.warm_bits = 1;
+    CHECK(dq_sched_init(&s, &p) == DQ_ERR_BITS);
+    p.warm_bits = 17;
+    CHECK(dq_sched_init(&s, &p) == DQ_ERR_BITS);
+    p.warm_bits = 8;
+    p.warm_steps = 41;
+    CHECK(dq_sched_init(&s, &p) == DQ_ERR_PARAM);
+    p.warm_steps = 0;
+    CHECK(dq_sched_init(&s, &p) == DQ_ERR_PARAM); /* a width without steps */
+}
+
 int main(void) {
     RUN(test_message_bits);
     RUN(test_width_rule);
@@ -1293,5 +1362,6 @@ int main(void) {
     RUN(test_baselines);
     RUN(test_bad_inputs);
     RUN(test_regressions);
+    RUN(test_warm_start);
     return dq_t_finish();
 }

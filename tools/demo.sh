@@ -7,12 +7,14 @@
 #   softmax regression (784->10, convex)  1000 steps, lr 0.02, 5 seeds, evaluated every 50 steps
 #   MLP 784-128-10 (ReLU, non-convex)     1000 steps, lr 0.05, 5 seeds, evaluated every 100 steps
 # Both models are trained with: fp32 (no codec), fixed 2/3/4/6/8-bit QSGD, the increasing
-# schedule (AdaQuantFL-style, from 2 bits), DQSGD-P2 and rd (DQ_SCHED_RD: widths planned on
-# the measured rate and distortion of the gradient, in the bits the coder sends); the softmax
+# schedule (AdaQuantFL-style, from 2 bits), DQSGD-P2, rd (DQ_SCHED_RD: widths planned on
+# the measured rate and distortion of the gradient, in the bits the coder sends) and rd-layer
+# (rd's width prices each step; dq_rd_alloc splits those bits over the layers, sent as one
+# segmented message with a width per layer); the softmax
 # model also with DQSGD-P1. Every message goes out with the library's default coder (the
 # smallest of fixed layout, rANS and Elias), and every run also counts what its messages take
 # in the fixed layout: the decoded values, hence the training, are the same either way, so one
-# run gives both sizes. These sizes were chosen so that the whole demo (95 runs) takes about 7
+# run gives both sizes. These sizes were chosen so that the whole demo (105 runs) takes about 9
 # minutes on a 2-core machine, two runs at a time: 1000 steps (4 epochs of the MLP's data),
 # and the MLP evaluated half as often as the softmax model, as its evaluations cost 10x more.
 #
@@ -144,7 +146,7 @@ for s in $SM_SEEDS; do
     echo "softmax increasing $s --scheme increasing" >>"$jobs"
     echo "softmax dqsgd-p1 $s --scheme dqsgd-p1 --target-error $P1_TARGET --lipschitz $L" >>"$jobs"
 done
-echo $(($(wc -l <"$jobs") + 2 * (n_sm + n_mlp))) >"$OUT/.total"
+echo $(($(wc -l <"$jobs") + 3 * (n_sm + n_mlp))) >"$OUT/.total"
 echo "demo: $(cat "$OUT/.total") runs, $JOBS at a time (trainer logs in $OUT/logs)"
 xargs -P "$JOBS" -L 1 sh "$0" --job <"$jobs" || { echo "demo: a run failed" >&2; exit 1; }
 fi # REPORT = 0
@@ -182,6 +184,7 @@ for model in softmax mlp; do
     for s in $seeds; do
         echo "$model dqsgd-p2 $s --scheme dqsgd-p2 --budget-bits $budget" >>"$jobs"
         echo "$model rd $s --scheme rd --budget-bits $rdbudget" >>"$jobs"
+        echo "$model rd-layer $s --scheme rd-layer --budget-bits $rdbudget" >>"$jobs"
     done
 done
 if [ $REPORT = 0 ]; then
@@ -194,8 +197,8 @@ table() { # model seeds
     set -- $(cat "$OUT/.best-$model")
     bbits=$1 bacc=$2 bfixed=$3 bsent=$4 blo=$5 bhi=$6
     target=$(awk -v a="$bacc" 'BEGIN { printf "%.4f", a - 0.005 }')
-    case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2 rd" ;;
-                   *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2 rd" ;; esac
+    case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2 rd rd-layer" ;;
+                   *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2 rd rd-layer" ;; esac
     # bits (sent) to target, for the last column
     for tag in fixed$bbits $schemes; do
         for f in "$OUT"/runs/"$model"-"$tag"-s*.csv; do
@@ -233,6 +236,11 @@ table() { # model seeds
         printf "            against its %.2f%% (%.2f..%.2f): the target (at most 85%%, mean accuracy within the best\n", 100 * ba, 100 * blo, 100 * bhi
         printf "            width'"'"'s seed range) is %s.\n", (t <= 0.85 * bs * 1.001 && a >= blo) ? "MET" : "NOT met"
         printf "            At similar sent bits, fixed %d-bit (%.2fx the bits of rd) reached %.2f%% (rd %+.2f pp).\n", nr[1], nr[3] / t, 100 * nr[2], 100 * (a - nr[2]) }'
+    rdacc=$1 rdsent=$4
+    set -- $(final_stats "$model" rd-layer)
+    awk -v a="$1" -v lo="$2" -v hi="$3" -v t="$4" -v ra="$rdacc" -v rt="$rdsent" 'BEGIN {
+        printf "   layers:  rd-layer (the same budget, each step'"'"'s bits split over the layers, one segmented message)\n"
+        printf "            reached %.2f%% (%.2f..%.2f) with %.1f%% of rd'"'"'s bits: %+.2f pp against rd.\n", 100 * a, 100 * lo, 100 * hi, 100 * t / rt, 100 * (a - ra) }'
     set -- $(final_stats "$model" dqsgd-p2)
     near=$(for b in 2 3 4 6 8; do echo "$b $(final_stats "$model" fixed$b)"; done |
         awk -v t="$5" '{ d = $6 > t ? $6 / t : t / $6; if (!n || d < bd) { bd = d; n = $1; a = $2; tb = $6 } }
@@ -265,8 +273,8 @@ done
 
 if [ "$PLOTS" = 1 ]; then
     for model in softmax mlp; do
-        case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2 rd"; title="softmax regression";;
-                       *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2 rd"; title="MLP 784-128-10";; esac
+        case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2 rd rd-layer"; title="softmax regression";;
+                       *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2 rd rd-layer"; title="MLP 784-128-10";; esac
         acc="" loss="" width="" norm=""
         bb=$(cut -d' ' -f1 "$OUT/.best-$model")
         for tag in $schemes; do
@@ -277,7 +285,8 @@ if [ "$PLOTS" = 1 ]; then
                 fixed3) st="lw 1.5 lc rgb '#6baed6'";;        fixed4) st="lw 1.5 lc rgb '#3182bd'";;
                 fixed6) st="lw 1.5 lc rgb '#08519c'";;        fixed8) st="lw 1.5 lc rgb '#08306b'";;
                 increasing) st="lw 2 lc rgb '#ff9900'";;      dqsgd-p1) st="lw 3 lc rgb '#31a354'";;
-                rd) st="lw 3 lc rgb '#756bb1'";;              *) st="lw 3 lc rgb '#e31a1c'";;
+                rd) st="lw 3 lc rgb '#756bb1'";;              rd-layer) st="lw 2 dt 2 lc rgb '#54278f'";;
+                *) st="lw 3 lc rgb '#e31a1c'";;
             esac
             # the first row has 0 bits: leave it out of the log-scale plots
             acc="$acc${acc:+, }'$dat' every ::1 using 2:(100*\$3) with linespoints $st pt 7 ps 0.5 title '$tag'"
@@ -288,7 +297,7 @@ if [ "$PLOTS" = 1 ]; then
         # rate-distortion: final accuracy (mean, seed range) against total bits, per width and coder
         rdd=$OUT/curves/$model-ratedist.dat
         for b in 2 3 4 6 8; do echo "$b $(final_stats "$model" fixed$b)"; done >"$rdd"
-        for tag in dqsgd-p2 rd; do echo "$tag $(final_stats "$model" $tag)"; done >"$rdd.sched"
+        for tag in dqsgd-p2 rd rd-layer; do echo "$tag $(final_stats "$model" $tag)"; done >"$rdd.sched"
         target=$(awk '{ printf "%.2f", 100 * ($2 - 0.005) }' "$OUT/.best-$model")
         gnuplot <<EOF
 set terminal pngcairo size 1000,650 font ',11'
@@ -311,7 +320,8 @@ set ylabel 'final test accuracy (%)'
 plot '$rdd' using 6:(100*\$2):(100*\$3):(100*\$4) with yerrorlines lw 2 lc rgb '#08519c' pt 7 title 'fixed widths 2,3,4,6,8, fixed layout', \
      '$rdd' using 5:(100*\$2):(100*\$3):(100*\$4) with yerrorlines lw 2 lc rgb '#6baed6' pt 7 title 'fixed widths, default coder', \
      '$rdd.sched' every ::0::0 using 6:(100*\$2):(100*\$3):(100*\$4) with yerrorbars lw 2 lc rgb '#e31a1c' pt 9 ps 1.5 title 'DQSGD-P2 (fixed layout)', \
-     '$rdd.sched' every ::1::1 using 5:(100*\$2):(100*\$3):(100*\$4) with yerrorbars lw 2 lc rgb '#756bb1' pt 5 ps 1.5 title 'rd (default coder)'
+     '$rdd.sched' every ::1::1 using 5:(100*\$2):(100*\$3):(100*\$4) with yerrorbars lw 2 lc rgb '#756bb1' pt 5 ps 1.5 title 'rd (default coder)', \\
+     '$rdd.sched' every ::2::2 using 5:(100*\$2):(100*\$3):(100*\$4) with yerrorbars lw 2 lc rgb '#54278f' pt 13 ps 1.5 title 'rd-layer (widths per layer, default coder)'
 set xlabel 'bits sent by all workers (cumulative, log scale)'
 set output '$OUT/$model-loss.png'
 set title '$title: training loss (10k-image subset) vs bits (mean of seeds)'

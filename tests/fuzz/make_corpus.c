@@ -174,6 +174,19 @@ int main(void) {
         sp.dim = 50;
         r |= dq_sched_init(&s, &sp) != DQ_OK || dq_sched_update(&s, 2.0, 0.7, 100.0) != DQ_OK ||
              dq_sched_save(&s, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 3, ck, len);
+        /* seeds 1 to 3 are committed as library 0.8 wrote them (no warm start, 2200-byte body),
+         * which the loader still reads; this one has the warm start of 0.9 */
+        memset(&sp, 0, sizeof sp);
+        sp.mode = DQ_SCHED_RD;
+        sp.steps = 50;
+        sp.dim = 700;
+        sp.window = 8;
+        sp.budget_bits = 50.0 * dq_message_bits(700, 6, 0);
+        sp.warm_steps = 5;
+        sp.warm_bits = 12;
+        r |= dq_sched_init(&s, &sp) != DQ_OK || dq_sched_next(&s, &b) != DQ_OK || b != 12u ||
+             dq_sched_update(&s, 3.0, 0.0, dq_message_bits(700, 12, 0)) != DQ_OK ||
+             dq_sched_save(&s, ck, sizeof ck, &len) != DQ_OK || put("ckpt", 4, ck, len);
     }
     { /* coded messages for fuzz_decode (Elias = 1, rANS = 2): widths, counts, checksums, a
        * sparse input (every fifth element kept) and a dense one (the same formula over 1000) */
