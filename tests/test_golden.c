@@ -48,7 +48,7 @@
 
 /* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
  * cases; a new format version needs its own entry and directory. */
-static const unsigned long k_min_cases[] = {0, 147};
+static const unsigned long k_min_cases[] = {0, 154};
 #define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
 
 /* ---------------------------------------------------------------- files (C99 stdio) */
@@ -136,6 +136,10 @@ typedef struct gcase {
     uint32_t alpha;       /* trunc, trunc-nu: the float32 bit pattern of dq_params.alpha */
     unsigned nlev;        /* trunc-nu: the levels, 2^(bits-1)-1 of them */
     float levels[127];
+    /* segmented (FORMAT.md 24): segments=COUNT:BITS:CODER,... and segcoder=, the coder asked */
+    unsigned nseg, segcoder;
+    size_t seg_n[64];
+    unsigned seg_b[64], seg_c[64];
 } gcase;
 
 enum {
@@ -153,7 +157,9 @@ enum {
     K_ALL = (1 << 11) - 1, /* keys added later get a default and are not required: */
     K_CHECKSUM = 1 << 11,
     K_ALPHA = 1 << 12, /* trunc, trunc-nu (and only they) */
-    K_LEVELS = 1 << 13 /* trunc-nu (and only it) */
+    K_LEVELS = 1 << 13, /* trunc-nu (and only it) */
+    K_SEGMENTS = 1 << 14, /* segmented messages: segments= and segcoder= together */
+    K_SEGCODER = 1 << 15
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *v) {
@@ -193,6 +199,42 @@ static int parse_levels(const char *s, gcase *c) {
         uint32_t u;
         if (c->nlev == 127u || !parse_hex32(s, len, &u)) return 0;
         c->levels[c->nlev++] = f32(u);
+        if (!e) return 1;
+        s = e + 1;
+    }
+}
+/* the wire coder names of the manifest (coder=, and each segment's) */
+static int coder_of(const char *s, size_t len, unsigned *coder) {
+    if (len == 5 && !strncmp(s, "fixed", 5))
+        *coder = DQ_CODER_FIXED;
+    else if (len == 5 && !strncmp(s, "elias", 5))
+        *coder = DQ_CODER_ELIAS;
+    else if (len == 6 && !strncmp(s, "rans32", 6))
+        *coder = DQ_CODER_RANS;
+    else
+        return 0;
+    return 1;
+}
+/* segments=COUNT:BITS:CODER,...: 1 to 64 segments, counts >= 1, widths 2..16, coders fixed,
+ * elias or rans32 (the coder each segment was sent with) */
+static int parse_segments(const char *s, gcase *c) {
+    c->nseg = 0;
+    for (;;) {
+        const char *e = strchr(s, ','), *end = e ? e : s + strlen(s);
+        char *q;
+        unsigned long long cnt, b;
+        if (c->nseg == 64u || *s < '0' || *s > '9') return 0;
+        errno = 0;
+        cnt = strtoull(s, &q, 10);
+        if (errno || *q != ':' || cnt < 1u || cnt > (unsigned long long)(SIZE_MAX / 4u)) return 0;
+        s = q + 1;
+        if (*s < '0' || *s > '9') return 0;
+        b = strtoull(s, &q, 10);
+        if (errno || *q != ':' || b < 2u || b > 16u) return 0;
+        s = q + 1;
+        if (s > end || !coder_of(s, (size_t)(end - s), &c->seg_c[c->nseg])) return 0;
+        c->seg_n[c->nseg] = (size_t)cnt;
+        c->seg_b[c->nseg++] = (unsigned)b;
         if (!e) return 1;
         s = e + 1;
     }
@@ -316,6 +358,24 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
         } else if (!strcmp(tok, "levels")) {
             key = K_LEVELS;
             ok = parse_levels(val, c);
+        } else if (!strcmp(tok, "segments")) {
+            key = K_SEGMENTS;
+            ok = parse_segments(val, c);
+        } else if (!strcmp(tok, "segcoder")) { /* the dq_params.coder dq_encode_segments was asked */
+            key = K_SEGCODER;
+            ok = 1;
+            if (!strcmp(val, "fixed"))
+                c->segcoder = GOLDEN_ASK_FIXED;
+            else if (!strcmp(val, "elias"))
+                c->segcoder = DQ_CODER_ELIAS;
+            else if (!strcmp(val, "rans32"))
+                c->segcoder = DQ_CODER_RANS;
+            else if (!strcmp(val, "auto"))
+                c->segcoder = DQ_CODER_AUTO;
+            else if (!strcmp(val, "default"))
+                c->segcoder = DQ_CODER_DEFAULT;
+            else
+                ok = 0;
         } else { /* a key from a newer make_golden.c: this test must learn what it means */
             snprintf(err, errlen, "%s: unknown key '%s' (teach tests/test_golden.c)", c->name, tok);
             return 0;
@@ -342,6 +402,23 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
         (c->scheme == DQ_SCHEME_TRUNC_NU && (c->bits < 2u || c->bits > 8u || c->nlev != (1u << (c->bits - 1u)) - 1u))) {
         snprintf(err, errlen, "%s: levels= goes with scheme trunc-nu, 2^(bits-1)-1 of them", c->name);
         return 0;
+    }
+    if (!(seen & K_SEGMENTS) != !(seen & K_SEGCODER)) {
+        snprintf(err, errlen, "%s: segments= and segcoder= go together", c->name);
+        return 0;
+    }
+    if (seen & K_SEGMENTS) { /* QSGD, header coder fixed, the counts sum to n, bits the widest */
+        size_t sum = 0;
+        unsigned maxb = 0;
+        for (i = 0; i < c->nseg; i++) {
+            sum += c->seg_n[i];
+            if (c->seg_b[i] > maxb) maxb = c->seg_b[i];
+        }
+        if (c->scheme != DQ_SCHEME_QSGD || c->coder != DQ_CODER_FIXED || sum != c->n || maxb != c->bits) {
+            snprintf(err, errlen, "%s: segments= needs scheme qsgd, coder fixed, counts summing to n, bits the widest",
+                     c->name);
+            return 0;
+        }
     }
     return 1;
 }
@@ -396,6 +473,203 @@ static void check_decodes(const char *what, const uint8_t *msg, size_t len, cons
     }
 }
 
+/* ---------------------------------------------------------------- segmented cases
+ * A segmented message (FORMAT.md 24): (a) the header (flag bit 3, the widest width, coder 0,
+ * segments), the table read from its bytes as 24.1 and 24.2 lay it out (m, the CRC of the
+ * entries, each entry's count, size, width, coder and zero bytes; the sizes add up to the file)
+ * is the manifest's, and dq_segments_read agrees; (b) every decoder gives NAME.out, and so do
+ * ranges: each segment alone, pairs across a boundary, and the whole vector; (c) dq_encode_segments
+ * of NAME.in (and NAME.res) with the coder asked gives NAME.dqsg (and NAME.resout) byte for byte,
+ * and a segment whose dither indices are those of a lone message (the first, or every segment
+ * when rounding to nearest) has the body of the lone message dq_encode writes for its elements;
+ * (d) the L2 norm is the sum of the squared scales of every segment. */
+static void run_seg_case(const char *dir, unsigned ver, const gcase *c) {
+    char path[1024], lbl[96];
+    size_t n = c->n, len = 0, i, j, m = 0, off, first, nb = 0, cap = 0, blen = 0;
+    uint8_t *msg, *buf = NULL;
+    float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *r = NULL;
+    size_t sfirst[64], soff[64]; /* each segment's first element and body offset, from the bytes */
+    dq_segment seg[64], back[64];
+    dq_header h;
+    dq_status st;
+    dq_params p;
+    unsigned ck = c->checksum ? 1u : 0u;
+
+    path_of(path, sizeof path, dir, c->name, ".dqsg");
+    msg = read_all(path, &len);
+    CHECKF(msg != NULL, "cannot read %s", path);
+    path_of(path, sizeof path, dir, c->name, ".in");
+    x = read_floats(path, n);
+    path_of(path, sizeof path, dir, c->name, ".out");
+    want = read_floats(path, n);
+    if (c->ef) {
+        path_of(path, sizeof path, dir, c->name, ".res");
+        res = read_floats(path, n);
+        path_of(path, sizeof path, dir, c->name, ".resout");
+        resout = read_floats(path, n);
+    }
+    if (!msg || !x || !want || (c->ef && (!res || !resout))) goto done;
+
+    /* (a) the header, then the table from the bytes */
+    st = dq_header_read(msg, len, &h);
+    CHECKF(st == DQ_OK, "dq_header_read: %s", dq_strerror(st));
+    if (st != DQ_OK) goto done;
+    CHECKF(h.version == ver, "version %u in directory v%u", h.version, ver);
+    CHECKF(h.scheme == DQ_SCHEME_QSGD && h.coder == DQ_CODER_FIXED && h.bits == c->bits, "scheme %u coder %u bits %u",
+           h.scheme, h.coder, h.bits);
+    CHECKF(h.norm == c->norm, "norm %d, expected %d", (int)h.norm, (int)c->norm);
+    CHECKF(h.flags == ((c->nearest ? 0u : DQ_FLAG_STOCHASTIC) | (ck ? DQ_FLAG_CHECKSUM : 0u) | DQ_FLAG_SEGMENTS),
+           "flags 0x%X", h.flags);
+    CHECKF(h.bucket == (c->bucket == DQ_BUCKET_WHOLE ? 0u : c->bucket), "bucket %lu", (unsigned long)h.bucket);
+    CHECK(h.seed == c->seed && h.step == c->step && h.stream == c->stream);
+    CHECKF(h.count == n && h.msg_size == len && h.segments == c->nseg, "count %lu, msg_size %lu, %lu segments",
+           (unsigned long)h.count, (unsigned long)h.msg_size, (unsigned long)h.segments);
+    CHECK(dq_verify(msg, len) == DQ_OK);
+    if (h.count != n || h.msg_size != len || h.segments != c->nseg || len < 56u + 24u * c->nseg) goto done;
+    CHECKF(dq_t_ld32(msg + 48) == c->nseg, "m = %lu", (unsigned long)dq_t_ld32(msg + 48));
+    CHECK(dq_t_ld32(msg + 52) == dq_t_crc32c(msg + 56, 24u * c->nseg));
+    off = 56u + 24u * c->nseg;
+    first = 0;
+    for (j = 0; j < c->nseg; j++) {
+        const uint8_t *e = msg + 56u + 24u * j;
+        uint64_t size = dq_t_ld64(e + 8);
+        size_t bk = c->bucket == DQ_BUCKET_WHOLE ? c->seg_n[j] : c->bucket, nbj = (c->seg_n[j] - 1u) / bk + 1u;
+        CHECKF(dq_t_ld64(e) == c->seg_n[j] && e[16] == c->seg_b[j] && e[17] == c->seg_c[j],
+               "entry %lu: count %lu, width %u, coder %u", (unsigned long)j, (unsigned long)dq_t_ld64(e), e[16], e[17]);
+        for (i = 18; i < 24; i++) CHECKF(e[i] == 0, "entry %lu: byte %lu is not zero", (unsigned long)j, (unsigned long)i);
+        if (c->seg_c[j] == DQ_CODER_FIXED) /* 24.2: a fixed body is the scales and the packed codes */
+            CHECKF(size == 4u * nbj + (c->seg_n[j] * c->seg_b[j] + 7u) / 8u, "entry %lu: size %lu", (unsigned long)j,
+                   (unsigned long)size);
+        else if (size >= 8u + 4u * nbj && size <= len - off) /* a coded body: its length field, scales, payload */
+            CHECKF(dq_t_ld64(msg + off) == size - 8u - 4u * nbj, "entry %lu: the length field", (unsigned long)j);
+        CHECK(size <= len - off);
+        if (size > len - off) goto done;
+        sfirst[j] = first;
+        soff[j] = (size_t)off;
+        first += c->seg_n[j];
+        off += (size_t)size;
+        nb += nbj;
+    }
+    CHECKF(off + 4u * ck == len, "the bodies end at %lu, the file has %lu bytes", (unsigned long)off,
+           (unsigned long)len);
+    if (ck) CHECK(dq_t_ld32(msg + off) == dq_t_crc32c(msg + 48, off - 48u));
+    st = dq_segments_read(msg, len, back, 64, &m);
+    CHECKF(st == DQ_OK && m == c->nseg, "dq_segments_read: %s, %lu segments", dq_strerror(st), (unsigned long)m);
+    for (j = 0; j < c->nseg && st == DQ_OK; j++)
+        CHECKF(back[j].count == c->seg_n[j] && back[j].bits == c->seg_b[j] && back[j].coder == c->seg_c[j] &&
+                   back[j].first == sfirst[j] &&
+                   back[j].size == (j + 1u < c->nseg ? soff[j + 1u] : len - 4u * ck) - soff[j],
+               "dq_segments_read: segment %lu", (unsigned long)j);
+
+    /* (b) the decoders, whole and in ranges */
+    out = (float *)xmalloc(4u * (n + 1u));
+    check_decodes(".dqsg", msg, len, want, n, out);
+    for (j = 0; j <= c->nseg; j++) { /* each segment, then two across a boundary; j = nseg: everything */
+        size_t b = j < c->nseg ? sfirst[j] : 0u, e = j < c->nseg ? b + c->seg_n[j] : n;
+        for (i = 0; i < 2; i++) {
+            if (i == 1 && j + 1u >= c->nseg) break;
+            if (i == 1) e += c->seg_n[j + 1u];
+            st = dq_decode_range(msg, len, b, e, out);
+            snprintf(lbl, sizeof lbl, "dq_decode_range [%lu, %lu) vs .out", (unsigned long)b, (unsigned long)e);
+            CHECKF(st == DQ_OK, "%s: %s", lbl, dq_strerror(st));
+            if (st == DQ_OK) check_same(lbl, out, want + b, e - b);
+        }
+    }
+
+    /* (c) re-encode */
+    memset(&p, 0, sizeof p);
+    p.scheme = DQ_SCHEME_QSGD;
+    p.bucket = c->bucket;
+    p.rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+    p.norm = c->norm;
+    p.seed = c->seed;
+    p.step = c->step;
+    p.stream = c->stream;
+    p.checksum = ck;
+    p.coder = c->segcoder;
+    if (ver == (unsigned)DQ_FORMAT_VERSION) {
+        memset(seg, 0, sizeof seg);
+        for (j = 0; j < c->nseg; j++) {
+            seg[j].count = c->seg_n[j];
+            seg[j].bits = c->seg_b[j];
+        }
+        st = dq_segments_capacity(&p, seg, c->nseg, &cap);
+        CHECKF(st == DQ_OK && cap >= len, "dq_segments_capacity: %s, %lu bytes", dq_strerror(st), (unsigned long)cap);
+        if (st != DQ_OK || cap < len) goto done;
+        buf = (uint8_t *)xmalloc(cap);
+        r = (float *)xmalloc(4u * n);
+        if (c->ef) memcpy(r, res, 4u * n);
+        st = dq_encode_segments(&p, x, seg, c->nseg, c->ef ? r : NULL, buf, cap, &blen);
+        CHECKF(st == DQ_OK, "dq_encode_segments: %s", dq_strerror(st));
+        if (st == DQ_OK) {
+            for (i = 0; i < len && i < blen; i++)
+                if (buf[i] != msg[i]) break;
+            CHECKF(blen == len && i == len, "dq_encode_segments wrote %lu bytes, differing from .dqsg at byte %lu",
+                   (unsigned long)blen, (unsigned long)i);
+            if (c->ef) check_same("residual after dq_encode_segments vs .resout", r, resout, n);
+        }
+        for (j = 0; j < c->nseg; j++) { /* lone messages where the dither indices agree */
+            dq_params q = p;
+            size_t qcap, qlen = 0, body = (j + 1u < c->nseg ? soff[j + 1u] : len - 4u * ck) - soff[j];
+            uint8_t *lone;
+            if (j > 0 && !c->nearest) continue;
+            q.bits = c->seg_b[j];
+            q.checksum = 0;
+            q.coder = c->seg_c[j] == DQ_CODER_FIXED ? GOLDEN_ASK_FIXED : c->seg_c[j];
+            qcap = dq_encode_bound_coded(c->seg_n[j], c->seg_b[j]);
+            lone = (uint8_t *)xmalloc(qcap);
+            if (c->ef) memcpy(r, res, 4u * n);
+            st = dq_encode(&q, x + sfirst[j], c->seg_n[j], c->ef ? r + sfirst[j] : NULL, lone, qcap, &qlen);
+            CHECKF(st == DQ_OK, "segment %lu alone: dq_encode: %s", (unsigned long)j, dq_strerror(st));
+            if (st == DQ_OK) {
+                CHECKF(qlen == DQ_HEADER_SIZE + body && memcmp(lone + DQ_HEADER_SIZE, msg + soff[j], body) == 0,
+                       "segment %lu: the body differs from the lone message's (%lu bytes, body %lu)",
+                       (unsigned long)j, (unsigned long)qlen, (unsigned long)body);
+                if (c->ef) check_same("segment alone: residual vs .resout", r + sfirst[j], resout + sfirst[j],
+                                      c->seg_n[j]);
+            }
+            free(lone);
+        }
+    }
+
+    /* (d) the message norm: every segment's scales (coded bodies: after the length field) */
+    {
+        double got = -1.0, sum = 0.0, exact = 0.0;
+        st = dq_message_norm2(msg, len, &got);
+        if (c->norm == DQ_NORM_L2) {
+            CHECKF(st == DQ_OK, "dq_message_norm2: %s", dq_strerror(st));
+            for (j = 0; j < c->nseg; j++) {
+                size_t bk = c->bucket == DQ_BUCKET_WHOLE ? c->seg_n[j] : c->bucket, k;
+                const uint8_t *sc = msg + soff[j] + (c->seg_c[j] == DQ_CODER_FIXED ? 0u : 8u);
+                for (k = 0; k < (c->seg_n[j] - 1u) / bk + 1u; k++) {
+                    double s = (double)f32(ld32(sc + 4u * k));
+                    sum += s * s;
+                }
+            }
+            CHECKF(got - sum <= 1e-12 * sum && sum - got <= 1e-12 * sum, "norm2 %.17g, squared scales %.17g", got,
+                   sum);
+            for (i = 0; i < n; i++) {
+                float ci = c->ef ? x[i] + res[i] : x[i];
+                exact += (double)ci * (double)ci;
+            }
+            CHECKF(got - exact <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61 &&
+                       exact - got <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61,
+                   "norm2 %.17g, ||input||^2 %.17g", got, exact);
+        } else {
+            CHECKF(st == DQ_ERR_PARAM, "dq_message_norm2 on a non-L2 message: %s", dq_strerror(st));
+        }
+    }
+done:
+    free(msg);
+    free(buf);
+    free(x);
+    free(want);
+    free(res);
+    free(resout);
+    free(out);
+    free(r);
+}
+
 static void run_case(const char *dir, unsigned ver, const gcase *c) {
     char path[1024];
     size_t n = c->n, len = 0, i, nb, blen, off = c->coder ? DQ_HEADER_SIZE + 8u : DQ_HEADER_SIZE;
@@ -407,6 +681,10 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     /* 1-bit nearest QSGD writes the mean norm (scaled sign), whatever was asked */
     dq_norm wnorm = c->scheme == DQ_SCHEME_QSGD && c->bits == 1u && c->nearest ? DQ_NORM_MEAN : c->norm;
     uint32_t B;
+    if (c->nseg) {
+        run_seg_case(dir, ver, c);
+        return;
+    }
 
     path_of(path, sizeof path, dir, c->name, ".dqsg");
     msg = read_all(path, &len);

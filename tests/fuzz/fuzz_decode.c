@@ -3,7 +3,8 @@
  * headerless block decoders with parameters taken from the input. Must never crash, read or
  * write out of bounds (ASan), or disagree with itself: a successful decode-add equals
  * acc + w * decode, bit for bit; a message that decodes verifies, and decoding it range by
- * range gives the same floats (a coded message refuses ranges); a message decodes exactly when
+ * range gives the same floats (a coded message refuses ranges; a segmented message takes ranges
+ * by segment and refuses re-coding, fuzz_seg_ranges); a message decodes exactly when
  * it re-codes, and its re-coded form (fixed from coded, AUTO from fixed) has the size
  * dq_coded_size promised and decodes to the same floats. Each input also runs a second time
  * with its header CRC and payload checksum made right, so that mutated fields and payloads
@@ -48,6 +49,59 @@ static void fuzz_ranges(const uint8_t *data, size_t size, const dq_header *h, co
     }
 }
 
+/* Segmented messages (doc/FORMAT.md 24): ranges follow the segments. Each segment alone, each
+ * pair of neighbours, the whole vector, and within a fixed or rANS segment its aligned pieces
+ * (dq_range_align of the segment alone, offset by its first element) must decode, when `whole`
+ * decoded, to the same floats; a piece inside an Elias segment is DQ_ERR_PARAM (one stream).
+ * A range that fails leaves part untouched. dq_segments_read agrees with the header. */
+static void fuzz_seg_range(const uint8_t *data, size_t size, size_t b, size_t e, int must, const float *whole,
+                           float *part) {
+    size_t i;
+    dq_status st;
+    memset(part, 0xA5, (e - b) * sizeof(float));
+    st = dq_decode_range(data, size, b, e, part);
+    if (st != DQ_OK)
+        for (i = 0; i < (e - b) * sizeof(float); i++)
+            if (((const uint8_t *)part)[i] != 0xA5) abort();
+    if (whole && must >= 0 && st != (must ? DQ_OK : DQ_ERR_PARAM)) abort();
+    if (whole && st == DQ_OK && memcmp(part, whole + b, (e - b) * sizeof(float)) != 0) abort();
+}
+static void fuzz_seg_ranges(const uint8_t *data, size_t size, const dq_header *h, const float *whole, float *part) {
+    dq_segment sg[64];
+    size_t m = 0, j, sum = 0;
+    unsigned maxb = 0;
+    dq_status st = dq_segments_read(data, size, sg, 64, &m);
+    if (m != h->segments || (st != DQ_OK && st != DQ_ERR_DST_TOO_SMALL)) abort(); /* the header was valid */
+    if (st != DQ_OK) return;
+    for (j = 0; j < m; j++) {
+        if (sg[j].first != sum || sg[j].count == 0 || sg[j].bits < 2u || sg[j].bits > 16u) abort();
+        sum += sg[j].count;
+        if (sg[j].bits > maxb) maxb = sg[j].bits;
+    }
+    if (sum != h->count || maxb != h->bits) abort();
+    fuzz_seg_range(data, size, 0, h->count, 1, whole, part);
+    for (j = 0; j < m; j++) {
+        dq_params p;
+        size_t a, b;
+        fuzz_seg_range(data, size, sg[j].first, sg[j].first + sg[j].count, 1, whole, part);
+        if (j + 1u < m) fuzz_seg_range(data, size, sg[j].first, sg[j + 1u].first + sg[j + 1u].count, 1, whole, part);
+        memset(&p, 0, sizeof p);
+        p.bits = sg[j].bits;
+        p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
+        a = dq_range_align(&p, sg[j].count);
+        if (a == 0) abort();
+        if (a >= sg[j].count) continue;
+        for (b = 0; b < sg[j].count; b += a) {
+            size_t e = sg[j].count - b < a ? sg[j].count : b + a;
+            fuzz_seg_range(data, size, sg[j].first + b, sg[j].first + e, sg[j].coder == DQ_CODER_ELIAS ? 0 : 1, whole,
+                           part);
+        }
+        if (j + 1u < m) /* the segment's last piece and the next segment whole */
+            fuzz_seg_range(data, size, sg[j].first + (sg[j].count - 1u) / a * a, sg[j + 1u].first + sg[j + 1u].count,
+                           sg[j].coder == DQ_CODER_ELIAS ? 0 : 1, whole, part);
+    }
+}
+
 /* Re-code the message into `coder`: when dq_coded_size accepts it, the message decoded
  * (`whole`) and dq_recode writes exactly that many bytes, a message that decodes to the same
  * floats; with `must`, a message that decoded must be accepted. */
@@ -85,9 +139,17 @@ static int all_canary(const void *p, size_t n) {
 }
 static void fuzz_untouched(const uint8_t *data, size_t size, const dq_header *h) {
     static const dq_dtype types[3] = {DQ_F32, DQ_F16, DQ_BF16}; /* DQ_F32: dq_decode, dq_decode_add */
-    size_t n = h->count, k;
+    size_t n = h->count, k, m = 0;
     void *o = malloc(n * sizeof(float));
+    int coded = h->coder != DQ_CODER_FIXED; /* a segmented message: any coded segment (FORMAT 24.4) */
     if (!o) abort();
+    if (h->flags & DQ_FLAG_SEGMENTS) {
+        dq_segment *sg = (dq_segment *)malloc(h->segments * sizeof *sg);
+        if (!sg) abort();
+        if (dq_segments_read(data, size, sg, h->segments, &m) != DQ_OK || m != h->segments) abort();
+        for (k = 0; k < m; k++) coded |= sg[k].coder != DQ_CODER_FIXED;
+        free(sg);
+    }
     for (k = 0; k < 6; k++) {
         dq_dtype t = types[k / 2];
         size_t bytes = n * dq_dtype_size(t);
@@ -95,7 +157,7 @@ static void fuzz_untouched(const uint8_t *data, size_t size, const dq_header *h)
         memset(o, 0xA5, bytes);
         st = k % 2 ? dq_decode_add_typed(data, size, 0.5f, t, o, n) : dq_decode_typed(data, size, t, o, n);
         if (st != DQ_OK && !all_canary(o, bytes) &&
-            !(st == DQ_ERR_CORRUPT && h->coder != DQ_CODER_FIXED && (h->flags & DQ_FLAG_CHECKSUM)))
+            !(st == DQ_ERR_CORRUPT && coded && (h->flags & DQ_FLAG_CHECKSUM)))
             abort();
     }
     free(o);
@@ -152,6 +214,16 @@ static void fuzz_message(const uint8_t *data, size_t size) {
         size_t sz;
         if (dq_decode_range(data, size, 0, h.count, acc) == DQ_OK) abort();
         if (dq_coded_size(data, size, DQ_CODER_FIXED, &sz) == DQ_OK) abort();
+    } else if (h.flags & DQ_FLAG_SEGMENTS) { /* ranges by segment; no re-coding (DQ_ERR_PARAM) */
+        const float *whole = vst == DQ_OK && dq_decode(data, size, out, h.count) == DQ_OK ? out : NULL;
+        size_t sz;
+        uint8_t one;
+        fuzz_seg_ranges(data, size, &h, whole, acc);
+        if (dq_coded_size(data, size, DQ_CODER_FIXED, &sz) == DQ_OK) abort();
+        if (dq_recode(data, size, DQ_CODER_FIXED, &one, 1, &sz) == DQ_OK) abort();
+        if (whole && (dq_coded_size(data, size, DQ_CODER_AUTO, &sz) != DQ_ERR_PARAM ||
+                      dq_recode(data, size, DQ_CODER_FIXED, &one, 1, &sz) != DQ_ERR_PARAM))
+            abort();
     } else {
         const float *whole = vst == DQ_OK && dq_decode(data, size, out, h.count) == DQ_OK ? out : NULL;
         fuzz_ranges(data, size, &h, whole, acc);

@@ -25,7 +25,8 @@
  *          TERNGRAD with bit 6 set: 0, the default), or 1 + b mod 16 as given (b >= 128);
  *  byte 1: bucket: odd = whole, else 8 (1 + b mod 64);
  *  byte 2: bit 0 nearest, bit 1 max norm (QSGD, NUQSGD), bit 2 two-means (scheme 5, instead of
- *          byte 6's scheme; byte 0 < 128: bits 1, or 0 with bit 6 set);
+ *          byte 6's scheme; byte 0 < 128: bits 1, or 0 with bit 6 set); bit 3 a segmented
+ *          message instead (fuzz_segments below, its own reading of the bytes);
  *  bytes 3-5: seed, step, stream;
  *  byte 6: bits 0-2 scheme: 0 QSGD, 1 NUQSGD, 2 NATURAL, 3 TERNGRAD, 4 TRUNC, 5 TRUNC_NU,
  *          6 TRUNC with a bad alpha, 7 TRUNC_NU with a bad level table; bits 3-4 coder (fixed,
@@ -130,6 +131,220 @@ static void check_coded(const dq_params *pf, const float *x, size_t n, const flo
     free(z);
 }
 
+/* ---- segmented messages (byte 2 bit 3; doc/FORMAT.md 24), dq_encode_segments:
+ *  byte 0 and byte 7: seed of the split (counts and widths 2..16); byte 1: bucket as above;
+ *  byte 2: bit 0 nearest, bit 1 max norm, bit 2 one invalid segment (count 0, width 1 or 17),
+ *          bits 4-7 segments - 1 (at most n);
+ *  bytes 3-5: seed, step, stream; byte 6: bits 0-2 coder (0 fixed only, 1 Elias, 2 rANS,
+ *          3 AUTO, 4 the default, 5-7 fixed only), bit 5 checksum, bit 6 error feedback.
+ * Checks: the status (EMPTY, BITS, or PARAM for rANS above 8 bits, at the first segment that
+ * has one; NONFINITE or OVERFLOW for a non-finite input); a failure leaves the residual
+ * untouched; the size is within dq_segments_capacity and is the table's sum; the header and
+ * dq_segments_read give back the segments (counts, widths, first elements, the coders the
+ * coder asked allows); each segment's scales are those of a lone message of its elements, and
+ * each value is what FORMAT.md 5 to 7 give for that scale with the dither drawn at the
+ * element's index in the whole vector; the residual is compensated - decoded; the first
+ * segment's body is the lone message's; each segment decodes alone as a range. */
+static uint64_t seg_mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static uint32_t seg_draw(const dq_params *p, uint64_t i) { /* FORMAT.md 7, the 24-bit draw */
+    uint64_t z = seg_mix(p->seed + 0x9E3779B97F4A7C15ull);
+    uint32_t k0, k1, h;
+    z = seg_mix(z ^ (p->step + 0x3C6EF372FE94F82Aull));
+    z = seg_mix(z ^ ((uint64_t)p->stream + 0xDAA66D2C7DDF743Full));
+    k0 = (uint32_t)z;
+    k1 = (uint32_t)(z >> 32) ^ ((uint32_t)(i >> 32) * 0x9E3779B9u);
+    h = (uint32_t)i ^ k0;
+    h ^= h >> 16;
+    h *= 0x7FEB352Du;
+    h = h ^ (h >> 15) ^ k1;
+    h *= 0x846CA68Bu;
+    h ^= h >> 16;
+    return h >> 8;
+}
+static void fuzz_segments(const uint8_t *data, size_t size) {
+    static const unsigned coders[8] = {DQ_CODER_FIXED_ONLY, DQ_CODER_ELIAS, DQ_CODER_RANS,       DQ_CODER_AUTO,
+                                       DQ_CODER_DEFAULT,    DQ_CODER_FIXED_ONLY, DQ_CODER_FIXED_ONLY,
+                                       DQ_CODER_FIXED_ONLY};
+    dq_segment seg[16], back[16];
+    dq_params p;
+    dq_header h;
+    dq_status st, expect = DQ_OK;
+    size_t n, m, i, j, cap = 0, len = 0, mm = 0, off, first;
+    uint64_t rng;
+    float *x, *y, *c, *r0 = NULL, *r = NULL, *tmp;
+    uint8_t *msg;
+    int ef, finite = 1, bad, coded = 0;
+    unsigned asked, maxb = 0;
+    memset(&p, 0, sizeof p);
+    p.bucket = (data[1] & 1u) ? DQ_BUCKET_WHOLE : 8u * (1u + data[1] % 64u);
+    p.rounding = (data[2] & 1u) ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+    p.norm = (data[2] & 2u) ? DQ_NORM_MAX : DQ_NORM_L2;
+    p.seed = data[3];
+    p.step = data[4];
+    p.stream = data[5];
+    asked = coders[data[6] & 7u];
+    p.coder = asked;
+    p.checksum = (data[6] >> 5) & 1u;
+    ef = (data[6] >> 6) & 1;
+    bad = (data[2] >> 2) & 1;
+    rng = (uint64_t)data[0] << 8 | data[7];
+    m = 1u + (size_t)(data[2] >> 4);
+    data += 8;
+    size -= 8;
+    n = size / 4u;
+    if (n == 0) return;
+    if (m > n) m = n;
+    /* the split: m - 1 distinct cut points in 1 .. n - 1, as counts; widths 2..16 */
+    memset(seg, 0, sizeof seg);
+    {
+        size_t left = n;
+        for (j = 0; j < m; j++) {
+            size_t rest = m - 1u - j, cnt;
+            rng = seg_mix(rng + 0x9E3779B97F4A7C15ull);
+            cnt = rest ? 1u + (size_t)(rng % (uint64_t)(left - rest)) : left;
+            if (rest && (rng >> 40) % 3u == 0u) cnt = 1u + (size_t)((rng >> 20) % (uint64_t)(left - rest)) % 300u;
+            seg[j].count = cnt;
+            seg[j].bits = 2u + (unsigned)((rng >> 32) % 15u);
+            left -= cnt;
+        }
+    }
+    if (bad) { /* one invalid segment */
+        rng = seg_mix(rng + 1u);
+        j = (size_t)(rng % m);
+        switch ((rng >> 32) % 3u) {
+        case 0: seg[j].count = 0; break;
+        case 1: seg[j].bits = 1; break;
+        default: seg[j].bits = 17; break;
+        }
+    }
+    for (j = 0; j < m && expect == DQ_OK; j++) { /* the library's order: the first segment with a fault */
+        if (seg[j].count == 0)
+            expect = DQ_ERR_EMPTY;
+        else if (seg[j].bits < 2u || seg[j].bits > 16u)
+            expect = DQ_ERR_BITS;
+        else if (asked == DQ_CODER_RANS && seg[j].bits > 8u)
+            expect = DQ_ERR_PARAM;
+    }
+    for (j = 0; j < m; j++)
+        if (seg[j].bits > maxb && seg[j].bits <= 16u) maxb = seg[j].bits;
+    x = (float *)malloc(n * sizeof(float));
+    y = (float *)malloc(n * sizeof(float));
+    c = (float *)malloc(n * sizeof(float));
+    tmp = (float *)malloc(n * sizeof(float));
+    CHECK(x && y && c && tmp);
+    memcpy(x, data, n * sizeof(float));
+    if (ef) {
+        r0 = (float *)malloc(n * sizeof(float));
+        r = (float *)malloc(n * sizeof(float));
+        CHECK(r0 && r);
+        for (i = 0; i < n; i++) r0[i] = x[n - 1u - i] * 0.125f;
+        memcpy(r, r0, n * sizeof(float));
+    }
+    for (i = 0; i < n; i++) {
+        c[i] = ef ? x[i] + r0[i] : x[i];
+        if (!isfinite(c[i])) finite = 0;
+    }
+    st = dq_segments_capacity(&p, seg, m, &cap);
+    if (expect != DQ_OK) {
+        uint8_t one[64];
+        CHECK(st == expect);
+        CHECK(dq_encode_segments(&p, x, seg, m, r, one, sizeof one, &len) == expect);
+        if (ef) CHECK(memcmp(r, r0, n * sizeof(float)) == 0);
+        goto out;
+    }
+    CHECK(st == DQ_OK && cap >= 56u + 24u * m);
+    msg = (uint8_t *)malloc(cap);
+    CHECK(msg != NULL);
+    st = dq_encode_segments(&p, x, seg, m, r, msg, cap, &len);
+    if (!finite)
+        CHECK(st == DQ_ERR_NONFINITE || st == DQ_ERR_OVERFLOW);
+    else
+        CHECK(st == DQ_OK || st == DQ_ERR_OVERFLOW);
+    if (st != DQ_OK) {
+        if (ef) CHECK(memcmp(r, r0, n * sizeof(float)) == 0); /* untouched */
+        free(msg);
+        goto out;
+    }
+    CHECK(len <= cap && dq_header_read(msg, len, &h) == DQ_OK && dq_verify(msg, len) == DQ_OK);
+    CHECK(h.count == n && h.msg_size == len && h.segments == m && h.bits == maxb && h.coder == DQ_CODER_FIXED);
+    CHECK((h.flags & DQ_FLAG_SEGMENTS) && ((h.flags & DQ_FLAG_STOCHASTIC) != 0) == (p.rounding != DQ_ROUND_NEAREST));
+    CHECK(dq_segments_read(msg, len, back, 16, &mm) == DQ_OK && mm == m);
+    CHECK(dq_decode(msg, len, y, n) == DQ_OK);
+    off = 56u + 24u * m;
+    first = 0;
+    for (j = 0; j < m; j++) {
+        dq_params q = p;
+        size_t qcap, qlen = 0, bk, t;
+        unsigned b = seg[j].bits;
+        float smax = (float)((1u << (b - 1u)) - 1u);
+        uint8_t *lone;
+        const uint8_t *sc;
+        CHECK(back[j].count == seg[j].count && back[j].bits == b && back[j].first == first);
+        CHECK(back[j].size == (size_t)ld32(msg + 56u + 24u * j + 8u) && back[j].coder == msg[56u + 24u * j + 17u]);
+        if (asked == DQ_CODER_FIXED_ONLY || asked == DQ_CODER_DEFAULT) /* small inputs: the default is fixed */
+            CHECK(back[j].coder == DQ_CODER_FIXED || (asked == DQ_CODER_DEFAULT && seg[j].count >= DQ_CODER_AUTO_MIN));
+        else if (asked != DQ_CODER_AUTO)
+            CHECK(back[j].coder == DQ_CODER_FIXED || back[j].coder == asked);
+        /* the lone message of this segment's elements, with the coder the segment was sent with */
+        q.bits = b;
+        q.checksum = 0;
+        q.coder = back[j].coder == DQ_CODER_FIXED ? DQ_CODER_FIXED_ONLY : back[j].coder;
+        qcap = dq_encode_bound_coded(seg[j].count, b);
+        lone = (uint8_t *)malloc(qcap);
+        CHECK(lone != NULL);
+        CHECK(dq_encode(&q, c + first, seg[j].count, NULL, lone, qcap, &qlen) == DQ_OK);
+        CHECK(lone[8] == DQ_CODER_FIXED || lone[8] == q.coder);
+        sc = msg + off + (back[j].coder ? 8u : 0u);
+        bk = p.bucket == DQ_BUCKET_WHOLE ? seg[j].count : p.bucket;
+        /* the scales do not depend on the dither; the codes (so the coded size, and whether a
+         * forced coder is smaller than fixed) do, unless the dither indices agree */
+        CHECK(memcmp(sc, lone + (lone[8] ? 56u : 48u), 4u * ((seg[j].count - 1u) / bk + 1u)) == 0);
+        if (j == 0 || p.rounding == DQ_ROUND_NEAREST) /* the same dither indices: the same body */
+            CHECK(qlen == DQ_HEADER_SIZE + back[j].size && lone[8] == back[j].coder &&
+                  memcmp(lone + DQ_HEADER_SIZE, msg + off, back[j].size) == 0);
+        free(lone);
+        for (t = 0; t < seg[j].count; t++) { /* FORMAT.md 5.3, 6.2-6.4, 7.2 at index first + t */
+            float scale = f32(ld32(sc + 4u * (t / bk))), inv = scale == 0.0f ? 0.0f : smax / scale, v, f, th;
+            float cx = c[first + t], a = fabsf(cx), rr = a * inv;
+            uint32_t l;
+            th = p.rounding == DQ_ROUND_NEAREST ? 0.5f : (float)seg_draw(&p, first + t) * (1.0f / 16777216.0f);
+            if (!(rr < smax)) rr = smax;
+            l = (uint32_t)rr;
+            f = rr - (float)l;
+            if (th < f) l++;
+            v = (float)l * (scale / smax);
+            if (l > 0u && signbit(cx)) v = -v;
+            CHECK(memcmp(&v, &y[first + t], sizeof v) == 0);
+            if (ef) {
+                float e = cx - v;
+                CHECK(memcmp(&e, &r[first + t], sizeof e) == 0);
+            }
+        }
+        /* the segment alone as a range */
+        memset(tmp, 0xA5, seg[j].count * sizeof(float));
+        CHECK(dq_decode_range(msg, len, first, first + seg[j].count, tmp) == DQ_OK);
+        CHECK(memcmp(tmp, y + first, seg[j].count * sizeof(float)) == 0);
+        coded |= back[j].coder != DQ_CODER_FIXED;
+        off += back[j].size;
+        first += seg[j].count;
+    }
+    CHECK(len == off + ((h.flags & DQ_FLAG_CHECKSUM) ? 4u : 0u));
+    /* the checksum: asked, or added by the default coder when a segment is coded */
+    CHECK(((h.flags & DQ_FLAG_CHECKSUM) != 0) == (p.checksum || (asked == DQ_CODER_DEFAULT && coded)));
+    free(msg);
+out:
+    free(x);
+    free(y);
+    free(c);
+    free(tmp);
+    free(r0);
+    free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const unsigned schemes[8] = {DQ_SCHEME_QSGD,  DQ_SCHEME_NUQSGD,   DQ_SCHEME_NATURAL, DQ_SCHEME_TERNGRAD,
                                         DQ_SCHEME_TRUNC, DQ_SCHEME_TRUNC_NU, DQ_SCHEME_TRUNC,   DQ_SCHEME_TRUNC_NU};
@@ -143,6 +358,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsigned scheme, b, s;
     int finite = 1, ef, nearest, bad_alpha, bad_levels, tm;
     if (size < 8) return 0;
+    if (data[2] & 8u) { /* segmented messages */
+        fuzz_segments(data, size);
+        return 0;
+    }
     tm = (data[2] & 4u) != 0;
     scheme = tm ? (unsigned)DQ_SCHEME_TWOMEANS : schemes[data[6] & 7u];
     bad_alpha = !tm && (data[6] & 7u) == 6u;

@@ -7,7 +7,11 @@
  * as float32 in raw mode); coded messages (Elias, rANS) for the decoders, and parameter bytes
  * plus values for fuzz_coders.c; messages of the level schemes NUQSGD, NATURAL, TERNGRAD,
  * TRUNC and TRUNC_NU (every coder, valid and damaged, resealed) for the decoders, and their
- * parameter bytes for fuzz_roundtrip.c. New seeds are added after the others, under new names. */
+ * parameter bytes for fuzz_roundtrip.c; segmented messages (fixed, Elias and rANS segments, with and
+ * without the checksum, valid and damaged) for the decoders and fuzz_roundtrip.c's segmented mode.
+ * New seeds are added after the others, under new names. Some older seeds written by this file
+ * have changed since they were committed: to add seeds, run it in a scratch copy of
+ * tests/fuzz/corpus and copy only the new files. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -407,6 +411,124 @@ int main(void) {
             memcpy(in, rt[s].b, 8);
             memcpy(in + 8, x + 5 * s, 4 * 40);
             r |= put_name("roundtrip", rt[s].name, in, sizeof in);
+        }
+    }
+    { /* segmented messages (doc/FORMAT.md 24) for fuzz_decode: fixed segments of widths 2..16 at
+       * odd counts and starts, with and without the checksum, Elias and rANS segments (forced and
+       * AUTO), the whole-vector bucket, eleven segments; then damaged copies with the header CRC,
+       * the table CRC and the checksum made right (an entry's width 17, a reserved byte, counts
+       * that do not add up, rANS at 12 bits, the header's bits not the widest, a coded body's
+       * length field, padding); some also go to the sparse and sketch corpora, whose targets read
+       * every header. And fuzz_roundtrip.c's segmented mode (byte 2 bit 3). */
+        static const struct {
+            const char *name;
+            unsigned coder, ck, nearest, maxnorm, sparse, m;
+            uint32_t bucket;
+            size_t n[11];
+            unsigned b[11];
+        } sg[] = {
+            {"seg-fixed-b16-b2-b5-b9", DQ_CODER_FIXED_ONLY, 0, 0, 0, 0, 4, 8, {300, 257, 200, 123}, {16, 2, 5, 9}},
+            {"seg-fixed-ck-nearest-max", DQ_CODER_FIXED_ONLY, 1, 1, 1, 0, 3, 64, {100, 77, 31}, {3, 12, 8}},
+            {"seg-elias-sparse", DQ_CODER_ELIAS, 0, 0, 0, 1, 3, 512, {700, 37, 900}, {6, 16, 2}},
+            {"seg-elias-sparse-ck", DQ_CODER_ELIAS, 1, 1, 0, 1, 2, 64, {1000, 600}, {9, 3}},
+            {"seg-rans-whole", DQ_CODER_RANS, 0, 0, 0, 0, 3, DQ_BUCKET_WHOLE, {1200, 7, 2500}, {3, 8, 2}},
+            {"seg-rans-ck", DQ_CODER_RANS, 1, 0, 0, 1, 2, 512, {2000, 1500}, {4, 2}},
+            {"seg-auto-ck", DQ_CODER_AUTO, 1, 1, 0, 1, 3, DQ_BUCKET_WHOLE, {1333, 1, 2047}, {8, 13, 4}},
+            {"seg-eleven-whole", DQ_CODER_FIXED_ONLY, 0, 0, 1, 0, 11, DQ_BUCKET_WHOLE,
+             {1, 7, 9, 255, 257, 13, 100, 513, 3, 64, 77}, {2, 3, 4, 5, 6, 7, 8, 10, 11, 14, 15}},
+        };
+        static float y[4000];
+        static uint8_t sm[32768], d[32768];
+        char file[64];
+        size_t k, j, len2;
+        for (i = 0; i < 4000; i++) y[i] = (float)(sin(0.37 * (double)i) * (1.0 + (double)(i % 7)));
+        for (k = 0; k < sizeof sg / sizeof sg[0]; k++) {
+            static float z[4000];
+            dq_segment seg[11];
+            dq_params p;
+            size_t cap = 0, n = 0, off;
+            unsigned mm = sg[k].m;
+            memset(&p, 0, sizeof p);
+            memset(seg, 0, sizeof seg);
+            p.bucket = sg[k].bucket;
+            p.rounding = sg[k].nearest ? DQ_ROUND_NEAREST : DQ_ROUND_STOCHASTIC;
+            p.norm = sg[k].maxnorm ? DQ_NORM_MAX : DQ_NORM_DEFAULT;
+            p.checksum = sg[k].ck;
+            p.coder = sg[k].coder;
+            p.seed = 31u + k;
+            for (j = 0; j < mm; j++) {
+                seg[j].count = sg[k].n[j];
+                seg[j].bits = sg[k].b[j];
+                n += seg[j].count;
+            }
+            for (j = 0; j < n; j++) z[j] = sg[k].sparse && j % 7u ? 0.0f : y[j];
+            if (dq_segments_capacity(&p, seg, mm, &cap) != DQ_OK || cap > sizeof sm) return 1;
+            if (dq_encode_segments(&p, z, seg, mm, NULL, sm, cap, &len) != DQ_OK) return 1;
+            r |= put_name("decode", sg[k].name, sm, len);
+            if (k < 3) {
+                r |= put_name("sparse", sg[k].name, sm, len);
+                r |= put_name("sketch", sg[k].name, sm, len);
+            }
+            /* damaged copies, resealed: entries, then the table CRC, then the header and checksum */
+#define SEGBAD(tag, edit)                                                                  \
+    do {                                                                                   \
+        memcpy(d, sm, len);                                                                \
+        len2 = len;                                                                        \
+        edit;                                                                              \
+        st32(d + 52, crc32c(d + 56, 24u * mm));                                            \
+        reseal(d, len2);                                                                   \
+        snprintf(file, sizeof file, "bad-%s-%s", sg[k].name, tag);                         \
+        r |= put_name("decode", file, d, len2);                                            \
+    } while (0)
+            off = 56u + 24u * mm; /* the first body */
+            if (k == 0) {
+                SEGBAD("width17", d[56 + 24 + 16] = 17u);
+                SEGBAD("reserved", d[56 + 24 * 2 + 20] = 1u);
+                SEGBAD("counts-short", d[56] = (uint8_t)(d[56] - 1u));
+                SEGBAD("bits-not-widest", d[7] = 15u);
+                SEGBAD("width-swapped", { d[56 + 16] = 2u; d[56 + 24 + 16] = 16u; });
+                SEGBAD("m-zero", d[48] = 0u);
+                SEGBAD("scale-negative", st32(d + off, 0xBF800000u));
+                SEGBAD("padding", d[off + 4u * ((300u + 7u) / 8u) + 300u * 16u / 8u + 4u * ((257u + 7u) / 8u) +
+                                    (257u * 2u + 7u) / 8u - 1u] |= 0x80u);
+            }
+            if (k == 4) {
+                SEGBAD("rans-b12", d[56 + 16] = 12u);
+                SEGBAD("length-field", d[off] ^= 1u);
+                SEGBAD("as-elias", d[56 + 17] = 1u);
+            }
+            if (sg[k].ck) { /* one body bit flipped, checksum stale: the resealed pass decodes it */
+                memcpy(d, sm, len);
+                d[len - 5u] ^= 0x10u;
+                snprintf(file, sizeof file, "bad-%s-flip", sg[k].name);
+                r |= put_name("decode", file, d, len);
+            }
+#undef SEGBAD
+        }
+    }
+    { /* fuzz_roundtrip.c, segmented (byte 2 bit 3): byte 2 bits 4-7 segments - 1, bit 2 one invalid
+       * segment; byte 6 bits 0-2 coder (fixed only, Elias, rANS, AUTO, default), bit 5 checksum,
+       * bit 6 error feedback; bytes 0 and 7 the split's seed; then float32 values */
+        static const struct {
+            const char *name;
+            uint8_t b[8];
+        } rs[] = {
+            {"seg-fixed-4", {1, 8, 0x38, 1, 2, 3, 0x00, 7}},
+            {"seg-fixed-16-nearest-max-ck-ef", {2, 16, 0xFB, 4, 5, 6, 0x60, 9}},
+            {"seg-elias-3-whole", {3, 1, 0x28, 7, 8, 9, 0x01, 11}},
+            {"seg-rans-2-ck", {4, 64, 0x18, 1, 1, 1, 0x22, 13}},
+            {"seg-auto-5-ef", {5, 0, 0x49, 2, 2, 2, 0x43, 15}},
+            {"seg-default-1", {6, 24, 0x08, 3, 3, 3, 0x04, 17}},
+            {"seg-invalid-segment", {7, 8, 0x3C, 0, 0, 0, 0x00, 19}},
+        };
+        static float v[200];
+        uint8_t in[8 + 4 * 200];
+        size_t s;
+        for (i = 0; i < 200; i++) v[i] = (float)(sin(0.37 * (double)i) * (1.0 + (double)(i % 7))) * (i % 5u ? 1.0f : 0.0f);
+        for (s = 0; s < sizeof rs / sizeof rs[0]; s++) {
+            memcpy(in, rs[s].b, 8);
+            memcpy(in + 8, v, 4 * 200);
+            r |= put_name("roundtrip", rs[s].name, in, sizeof in);
         }
     }
     return r;

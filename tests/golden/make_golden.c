@@ -175,6 +175,15 @@ typedef struct gcase {
     int rans32;         /* must freeze a coder-3 message (refused otherwise) */
     int legacy;         /* its frozen .dqsg is one this library no longer writes (legacy_file) */
     float *legacy_out;  /* what that file decodes to */
+    /* segmented messages (library 0.9.0, FORMAT.md 24): nseg > 0 segments, seg_n[j] elements at
+     * seg_b[j] bits, written by dq_encode_segments asking segcoder (GOLDEN_ASK_FIXED, ELIAS, RANS,
+     * AUTO, or DQ_CODER_DEFAULT); seg_c[j] is the coder segment j must be sent with (the case is
+     * refused otherwise). bits is the widest, coder the header's (fixed); manifest keys segments=
+     * (count:bits:coder,...) and segcoder= (the coder asked) */
+    unsigned nseg;
+    size_t seg_n[16];
+    unsigned seg_b[16], seg_c[16];
+    unsigned segcoder;
 } gcase;
 
 #define MAX_CASES 256
@@ -231,6 +240,35 @@ static const char k_note_rans32[] =
     "# chunks of 65536 symbols with 32 interleaved states. coder=rans above is wire coder 2 (17.3),\n"
     "# which encoders no longer write: such frozen files are legacy (test_golden.c): they decode as\n"
     "# frozen, and re-encoding gives coder 3, or fixed where that is smaller, with the same values.\n";
+
+/* A segmented case: m segments (counts, widths, the coder each must be sent with), asked with
+ * `asked`; n the sum of the counts, bits the widest; seed, step and stream from one number k. */
+static void add_seg(const char *name, unsigned asked, unsigned m, const size_t *cnt, const unsigned *bits,
+                    const unsigned *coders, uint32_t bucket, int nearest, int maxnorm, uint32_t k, int ef, int kind,
+                    uint32_t iseed) {
+    size_t n = 0;
+    unsigned j, maxb = 0;
+    gcase *c;
+    for (j = 0; j < m; j++) {
+        n += cnt[j];
+        if (bits[j] > maxb) maxb = bits[j];
+    }
+    add(name, n, maxb, bucket, nearest, maxnorm, k, k + 1u, k + 2u, ef, kind, 0, iseed);
+    c = &g_cases[g_ncases - 1u];
+    if (m > sizeof c->seg_n / sizeof c->seg_n[0]) exit(2);
+    c->nseg = m;
+    c->segcoder = asked;
+    for (j = 0; j < m; j++) {
+        c->seg_n[j] = cnt[j];
+        c->seg_b[j] = bits[j];
+        c->seg_c[j] = coders[j];
+    }
+}
+static const char k_note_segments[] =
+    "# Segmented messages (library 0.9.0; FORMAT.md 24): segments=COUNT:BITS:CODER,... the segments in\n"
+    "# order (CODER the coder each was sent with: fixed, elias, rans32); segcoder= the dq_params.coder\n"
+    "# dq_encode_segments was asked (fixed = DQ_CODER_FIXED_ONLY, elias, rans32, auto, default); bits is\n"
+    "# the widest segment, coder the header's (fixed).\n";
 
 #define W DQ_BUCKET_WHOLE
 #define ST 0
@@ -466,6 +504,48 @@ static void add_cases(void) {
     r32(DQ_CODER_AUTO);
     scase(DQ_SCHEME_NUQSGD, "rans32_nuqsgd_b6_n2000", 2000, 6, 512, ST, L2, 922, 0, IN_MIXED, 908);
     r32(DQ_CODER_RANS);
+    /* segmented messages (library 0.9.0, FORMAT.md 24; manifest segments=, segcoder=): widths
+     * 2 to 16 in one message, segments of counts that are not multiples of 8 starting at elements
+     * that are not multiples of 256 (the dither index is the element's index in the whole
+     * vector), buckets of 8, 16, 64 and the whole vector (restarting at each segment), both
+     * roundings and norms, error feedback, the payload checksum, and segments coded with Elias
+     * and rANS (forced, AUTO, and the default coder, which codes segments of 4096 elements or
+     * more and adds the checksum) beside fixed ones */
+    {
+        static const size_t n_a[4] = {300, 257, 200, 123};
+        static const unsigned b_a[4] = {16, 2, 5, 9}, c_a[4] = {0, 0, 0, 0};
+        static const size_t n_b[4] = {100, 77, 256, 31};
+        static const unsigned b_b[4] = {3, 12, 4, 8}, c_b[4] = {0, 0, 0, 0};
+        static const size_t n_c[4] = {1000, 300, 37, 1500};
+        static const unsigned b_c[4] = {6, 16, 9, 2}, c_c[4] = {1, 1, 1, 1};
+        static const size_t n_d[3] = {1200, 7, 2500};
+        static const unsigned b_d[3] = {3, 8, 2}, c_d[3] = {3, 0, 3};
+        static const size_t n_e[3] = {1333, 1, 2047};
+        static const unsigned b_e[3] = {8, 13, 4}, c_e[3] = {3, 0, 1};
+        static const size_t n_f[2] = {4100, 100};
+        static const unsigned b_f[2] = {3, 8}, c_f[2] = {3, 0};
+        static const size_t n_g[11] = {1, 7, 9, 255, 257, 13, 100, 513, 3, 64, 77};
+        static const unsigned b_g[11] = {2, 3, 4, 5, 6, 7, 8, 10, 11, 14, 15}, c_g[11] = {0};
+        add_seg("seg_fixed_b16_b2_b5_b9_bucket8_ef", GOLDEN_ASK_FIXED, 4, n_a, b_a, c_a, 8, ST, L2, 1001, 1,
+                IN_MIXED, 1001);
+        g_cases[g_ncases - 1u].note = k_note_segments;
+        add_seg("seg_fixed_checksum_nearest_max_bucket64", GOLDEN_ASK_FIXED, 4, n_b, b_b, c_b, 64, NR, MX, 1004, 0,
+                IN_MIXED, 1002);
+        g_cases[g_ncases - 1u].checksum = 1;
+        add_seg("seg_elias_sparse_bucket512", DQ_CODER_ELIAS, 4, n_c, b_c, c_c, 512, ST, L2, 1007, 0, IN_SPARSE,
+                1003);
+        add_seg("seg_rans32_whole_checksum", DQ_CODER_RANS, 3, n_d, b_d, c_d, W, ST, L2, 1010, 0, IN_GRID, 1004);
+        g_cases[g_ncases - 1u].checksum = 1;
+        add_seg("seg_auto_whole_nearest_ef", DQ_CODER_AUTO, 3, n_e, b_e, c_e, W, NR, L2, 1013, 1, IN_GRID, 1005);
+        add_seg("seg_default_n4100_coded_checksum", DQ_CODER_DEFAULT, 2, n_f, b_f, c_f, 512, ST, L2, 1016, 0,
+                IN_GRID, 1006);
+        g_cases[g_ncases - 1u].checksum = 1; /* the default coder adds it when a segment is coded */
+        add_seg("seg_many_odd_counts_bucket16_key_max", GOLDEN_ASK_FIXED, 11, n_g, b_g, c_g, 16, ST, MX, 0, 0,
+                IN_MIXED, 1007);
+        g_cases[g_ncases - 1u].seed = 0xFFFFFFFFFFFFFFFFull;
+        g_cases[g_ncases - 1u].step = 0xFFFFFFFFFFFFFFFEull;
+        g_cases[g_ncases - 1u].stream = 0xFFFFFFFFu;
+    }
     /* new cases go here, at the end */
 }
 
@@ -655,13 +735,65 @@ static float spec_magnitude(unsigned scheme, unsigned b, uint32_t s, uint32_t le
     return (float)level * (scale / (float)s);
 }
 
+static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect);
+
+/* A segmented message (flags bit 3, FORMAT.md 24): the table (m, its CRC, 24-byte entries), then
+ * each body decoded as the lone message it is the body of (24.2: the header's fields with the
+ * entry's count, width and coder, no checksum), into out + first_j; the bodies fill the message
+ * up to the optional checksum over bytes 48 .. the end of the last body. */
+static int spec_decode_segments(const uint8_t *m, size_t len, float *out, size_t n_expect) {
+    uint64_t n = ld64(m + 16), nseg, off, first = 0, j, k;
+    unsigned ck = (m[10] >> 1) & 1u, maxb = 0;
+    if (len < 56 || m[6] != 1u || m[8] != 0u || (m[10] & 0xF4u) != 0u || m[11] != 0u || n != n_expect) return 1;
+    nseg = ld32(m + 48);
+    if (nseg == 0 || nseg > n || (len - 56) / 24 < nseg) return 1;
+    if (ld32(m + 52) != spec_crc32c(m + 56, 24 * nseg)) return 1;
+    off = 56 + 24 * nseg;
+    for (j = 0; j < nseg; j++) {
+        const uint8_t *e = m + 56 + 24 * j;
+        uint64_t cnt = ld64(e), size = ld64(e + 8);
+        unsigned b = e[16], coder = e[17];
+        uint8_t *lone;
+        int bad;
+        for (k = 18; k < 24; k++)
+            if (e[k]) return 1;
+        if (cnt == 0 || cnt > n - first || b < 2 || b > 16 || (coder != 0 && coder != 1 && coder != 3) ||
+            (coder == 3 && b > 8) || size > len - off)
+            return 1;
+        lone = (uint8_t *)malloc(48 + size);
+        if (!lone) exit(2);
+        memcpy(lone, m, 48);
+        lone[7] = (uint8_t)b;
+        lone[8] = (uint8_t)coder;
+        lone[10] = (uint8_t)(m[10] & 1u); /* stochastic kept; no checksum, no table */
+        for (k = 0; k < 8; k++) lone[16 + k] = (uint8_t)(cnt >> (8 * k));
+        memcpy(lone + 48, m + off, size);
+        bad = spec_decode(lone, 48 + size, out + first, cnt);
+        free(lone);
+        if (bad) return 1;
+        first += cnt;
+        off += size;
+        if (b > maxb) maxb = b;
+    }
+    if (first != n || maxb != m[7] || len != off + 4 * ck) return 1;
+    return ck && ld32(m + off) != spec_crc32c(m + 48, off - 48);
+}
+
 static int spec_decode(const uint8_t *m, size_t len, float *out, size_t n_expect) {
-    unsigned b = m[7], ck = (m[10] >> 1) & 1u, coder = m[8], scheme = m[6], bmin = 1, bmax = 16;
-    uint64_t n = ld64(m + 16), B = ld32(m + 12), nb, F, T, i, tail_bytes, q, L = 0, off = 48, ntab = 0;
+    unsigned b, ck, coder, scheme, bmin = 1, bmax = 16;
+    uint64_t n, B, nb, F, T, i, tail_bytes, q, L = 0, off = 48, ntab = 0;
     const uint8_t *scales, *payload;
     uint32_t s, *codes = NULL;
     float lv[127];
-    if (len < 48 || memcmp(m, "DQSG", 4) != 0 || n != n_expect || coder > 3) return 1;
+    if (len < 48 || memcmp(m, "DQSG", 4) != 0) return 1;
+    if (m[10] & 8u) return spec_decode_segments(m, len, out, n_expect);
+    b = m[7];
+    ck = (m[10] >> 1) & 1u;
+    coder = m[8];
+    scheme = m[6];
+    n = ld64(m + 16);
+    B = ld32(m + 12);
+    if (n != n_expect || coder > 3) return 1;
     switch (scheme) { /* the widths each level scheme takes */
     case 1: break;
     case 2: case 3: case 10: bmin = 2; bmax = 8; break;
@@ -908,6 +1040,119 @@ static int check_scheme_body(const gcase *c, const uint8_t *msg, const float *le
     return 0;
 }
 
+/* ---------------------------------------------------------------- segmented messages
+ * Independent of the library's encoder, given each bucket's scale as sent: every element's
+ * value is what FORMAT.md 5.3, 6.2 to 6.4 and 7 give for c = x (+ residual) with the dither
+ * drawn at its index in the whole vector, first_j + t (24.3). msg passed spec_decode. */
+static uint32_t spec_draw(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) { /* FORMAT.md 7 */
+    uint64_t z = mix64(seed + 0x9E3779B97F4A7C15ull);
+    uint32_t k0, k1, h, kh;
+    z = mix64(z ^ (step + 0x3C6EF372FE94F82Aull));
+    z = mix64(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Full));
+    k0 = (uint32_t)z;
+    k1 = (uint32_t)(z >> 32);
+    kh = k1 ^ ((uint32_t)(i >> 32) * 0x9E3779B9u);
+    h = (uint32_t)i ^ k0;
+    h ^= h >> 16;
+    h *= 0x7FEB352Du;
+    h = h ^ (h >> 15) ^ kh;
+    h *= 0x846CA68Bu;
+    h ^= h >> 16;
+    return h >> 8;
+}
+static int spec_requant_segments(const uint8_t *m, const float *cin, const float *out) {
+    uint64_t nseg = ld32(m + 48), off = 56 + 24 * nseg, first = 0, j, t, B0 = ld32(m + 12);
+    uint64_t seed = ld64(m + 24), step = ld64(m + 32);
+    uint32_t stream = ld32(m + 40);
+    int stoch = m[10] & 1u;
+    for (j = 0; j < nseg; j++) {
+        const uint8_t *e = m + 56 + 24 * j, *sc = m + off + (e[17] ? 8u : 0u);
+        uint64_t cnt = ld64(e), B = B0 ? B0 : cnt;
+        unsigned b = e[16];
+        float smax = (float)((1u << (b - 1)) - 1u);
+        for (t = 0; t < cnt; t++) {
+            float scale = from_bits(ld32(sc + 4 * (t / B))), inv = scale == 0.0f ? 0.0f : smax / scale;
+            float x = cin[first + t], r = from_bits(to_bits(x) & 0x7FFFFFFFu) * inv, f, th, v;
+            uint32_t l;
+            th = stoch ? (float)spec_draw(seed, step, stream, first + t) * (1.0f / 16777216.0f) : 0.5f;
+            if (!(r < smax)) r = smax;
+            l = (uint32_t)r;
+            f = r - (float)l;
+            if (th < f) l++;
+            v = (float)l * (scale / smax);
+            if (l > 0 && (to_bits(x) >> 31)) v = -v;
+            if (to_bits(v) != to_bits(out[first + t])) return 1;
+        }
+        first += cnt;
+        off += ld64(e + 8);
+    }
+    return 0;
+}
+
+/* A segmented case: dq_encode_segments of x (residual res0 -> res), into a buffer of
+ * dq_segments_capacity bytes that replaces *msgp; the table read back must be the case's
+ * segments with the coders it asks, the checksum flag as the case says; the decoders agree
+ * (dq_decode, spec_decode), the values follow from the scales (spec_requant_segments), and the
+ * residual follows FORMAT.md 6.6. Returns nonzero after a message. */
+static int seg_case(gcase *c, dq_params *p, const float *x, const float *res0, float *res, uint8_t **msgp,
+                    size_t *lenp, float *out, float *ref) {
+    dq_segment sg[16], back[16];
+    size_t cap = 0, len = 0, m = 0, j, first = 0, i, n = c->n;
+    float *cin = (float *)malloc(4 * n);
+    uint8_t *msg;
+    dq_status st;
+    if (!cin) exit(2);
+    memset(sg, 0, sizeof sg);
+    for (j = 0; j < c->nseg; j++) {
+        sg[j].count = c->seg_n[j];
+        sg[j].bits = c->seg_b[j];
+    }
+    p->coder = c->segcoder;
+    p->bits = 0; /* not used: each segment has its own */
+    st = dq_segments_capacity(p, sg, c->nseg, &cap);
+    free(*msgp);
+    *msgp = msg = (uint8_t *)malloc(cap ? cap : 1u);
+    if (!msg) exit(2);
+    if (st == DQ_OK) st = dq_encode_segments(p, x, sg, c->nseg, c->ef ? res : NULL, msg, cap, &len);
+    if (st == DQ_OK) st = dq_segments_read(msg, len, back, 16, &m);
+    if (st == DQ_OK) st = dq_decode(msg, len, out, n);
+    if (st != DQ_OK) {
+        fprintf(stderr, "make_golden: %s: %s\n", c->name, dq_strerror(st));
+        return 1;
+    }
+    if (m != c->nseg || msg[8] != DQ_CODER_FIXED || msg[7] != c->bits || !(msg[10] & 8u) ||
+        ((msg[10] >> 1) & 1u) != (unsigned)c->checksum) {
+        fprintf(stderr, "make_golden: %s: the header or the segment count is not what the case asks\n", c->name);
+        return 1;
+    }
+    for (j = 0; j < m; first += c->seg_n[j], j++)
+        if (back[j].count != c->seg_n[j] || back[j].bits != c->seg_b[j] || back[j].first != first ||
+            back[j].coder != c->seg_c[j]) {
+            fprintf(stderr, "make_golden: %s: segment %lu is %lu elements at %u bits, coder %u (case: coder %u)\n",
+                    c->name, (unsigned long)j, (unsigned long)back[j].count, back[j].bits, back[j].coder,
+                    c->seg_c[j]);
+            return 1;
+        }
+    if (spec_decode(msg, len, ref, n) != 0 || memcmp(ref, out, 4 * n) != 0) {
+        fprintf(stderr, "make_golden: %s: dq_decode disagrees with the decoder written from FORMAT.md\n", c->name);
+        return 1;
+    }
+    for (i = 0; i < n; i++) cin[i] = c->ef ? x[i] + res0[i] : x[i];
+    if (spec_requant_segments(msg, cin, out) != 0) {
+        fprintf(stderr, "make_golden: %s: the values are not FORMAT.md 6 and 7's for the scales sent\n", c->name);
+        return 1;
+    }
+    if (c->ef)
+        for (i = 0; i < n; i++)
+            if (to_bits(cin[i] - out[i]) != to_bits(res[i])) {
+                fprintf(stderr, "make_golden: %s: residual %lu breaks section 6.6\n", c->name, (unsigned long)i);
+                return 1;
+            }
+    free(cin);
+    *lenp = len;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 static char g_manifest[256 * 1024];
 static size_t g_mlen;
@@ -968,6 +1213,20 @@ static void mprintf_line(const gcase *c, const float *levels, unsigned nlev) {
     }
     for (l = 0; l < nlev; l++) {
         k = snprintf(t, sizeof t, "%s0x%08lX", l ? "," : " levels=", (unsigned long)to_bits(levels[l]));
+        mcat_k(t, k);
+    }
+    for (l = 0; l < c->nseg; l++) {
+        k = snprintf(t, sizeof t, "%s%lu:%u:%s", l ? "," : " segments=", (unsigned long)c->seg_n[l], c->seg_b[l],
+                     coder_names[c->seg_c[l]]);
+        mcat_k(t, k);
+    }
+    if (c->nseg) {
+        k = snprintf(t, sizeof t, " segcoder=%s",
+                     c->segcoder == DQ_CODER_ELIAS  ? "elias"
+                     : c->segcoder == DQ_CODER_RANS ? "rans32"
+                     : c->segcoder == DQ_CODER_AUTO ? "auto"
+                     : c->segcoder == DQ_CODER_DEFAULT ? "default"
+                                                       : "fixed");
         mcat_k(t, k);
     }
     mcat("\n");
@@ -1047,6 +1306,12 @@ int main(int argc, char **argv) {
         p.stream = c->stream;
         p.checksum = (unsigned)c->checksum;
         p.coder = c->coder ? c->coder : GOLDEN_ASK_FIXED;
+        if (c->nseg) { /* segmented (FORMAT.md 24) */
+            if (seg_case(c, &p, x, res0, res, &msg, &len, out, ref) != 0) return 1;
+            c->written = msg[8];
+            put(dir, c->name, ".dqsg", msg, len);
+            goto files;
+        }
         if (c->coder && legacy_file(dir, c, &p, x, res0, &legacy_verified) != 0) return 1;
         st = dq_encode(&p, x, n, c->ef ? res : NULL, msg, cap, &len);
         if (c->legacy) { /* the frozen .dqsg was verified above; .in, .out (.res, .resout) as usual */
