@@ -2826,39 +2826,43 @@ static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *
     *pp = p + 2u * dq__r32_pop8[mask];
     return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
 }
-static inline void dq__r32_get__avx2(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
-    size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS;
-    if (head) {
-        i = head < cnt ? head : cnt;
-        dq__r32_get__scalar(d, tab, out, i);
+/* The 32-state decoder loop over a step kernel (four 8-lane states a round, the scalar twin for
+ * the head and tail); one definition for every ISA's step. */
+#define DQ__R32_GET_DEF(name, step)                                                                  \
+    static inline void name(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) { \
+        size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS; \
+        if (head) { \
+            i = head < cnt ? head : cnt; \
+            dq__r32_get__scalar(d, tab, out, i); \
+        } \
+        if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) { \
+            const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); \
+            simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x); \
+            simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8)); \
+            simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16)); \
+            simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24)); \
+            const uint8_t *p = d->p; \
+            size_t i0 = i; \
+            for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) { \
+                simde__m256i s0 = step(&x0, tab, &p); \
+                simde__m256i s1 = step(&x1, tab, &p); \
+                simde__m256i s2 = step(&x2, tab, &p); \
+                simde__m256i s3 = step(&x3, tab, &p); \
+                /* in-lane packs leave dwords s0[0..3] s1[0..3] s2[0..3] s3[0..3] s0[4..7] ...: reorder */ \
+                simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3); \
+                a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order); \
+                simde_mm256_storeu_si256((simde__m256i *)(out + i), a); \
+            } \
+            simde_mm256_storeu_si256((simde__m256i *)d->x, x0); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3); \
+            d->p = p; \
+            d->j += i - i0; \
+        } \
+        dq__r32_get__scalar(d, tab, out + i, cnt - i); \
     }
-    if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) {
-        const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x);
-        simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8));
-        simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16));
-        simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24));
-        const uint8_t *p = d->p;
-        size_t i0 = i;
-        for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) {
-            simde__m256i s0 = dq__r32_step__avx2(&x0, tab, &p);
-            simde__m256i s1 = dq__r32_step__avx2(&x1, tab, &p);
-            simde__m256i s2 = dq__r32_step__avx2(&x2, tab, &p);
-            simde__m256i s3 = dq__r32_step__avx2(&x3, tab, &p);
-            /* in-lane packs leave dwords s0[0..3] s1[0..3] s2[0..3] s3[0..3] s0[4..7] ...: reorder */
-            simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3);
-            a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order);
-            simde_mm256_storeu_si256((simde__m256i *)(out + i), a);
-        }
-        simde_mm256_storeu_si256((simde__m256i *)d->x, x0);
-        simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1);
-        simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2);
-        simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3);
-        d->p = p;
-        d->j += i - i0;
-    }
-    dq__r32_get__scalar(d, tab, out + i, cnt - i);
-}
+DQ__R32_GET_DEF(dq__r32_get__avx2, dq__r32_step__avx2)
 
 #if DQ__HAS_R32_VL
 /* AVX-512VL (256-bit) decoder: as dq__r32_get__avx2, the lanes that need a word found as a
@@ -2879,38 +2883,7 @@ static inline simde__m256i dq__r32_step__avx512(simde__m256i *xp, const uint32_t
     *pp += 2u * (8u - dq__r32_pop8[ok]);
     return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
 }
-static inline void dq__r32_get__avx512(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
-    size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS;
-    if (head) {
-        i = head < cnt ? head : cnt;
-        dq__r32_get__scalar(d, tab, out, i);
-    }
-    if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) {
-        const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x);
-        simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8));
-        simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16));
-        simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24));
-        const uint8_t *p = d->p;
-        size_t i0 = i;
-        for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) {
-            simde__m256i s0 = dq__r32_step__avx512(&x0, tab, &p);
-            simde__m256i s1 = dq__r32_step__avx512(&x1, tab, &p);
-            simde__m256i s2 = dq__r32_step__avx512(&x2, tab, &p);
-            simde__m256i s3 = dq__r32_step__avx512(&x3, tab, &p);
-            simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3);
-            a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order);
-            simde_mm256_storeu_si256((simde__m256i *)(out + i), a);
-        }
-        simde_mm256_storeu_si256((simde__m256i *)d->x, x0);
-        simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1);
-        simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2);
-        simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3);
-        d->p = p;
-        d->j += i - i0;
-    }
-    dq__r32_get__scalar(d, tab, out + i, cnt - i);
-}
+DQ__R32_GET_DEF(dq__r32_get__avx512, dq__r32_step__avx512)
 #endif /* DQ__HAS_R32_VL */
 
 /* 8 lanes of the encoder on symbols sym[0..8): the words of the lanes with x >= f 2^20 go,

@@ -17,17 +17,12 @@
 #include "internals.h"
 
 /* ------------------------------------------------------------------ helpers */
-static uint64_t ref_mix64(uint64_t z) { /* splitmix64 finalizer, FORMAT.md 7.1 */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 /* The hash of doc/FORMAT.md 21.3, written from the spec without the library's helpers. */
 static void ref_hash(uint64_t seed, uint32_t row, uint32_t i, uint32_t cols, uint32_t *bucket, int *sign) {
-    uint64_t z = ref_mix64(seed + 0x9E3779B97F4A7C15ull);
+    uint64_t z = dq_t_ref_mix64(seed + 0x9E3779B97F4A7C15ull);
     uint32_t k0, k1, x;
-    z = ref_mix64(z ^ (0x534B45544348ull + 0x3C6EF372FE94F82Aull));
-    z = ref_mix64(z ^ ((uint64_t)row + 0xDAA66D2C7DDF743Full));
+    z = dq_t_ref_mix64(z ^ (0x534B45544348ull + 0x3C6EF372FE94F82Aull));
+    z = dq_t_ref_mix64(z ^ ((uint64_t)row + 0xDAA66D2C7DDF743Full));
     k0 = (uint32_t)z;
     k1 = (uint32_t)(z >> 32);
     x = i ^ k0;
@@ -1244,21 +1239,6 @@ static void test_gate_glm(void) {
  * sample id (both halves), q = ceil(p 2^24), send iff draw < q. Exact, so an off-by-one in the
  * comparison or in q (invisible to a Monte Carlo test) fails here; p is chosen on and next to
  * multiples of 2^-24. */
-static uint32_t ref_draw24(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
-    uint64_t z = ref_mix64(seed + 0x9E3779B97F4A7C15ull);
-    uint32_t k0, k1, x;
-    z = ref_mix64(z ^ (step + 0x3C6EF372FE94F82Aull));
-    z = ref_mix64(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Full));
-    k0 = (uint32_t)z;
-    k1 = (uint32_t)(z >> 32) ^ ((uint32_t)(i >> 32) * 0x9E3779B9u);
-    x = (uint32_t)i ^ k0;
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= (x >> 15) ^ k1;
-    x *= 0x846CA68Bu;
-    x ^= x >> 16;
-    return x >> 8;
-}
 static void test_gate_reference(void) {
     dq_gate_params g;
     dq_t_rng r;
@@ -1270,7 +1250,7 @@ static void test_gate_reference(void) {
     r.s = 131;
     for (t = 0; t < 20000; t++) {
         uint64_t step = dq_t_next(&r) % 1000u, sample = (t & 1u) ? dq_t_next(&r) : dq_t_next(&r) % 5000u;
-        uint32_t d = ref_draw24(0x1234ull ^ 0x4741544530303031ull, step, 6, sample), q;
+        uint32_t d = dq_t_ref_draw24(0x1234ull ^ 0x4741544530303031ull, step, 6, sample), q;
         double p, w = -1.0;
         int send = -1;
         /* p = (d + delta) / 2^24 with delta in {-1, -0.5, 0, 0.5, 1}: q lands on d - 1 .. d + 1 */
