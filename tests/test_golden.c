@@ -473,6 +473,28 @@ static void check_decodes(const char *what, const uint8_t *msg, size_t len, cons
     }
 }
 
+
+/* A case's files: the message, the input, the decoded output and, with error feedback, the
+ * residual before and after. Returns 0 (having failed a CHECK) when one is missing. */
+static int load_case(const char *dir, const gcase *c, size_t n, uint8_t **msg, size_t *len, float **x, float **want,
+                     float **res, float **resout) {
+    char path[1024];
+    path_of(path, sizeof path, dir, c->name, ".dqsg");
+    *msg = read_all(path, len);
+    CHECKF(*msg != NULL, "cannot read %s", path);
+    path_of(path, sizeof path, dir, c->name, ".in");
+    *x = read_floats(path, n);
+    path_of(path, sizeof path, dir, c->name, ".out");
+    *want = read_floats(path, n);
+    if (c->ef) {
+        path_of(path, sizeof path, dir, c->name, ".res");
+        *res = read_floats(path, n);
+        path_of(path, sizeof path, dir, c->name, ".resout");
+        *resout = read_floats(path, n);
+    }
+    return *msg && *x && *want && (!c->ef || (*res && *resout));
+}
+
 /* ---------------------------------------------------------------- segmented cases
  * A segmented message (FORMAT.md 24): (a) the header (flag bit 3, the widest width, coder 0,
  * segments), the table read from its bytes as 24.1 and 24.2 lay it out (m, the CRC of the
@@ -484,7 +506,7 @@ static void check_decodes(const char *what, const uint8_t *msg, size_t len, cons
  * when rounding to nearest) has the body of the lone message dq_encode writes for its elements;
  * (d) the L2 norm is the sum of the squared scales of every segment. */
 static void run_seg_case(const char *dir, unsigned ver, const gcase *c) {
-    char path[1024], lbl[96];
+    char lbl[96];
     size_t n = c->n, len = 0, i, j, m = 0, off, first, nb = 0, cap = 0, blen = 0;
     uint8_t *msg, *buf = NULL;
     float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *r = NULL;
@@ -495,20 +517,7 @@ static void run_seg_case(const char *dir, unsigned ver, const gcase *c) {
     dq_params p;
     unsigned ck = c->checksum ? 1u : 0u;
 
-    path_of(path, sizeof path, dir, c->name, ".dqsg");
-    msg = read_all(path, &len);
-    CHECKF(msg != NULL, "cannot read %s", path);
-    path_of(path, sizeof path, dir, c->name, ".in");
-    x = read_floats(path, n);
-    path_of(path, sizeof path, dir, c->name, ".out");
-    want = read_floats(path, n);
-    if (c->ef) {
-        path_of(path, sizeof path, dir, c->name, ".res");
-        res = read_floats(path, n);
-        path_of(path, sizeof path, dir, c->name, ".resout");
-        resout = read_floats(path, n);
-    }
-    if (!msg || !x || !want || (c->ef && (!res || !resout))) goto done;
+    if (!load_case(dir, c, n, &msg, &len, &x, &want, &res, &resout)) goto done;
 
     /* (a) the header, then the table from the bytes */
     st = dq_header_read(msg, len, &h);
@@ -671,7 +680,6 @@ done:
 }
 
 static void run_case(const char *dir, unsigned ver, const gcase *c) {
-    char path[1024];
     size_t n = c->n, len = 0, i, nb, blen, off = c->coder ? DQ_HEADER_SIZE + 8u : DQ_HEADER_SIZE;
     uint8_t *msg, *buf = NULL, *fixed = NULL, *recoded = NULL;
     float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *cin = NULL;
@@ -686,20 +694,7 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
         return;
     }
 
-    path_of(path, sizeof path, dir, c->name, ".dqsg");
-    msg = read_all(path, &len);
-    CHECKF(msg != NULL, "cannot read %s", path);
-    path_of(path, sizeof path, dir, c->name, ".in");
-    x = read_floats(path, n);
-    path_of(path, sizeof path, dir, c->name, ".out");
-    want = read_floats(path, n);
-    if (c->ef) {
-        path_of(path, sizeof path, dir, c->name, ".res");
-        res = read_floats(path, n);
-        path_of(path, sizeof path, dir, c->name, ".resout");
-        resout = read_floats(path, n);
-    }
-    if (!msg || !x || !want || (c->ef && (!res || !resout))) goto done;
+    if (!load_case(dir, c, n, &msg, &len, &x, &want, &res, &resout)) goto done;
 
     /* (a) the header says what the manifest says */
     st = dq_header_read(msg, len, &h);
