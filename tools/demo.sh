@@ -199,29 +199,38 @@ table() { # model seeds
     target=$(awk -v a="$bacc" 'BEGIN { printf "%.4f", a - 0.005 }')
     case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2 rd rd-layer" ;;
                    *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2 rd rd-layer" ;; esac
-    # bits (sent) to target, for the last column
-    for tag in fixed$bbits $schemes; do
-        for f in "$OUT"/runs/"$model"-"$tag"-s*.csv; do
-            awk -F, -v t="$target" 'NR > 1 && $4 + 1e-9 >= t { print $2; found = 1; exit } END { if (!found) print "NA" }' "$f"
-        done | awk -v tag="$tag" '$1 == "NA" { miss++; next } { s += $1; n++ }
-                    END { if (n) printf "%s %.4g %d %d\n", tag, s / n, n, n + miss; else printf "%s NA 0 %d\n", tag, miss }'
-    done >"$OUT/.reach-$model"
+    # the target training loss: the best fixed width's mean final loss (10k-image subset) + 2%
+    tloss=$(for f in "$OUT"/runs/"$model"-fixed$bbits-s*.csv; do tail -n 1 "$f"; done |
+        awk -F, '{ s += $3; n++ } END { printf "%.6f", 1.02 * s / n }')
+    # bits (sent) to the target accuracy and to the target loss, for the last columns
+    for col in 4 3; do
+        for tag in fixed$bbits $schemes; do
+            for f in "$OUT"/runs/"$model"-"$tag"-s*.csv; do
+                awk -F, -v t="$target" -v tl="$tloss" -v c="$col" 'NR > 1 && (c == 4 ? $4 + 1e-9 >= t : $3 <= tl) { print $2; found = 1; exit }
+                    END { if (!found) print "NA" }' "$f"
+            done | awk -v tag="$tag" '$1 == "NA" { miss++; next } { s += $1; n++ }
+                        END { if (n) printf "%s %.4g %d %d\n", tag, s / n, n, n + miss; else printf "%s NA 0 %d\n", tag, miss }'
+        done >"$OUT/.reach$col-$model"
+    done
+    mv "$OUT/.reach4-$model" "$OUT/.reach-$model"
     breach=$(awk -v t="fixed$bbits" '$1 == t { print $2; exit }' "$OUT/.reach-$model")
+    blreach=$(awk -v t="fixed$bbits" '$1 == t { print $2; exit }' "$OUT/.reach3-$model")
     echo
     echo "== $model: final test accuracy over $nseeds seeds (mean, min..max), bits of all $WORKERS workers"
     echo "   best fixed width: $bbits bits; target accuracy = its mean - 0.5 pp = $(awk -v t="$target" 'BEGIN{printf "%.2f%%", 100*t}')"
+    echo "   target loss = its mean final training loss + 2% = $tloss"
     echo "   fixed layout = what the messages take in it; sent = what the default coder sent; x = ratio to fixed $bbits-bit's"
-    printf "   %-11s %7s  %-13s %10s %6s %10s %6s  %14s %6s\n" scheme "acc %" "min..max" "fixed bits" "x" "sent bits" "x" "sent to target" "x"
+    printf "   %-11s %7s  %-13s %10s %6s %10s %6s  %14s %6s  %14s %6s\n" scheme "acc %" "min..max" "fixed bits" "x" "sent bits" "x" "sent to target" "x" "sent to loss" "x"
     for tag in $schemes; do
         set -- $(final_stats "$model" "$tag")
         r=$(awk -v t="$tag" 'NR > 1 && $1 == t { print $2, $3, $4; exit }' "$OUT/.reach-$model")
-        printf '%s %s %s %s %s %s %s %s %s\n' "$tag" "$1" "$2" "$3" "$4" "$5" "$bfixed" "$bsent" "$r $breach"
-    done | awk '{
-        tag = $1; acc = $2; lo = $3; hi = $4; sent = $5; fx = $6; bf = $7; bs = $8; rb = $9; rn = $10; rt = $11; brb = $12
-        reach = rb == "NA" ? "never" : sprintf("%.3g", rb)
-        if (rb != "NA" && rn < rt) reach = reach sprintf(" (%d/%d)", rn, rt)
-        rx = (rb == "NA" || brb == "NA") ? "-" : sprintf("%.2f", rb / brb)
-        printf "   %-11s %7.2f  %5.2f..%-6.2f %10.3g %6.2f %10.3g %6.2f  %14s %6s\n", tag, 100 * acc, 100 * lo, 100 * hi, fx, fx / bf, sent, sent / bs, reach, rx }'
+        rl=$(awk -v t="$tag" 'NR > 1 && $1 == t { print $2, $3, $4; exit }' "$OUT/.reach3-$model")
+        printf '%s %s %s %s %s %s %s %s %s %s\n' "$tag" "$1" "$2" "$3" "$4" "$5" "$bfixed" "$bsent" "$r $breach" "$rl $blreach"
+    done | awk 'function reach(b, k, t) { return b == "NA" ? "never" : sprintf("%.3g", b) (k < t ? sprintf(" (%d/%d)", k, t) : "") }
+                function ratio(b, base) { return (b == "NA" || base == "NA") ? "-" : sprintf("%.2f", b / base) } {
+        tag = $1; acc = $2; lo = $3; hi = $4; sent = $5; fx = $6; bf = $7; bs = $8
+        printf "   %-11s %7.2f  %5.2f..%-6.2f %10.3g %6.2f %10.3g %6.2f  %14s %6s  %14s %6s\n", tag, 100 * acc, 100 * lo, 100 * hi,
+            fx, fx / bf, sent, sent / bs, reach($9, $10, $11), ratio($9, $12), reach($13, $14, $15), ratio($13, $16) }'
     # the verdicts: the coder, rd (issue 17's targets), DQSGD-P2
     set -- $(final_stats "$model" rd)
     near=$(for b in 2 3 4 6 8; do echo "$b $(final_stats "$model" fixed$b)"; done |
@@ -258,7 +267,8 @@ table() { # model seeds
     table softmax "$n_sm"
     table mlp "$n_mlp"
     echo
-    echo "   sent to target: mean over the seeds that reached it (k/n when not all did) of the bits sent by then."
+    echo "   sent to target / to loss: mean over the seeds that reached the target accuracy / training loss (k/n when"
+    echo "   not all did) of the bits sent by then."
 } | tee "$OUT/summary.txt"
 
 # ---------------------------------------------------------------- curves and plots
