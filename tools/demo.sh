@@ -182,10 +182,10 @@ for model in softmax mlp; do
          "DQSGD-P2 budget $budget fixed-layout bits per worker (2/3 of it), rd budget $rdbudget sent bits (0.85 of it)"
     case $model in softmax) seeds=$SM_SEEDS ;; *) seeds=$MLP_SEEDS ;; esac
     for s in $seeds; do
-        echo "$model dqsgd-p2 $s --scheme dqsgd-p2 --budget-bits $budget" >>"$jobs"
-        echo "$model rd $s --scheme rd --budget-bits $rdbudget" >>"$jobs"
-        echo "$model rd-layer $s --scheme rd-layer --budget-bits $rdbudget" >>"$jobs"
-    done
+        echo "$model dqsgd-p2 $s --scheme dqsgd-p2 --budget-bits $budget"
+        echo "$model rd $s --scheme rd --budget-bits $rdbudget"
+        echo "$model rd-layer $s --scheme rd-layer --budget-bits $rdbudget"
+    done >>"$jobs"
 done
 if [ $REPORT = 0 ]; then
     xargs -P "$JOBS" -L 1 sh "$0" --job <"$jobs" || { echo "demo: a run failed" >&2; exit 1; }
