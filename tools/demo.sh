@@ -200,7 +200,7 @@ table() { # model seeds
     case $model in softmax) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p1 dqsgd-p2 rd rd-layer" ;;
                    *) schemes="fp32 fixed2 fixed3 fixed4 fixed6 fixed8 increasing dqsgd-p2 rd rd-layer" ;; esac
     # the target training loss: the best fixed width's mean final loss (10k-image subset) + 2%
-    tloss=$(for f in "$OUT"/runs/"$model"-fixed$bbits-s*.csv; do tail -n 1 "$f"; done |
+    tloss=$(for f in "$OUT"/runs/"$model"-fixed"$bbits"-s*.csv; do tail -n 1 "$f"; done |
         awk -F, '{ s += $3; n++ } END { printf "%.6f", 1.02 * s / n }')
     # bits (sent) to the target accuracy and to the target loss, for the last columns
     for col in 4 3; do
