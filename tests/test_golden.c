@@ -474,6 +474,13 @@ static void check_decodes(const char *what, const uint8_t *msg, size_t len, cons
 }
 
 
+/* dq_message_norm2 against ||input||^2: each scale is its bucket norm rounded to float (2^-23
+ * relative on the square); buckets below 2^-100 were sent as 0 (< 2^-200 each). */
+static void check_norm2(double got, double exact, size_t nb) {
+    double tol = 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61;
+    CHECKF(got - exact <= tol && exact - got <= tol, "norm2 %.17g, ||input||^2 %.17g", got, exact);
+}
+
 /* A case's files: the message, the input, the decoded output and, with error feedback, the
  * residual before and after. Returns 0 (having failed a CHECK) when one is missing. */
 static int load_case(const char *dir, const gcase *c, size_t n, uint8_t **msg, size_t *len, float **x, float **want,
@@ -661,9 +668,7 @@ static void run_seg_case(const char *dir, unsigned ver, const gcase *c) {
                 float ci = c->ef ? x[i] + res[i] : x[i];
                 exact += (double)ci * (double)ci;
             }
-            CHECKF(got - exact <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61 &&
-                       exact - got <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61,
-                   "norm2 %.17g, ||input||^2 %.17g", got, exact);
+            check_norm2(got, exact, nb);
         } else {
             CHECKF(st == DQ_ERR_PARAM, "dq_message_norm2 on a non-L2 message: %s", dq_strerror(st));
         }
@@ -850,11 +855,7 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
                 cin[i] = c->ef ? x[i] + res[i] : x[i]; /* what was quantized (FORMAT.md 6.6) */
                 exact += (double)cin[i] * (double)cin[i];
             }
-            /* each scale is its bucket norm rounded to float (2^-23 relative on the square);
-             * buckets below 2^-100 were sent as 0 (< 2^-200 each) */
-            CHECKF(got - exact <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61 &&
-                       exact - got <= 2.5 * 5.9604644775390625e-08 * exact + (double)nb * 6.2230152778611417e-61,
-                   "norm2 %.17g, ||input||^2 %.17g", got, exact);
+            check_norm2(got, exact, nb);
         } else {
             CHECKF(st == DQ_ERR_PARAM, "dq_message_norm2 on a non-L2 message: %s", dq_strerror(st));
         }

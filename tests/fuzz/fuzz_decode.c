@@ -22,6 +22,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* dq_decode_range into part, which a failing range must leave untouched. */
+static dq_status range_untouched(const uint8_t *data, size_t size, size_t b, size_t e, float *part) {
+    size_t i;
+    dq_status st;
+    memset(part, 0xA5, (e - b) * sizeof(float));
+    st = dq_decode_range(data, size, b, e, part);
+    if (st != DQ_OK)
+        for (i = 0; i < (e - b) * sizeof(float); i++)
+            if (((const uint8_t *)part)[i] != 0xA5) abort();
+    return st;
+}
+
 /* Decode every aligned range of the message into part; when `whole` decoded, each range must
  * succeed and match it (fixed layout and rANS coder 3; Elias and coder 2 are refused). A range
  * that fails leaves part untouched. */
@@ -34,13 +46,8 @@ static void fuzz_ranges(const uint8_t *data, size_t size, const dq_header *h, co
     a = dq_range_align(&p, h->count);
     if (a == 0) abort(); /* the header was valid */
     for (b = 0; b < h->count; b += a) {
-        size_t e = h->count - b < a ? h->count : b + a, i;
-        dq_status st;
-        memset(part, 0xA5, (e - b) * sizeof(float));
-        st = dq_decode_range(data, size, b, e, part);
-        if (st != DQ_OK)
-            for (i = 0; i < (e - b) * sizeof(float); i++)
-                if (((const uint8_t *)part)[i] != 0xA5) abort();
+        size_t e = h->count - b < a ? h->count : b + a;
+        dq_status st = range_untouched(data, size, b, e, part);
         if (h->coder != DQ_CODER_FIXED && h->coder != DQ_CODER_RANS) {
             if (whole && st != DQ_ERR_PARAM) abort(); /* one stream: read whole */
             continue;
@@ -56,13 +63,7 @@ static void fuzz_ranges(const uint8_t *data, size_t size, const dq_header *h, co
  * A range that fails leaves part untouched. dq_segments_read agrees with the header. */
 static void fuzz_seg_range(const uint8_t *data, size_t size, size_t b, size_t e, int must, const float *whole,
                            float *part) {
-    size_t i;
-    dq_status st;
-    memset(part, 0xA5, (e - b) * sizeof(float));
-    st = dq_decode_range(data, size, b, e, part);
-    if (st != DQ_OK)
-        for (i = 0; i < (e - b) * sizeof(float); i++)
-            if (((const uint8_t *)part)[i] != 0xA5) abort();
+    dq_status st = range_untouched(data, size, b, e, part);
     if (whole && must >= 0 && st != (must ? DQ_OK : DQ_ERR_PARAM)) abort();
     if (whole && st == DQ_OK && memcmp(part, whole + b, (e - b) * sizeof(float)) != 0) abort();
 }
