@@ -190,7 +190,7 @@ matrix: deps clang-dep $(foreach v,$(MATRIX),$(call vbins,$(v))) ## the suite (n
 # ThreadSanitizer: the tests that start threads (TSAN_TESTS), native ISA, CC, in BUILD/tsan.
 # The other suites are single-threaded: TSan could find nothing there, at 5-10 times their run
 # time. halt_on_error: a race ends the run at its first report (exit 66, counted as a failure).
-TSAN_TESTS = test_threads
+TSAN_TESTS = test_threads test_job
 TSAN_BINS  = $(foreach t,$(TSAN_TESTS),$(BUILD)/tsan/$(t)_tsan)
 $(TSAN_BINS): $(BUILD)/tsan/%_tsan: tests/%.c $(TEST_HDRS) $(HEADERS)
 	@mkdir -p $(@D)
@@ -306,7 +306,7 @@ HTS_LIBS = $(if $(wildcard /usr/include/htscodecs/rANS_static4x16.h),-lhtscodecs
 bench-rans32: deps | $(BUILD) ## 32-way rANS chunk kernels vs the 8-way coder, memcpy, fixed decode (and htscodecs if installed), M sym/s (ARGS="--n N --reps R --bits B")
 	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -D_POSIX_C_SOURCE=199309L -I. bench/rans32.c -o $(BUILD)/bench_rans32 $(LDLIBS) $(HTS_LIBS)
 	$(Q)$(BUILD)/bench_rans32 $(ARGS)
-bench-threads: deps | $(BUILD) ## one message decoded by 2 threads: fixed layout vs rANS, G elements/s (ARGS="--n N --threads T")
+bench-threads: deps | $(BUILD) ## one message encoded (dq_job) and decoded by 2 threads: fixed vs rANS and default, G elements/s (ARGS="--n N --threads T")
 	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -I. bench/threads.c -o $(BUILD)/bench_threads $(LDLIBS)
 	$(Q)$(BUILD)/bench_threads $(ARGS)
 bench-%: deps | $(BUILD)

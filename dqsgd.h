@@ -401,6 +401,52 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
 DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void *dst, size_t dst_cap,
                            size_t *dst_len);
 
+/*! Jobs: one message, with any coder, encoded by several threads; the same bytes as one
+ *  dq_encode() call with a dst_cap of dq_encode_bound_coded(n, bits) or more. (With less room,
+ *  dq_encode() may settle for a larger coder whose working room fits; a job needs no room in dst.)
+ *  The vector is cut into job->parts parts, whole rANS chunks and range units (dq_job_range());
+ *  four phases follow. Within a phase the parts may run concurrently and in any order; a phase
+ *  starts when every part of the one before has returned:
+ *    dq_job_quantize() : part j quantizes its elements of x (the whole vector; residual NULL or
+ *                        the whole error-feedback memory) into dst, in the fixed layout, and
+ *                        counts its symbols. It updates its share of the residual only on DQ_OK.
+ *    dq_job_plan()     : once. Picks the coder from every part's counts, as dq_encode() does;
+ *                        the status of the first part that failed, if one did.
+ *    dq_job_code()     : part j codes its rANS chunks into work (nothing for other coders).
+ *    dq_job_finish()   : once. Assembles the message in dst (an Elias form is written here,
+ *                        in one stream) and stores the payload checksum; *dst_len its size.
+ *  A phase out of order, or a part run twice in a phase, is DQ_ERR_PARAM; after a failure the
+ *  job can only be started again with dq_job_init().
+ *  dq_job_work_size() : the bytes of work a job of these params needs: 2 KiB a part, plus,
+ *                     when rANS may be sent, the worst case of the parts' streams (2 bytes a
+ *                     symbol, 16 / floor(8 / b) bits an element: twice the fixed payload for
+ *                     b = 1, 2, 4, 8), or, when only Elias may, a copy of the fixed payload.
+ *  dq_job_init() :    checks params and sizes (dst_cap as for the fixed layout:
+ *                     dq_encode_capacity() is enough; work_cap below dq_job_work_size() is
+ *                     DQ_ERR_WORKSPACE) and cuts the vector into at most `parts` parts. dst and
+ *                     work belong to the job until dq_job_finish() returns.
+ *  dq_job_range() :   part j's elements [*begin, *end): the parts cover [0, n) in order.
+ *  The serial steps: dq_job_plan() counts nothing (the parts did), but sizing Elias is a pass
+ *  over the codes (stopped early on dense ones), and so is a dry run of rANS when bounds do
+ *  not decide; an Elias message is written by dq_job_finish() alone. */
+typedef struct dq_job {
+    size_t parts; /* the parts the vector is cut into: 1 .. the parts asked */
+    /* private */
+    dq_params p;
+    size_t n, unit, units;
+    uint8_t *dst, *work;
+    size_t dst_cap, work_cap;
+    unsigned phase;
+} dq_job;
+DQ_API dq_status dq_job_work_size(const dq_params *p, size_t n, size_t parts, size_t *size);
+DQ_API dq_status dq_job_init(dq_job *job, const dq_params *p, size_t n, size_t parts, void *dst, size_t dst_cap,
+                             void *work, size_t work_cap);
+DQ_API dq_status dq_job_range(const dq_job *job, size_t j, size_t *begin, size_t *end);
+DQ_API dq_status dq_job_quantize(const dq_job *job, size_t j, const float *x, float *residual);
+DQ_API dq_status dq_job_plan(dq_job *job);
+DQ_API dq_status dq_job_code(const dq_job *job, size_t j);
+DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len);
+
 /*! Segmented messages: one vector in consecutive segments (layers, or any split the caller
  *  names), each with its own width and coder, under one header and one payload checksum
  *  (doc/FORMAT.md 24). QSGD only (DQ_SCHEME_QSGD or the default), widths 2..16. Every decoder
@@ -4032,15 +4078,18 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
 /* ---------------------------------------------------------------- coded messages: encoding */
 
 /* Symbol counts of a fixed payload (b <= 8), as the rANS coder groups it. */
-static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, uint64_t *cnt) {
+/* The symbol counts (FORMAT 17.3) of blocks [k0, k1) of a fixed payload; for b in {1, 2, 4, 8}
+ * of its bytes [f0, f1) (the same symbols: f0 = k0's first byte, f1 its last byte + 1). */
+static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, size_t k0, size_t k1, size_t f0,
+                                 size_t f1, uint64_t *cnt) {
     unsigned A = 1u << dq__sym_bits(b), s;
     memset(cnt, 0, A * sizeof *cnt);
     if (dq__sym_bytes(b)) {
         uint32_t c8[8][256]; /* eight tables: no store-to-load chain on repeats; 2^27 counts each at most */
-        size_t len = (size_t)(((uint64_t)n * b + 7u) / 8u), i = 0, end;
+        size_t i = f0, end;
         unsigned t;
-        while (i < len) {
-            end = len - i > ((size_t)1 << 30) ? i + ((size_t)1 << 30) : len;
+        while (i < f1) {
+            end = f1 - i > ((size_t)1 << 30) ? i + ((size_t)1 << 30) : f1;
             memset(c8, 0, sizeof c8);
             for (; i + 8u <= end; i += 8) {
                 uint64_t w = dq__ld64(payload + i);
@@ -4059,8 +4108,8 @@ static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, u
         }
     } else {
         uint8_t sym[DQ__BLOCK];
-        size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, m, i;
-        for (k = 0; k < nblk; k++) {
+        size_t k, m, i;
+        for (k = k0; k < k1; k++) {
             m = dq__block_syms(b, n, payload, k, sym);
             for (i = 0; i < m; i++) cnt[sym[i]]++;
         }
@@ -4412,8 +4461,8 @@ static inline void dq__elias_levels(unsigned b, const uint64_t *cnt, uint64_t *l
  * whose in-place working room fits in `room` (exact = 1: no room limit, for dq_coded_size and
  * dq_recode). Candidates are sized exactly unless bounds already decide; ties go to the
  * lower coder id. */
-static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payload, unsigned want, int exact,
-                                 uint64_t room, dq__plan *pl) {
+static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payload, const uint64_t *counts,
+                                 unsigned want, int exact, uint64_t room, dq__plan *pl) {
     unsigned b = c->bits, k, crc = c->checksum ? 4u : 0u;
     uint64_t cnt[256], fixed = ((uint64_t)n * b + 7u) / 8u, ub = 0, lb = 0, other, lv[2];
     int rans = b <= 8u && (want == DQ_CODER_RANS || want == DQ_CODER_AUTO) && (uint64_t)n <= DQ__RANS_MAX_SYMS;
@@ -4425,7 +4474,10 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
     if (rans) {
         unsigned A = 1u << dq__sym_bits(b);
         uint64_t nch = dq__r32_nchunks(n, b);
-        dq__sym_count(b, n, payload, cnt);
+        if (counts)
+            memcpy(cnt, counts, A * sizeof *cnt);
+        else
+            dq__sym_count(b, n, payload, 0, (n + DQ__BLOCK - 1u) / DQ__BLOCK, 0, (size_t)fixed, cnt);
         dq__rans_normalize(cnt, A, dq__r32_nsym(n, b), pl->f);
         pl->table = dq__rans_table_size(pl->f, A);
         dq__r32_bounds(cnt, pl->f, A, nch, pl->table, &ub, &lb);
@@ -4484,6 +4536,14 @@ static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst
     return DQ__CODED_HEADER + sc + len;
 }
 
+/* The default coder's checksum dropped from a fixed message of `size` bytes (with its 4):
+ * the fixed layout goes out as the caller asked, unchecked. Returns the new size. */
+static inline size_t dq__drop_default_crc(uint8_t *msg, size_t size) {
+    msg[DQ__H_FLAGS] = (uint8_t)(msg[DQ__H_FLAGS] & ~DQ_FLAG_CHECKSUM);
+    dq__header_coder(msg, DQ_CODER_FIXED);
+    return size - 4u;
+}
+
 /* dq_encode() of a level scheme, for x and residual of any dtype: quantize into the fixed
  * layout, then, with another coder, re-code it in place. `first`: the dither index of x[0] (a
  * segment's first element, FORMAT 24.3). */
@@ -4516,17 +4576,15 @@ static inline dq_status dq__lv_encode_at(const dq_params *p, uint64_t first, dq_
     if ((st = dq__lv_body(&c, p, n, 0, n, xt, x, rt, residual, out + DQ_HEADER_SIZE)) != DQ_OK) return st;
     crc = c.checksum ? 4u : 0u;
     if (c.coder != DQ_CODER_FIXED) {
-        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, c.coder, 0, dst_cap - size, &pl);
+        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, NULL, c.coder, 0, dst_cap - size, &pl);
         if (def_crc && pl.size[pl.coder] + 4u >= pl.size[DQ_CODER_FIXED])
             pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
         if (pl.coder != DQ_CODER_FIXED) {
             size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
             if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
             size += crc;
-        } else if (def_crc) { /* the fixed layout goes out as the caller asked: unchecked */
-            out[DQ__H_FLAGS] = (uint8_t)(out[DQ__H_FLAGS] & ~DQ_FLAG_CHECKSUM);
-            dq__header_coder(out, DQ_CODER_FIXED);
-            size -= 4u;
+        } else if (def_crc) {
+            size = dq__drop_default_crc(out, size);
             crc = 0;
         }
     }
@@ -4586,7 +4644,7 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
         int ok;
         *size = dq__size(&c, h.count, 1, &ok);
     } else {
-        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, coder, 1, 0, &pl);
+        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
         *size = DQ_HEADER_SIZE + c.prefix + (size_t)pl.size[pl.coder] + (c.checksum ? 4u : 0u);
     }
@@ -4622,7 +4680,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         memcpy(out + DQ_HEADER_SIZE, in + DQ__CODED_HEADER, sc);
         for (k = 0; k < nblk; k++) dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(h.bits));
     } else { /* fixed -> coded */
-        dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, coder, 1, 0, &pl);
+        dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, NULL, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
         if (pl.coder == DQ_CODER_FIXED) { /* nothing smaller: AUTO, or a forced coder larger than fixed */
             if (dst_cap < h.msg_size) return DQ_ERR_DST_TOO_SMALL;
@@ -4657,6 +4715,300 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         }
     }
     dq__header_coder(out, coder == DQ_CODER_AUTO ? pl.coder : coder);
+    if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
+    *dst_len = size;
+    return DQ_OK;
+}
+
+/* ---------------------------------------------------------------- jobs: one message by parts
+ * The one-call encoder's steps, cut at its two global points: the frequency table needs every
+ * part's counts, and each part's coded bytes land after all earlier parts'. work holds the
+ * state (the plan, a record per part: memcpy in and out, so work needs no alignment) and the
+ * parts' rANS streams, each in a slot bounded from the part's counts. */
+typedef struct dq__jrec {
+    uint64_t cnt[256];             /* the part's symbol counts */
+    uint64_t slot, cap, beg;       /* its streams: work[JOB_SLOTS + slot + beg .. + cap) */
+    int quantized, coded;
+    dq_status st;                  /* dq_job_quantize's */
+} dq__jrec;
+typedef struct dq__jstate {
+    dq__plan pl;
+    int def_crc;
+} dq__jstate;
+#define DQ__JOB_STATE ((sizeof(dq__jstate) + 7u) & ~(size_t)7u)
+#define DQ__JOB_REC ((sizeof(dq__jrec) + 7u) & ~(size_t)7u)
+
+/* The job's resolved params: *c with the checksum the message carries (the default's included,
+ * *def_crc = 1 then), *rans and *elias whether those coders may be sent. */
+static inline dq_status dq__job_cfg(const dq_params *p, size_t n, size_t dst_cap, dq__cfg *c, int *def_crc,
+                                    int *rans, int *elias) {
+    dq_status st;
+    if ((st = dq__cfg_make(p, n, c)) != DQ_OK) return st;
+    *def_crc = 0;
+    if (dq__default_crc(p, c)) {
+        int ok;
+        size_t size = dq__size(c, n, 1, &ok);
+        if (ok && dst_cap >= size + 4u) *def_crc = 1;
+    }
+    if (*def_crc) c->checksum = 1u;
+    *rans = c->bits <= 8u && (c->coder == DQ_CODER_RANS || c->coder == DQ_CODER_AUTO) &&
+            (uint64_t)n <= DQ__RANS_MAX_SYMS;
+    *elias = c->bits >= 2u && (c->coder == DQ_CODER_ELIAS || c->coder == DQ_CODER_AUTO);
+    return DQ_OK;
+}
+/* The part unit (elements): the range unit, and with rANS also whole chunks (a power of two). */
+static inline size_t dq__job_unit(const dq__cfg *c, size_t n, int rans) {
+    uint64_t a = dq__align(c, n), u = a;
+    if (rans) {
+        uint64_t e = dq__r32_chunk_elems(c->bits), g = a & (~a + 1u); /* a's power-of-two factor */
+        u = g >= e ? a : a / g * e;
+    }
+    return u < (uint64_t)n ? (size_t)u : n;
+}
+static inline size_t dq__job_parts(size_t n, size_t unit, size_t parts) {
+    size_t units = n / unit + (n % unit != 0);
+    return parts < units ? parts : units;
+}
+static inline uint64_t dq__job_bytes(const dq__cfg *c, size_t n, size_t parts, int rans, int elias) {
+    uint64_t fixed = ((uint64_t)n * c->bits + 7u) / 8u, data = 0;
+    if (rans) data = dq__r32_nchunks(n, c->bits) * (4u + DQ__R32_HEAD + 2u) + 2u * dq__r32_nsym(n, c->bits);
+    else if (elias) data = fixed; /* the copy Elias reads from */
+    return DQ__JOB_STATE + (uint64_t)parts * DQ__JOB_REC + data;
+}
+
+DQ_API dq_status dq_job_work_size(const dq_params *p, size_t n, size_t parts, size_t *size) {
+    dq__cfg c;
+    dq_status st;
+    int def_crc, rans, elias;
+    uint64_t w;
+    if (!p || !size) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (parts == 0) return DQ_ERR_PARAM;
+    if ((st = dq__job_cfg(p, n, 0, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    w = dq__job_bytes(&c, n, dq__job_parts(n, dq__job_unit(&c, n, rans), parts), rans, elias);
+    if (w > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    *size = (size_t)w;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_job_init(dq_job *job, const dq_params *p, size_t n, size_t parts, void *dst, size_t dst_cap,
+                             void *work, size_t work_cap) {
+    dq__cfg c;
+    dq_status st;
+    dq__jrec r;
+    dq__jstate js;
+    int def_crc, rans, elias, ok;
+    size_t size, j;
+    uint64_t need;
+    if (!job || !p || !dst) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (parts == 0) return DQ_ERR_PARAM;
+    if ((st = dq__job_cfg(p, n, dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    size = dq__size(&c, n, 1, &ok);
+    if (!ok) return DQ_ERR_TOO_LARGE;
+    if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
+    job->unit = dq__job_unit(&c, n, rans);
+    job->units = n / job->unit + (n % job->unit != 0);
+    job->parts = dq__job_parts(n, job->unit, parts);
+    need = dq__job_bytes(&c, n, job->parts, rans, elias);
+    if (need > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    if (!work) return DQ_ERR_NULL;
+    if (work_cap < need) return DQ_ERR_WORKSPACE;
+    job->p = *p;
+    job->n = n;
+    job->dst = (uint8_t *)dst;
+    job->dst_cap = dst_cap;
+    job->work = (uint8_t *)work;
+    job->work_cap = work_cap;
+    memset(&js, 0, sizeof js);
+    js.def_crc = def_crc;
+    memcpy(job->work, &js, sizeof js);
+    memset(&r, 0, sizeof r);
+    for (j = 0; j < job->parts; j++) memcpy(job->work + DQ__JOB_STATE + j * DQ__JOB_REC, &r, sizeof r);
+    job->phase = 1;
+    return DQ_OK;
+}
+
+/* Part j's elements: the units shared out, the first ones one more. */
+static inline void dq__job_elems(const dq_job *job, size_t j, size_t *begin, size_t *end) {
+    size_t q = job->units / job->parts, r = job->units % job->parts, u0 = j * q + (j < r ? j : r);
+    size_t u1 = u0 + q + (j < r);
+    *begin = u0 * job->unit;
+    *end = u1 * job->unit < job->n ? u1 * job->unit : job->n;
+}
+DQ_API dq_status dq_job_range(const dq_job *job, size_t j, size_t *begin, size_t *end) {
+    if (!job || !begin || !end) return DQ_ERR_NULL;
+    if (!job->parts || j >= job->parts) return DQ_ERR_PARAM;
+    dq__job_elems(job, j, begin, end);
+    return DQ_OK;
+}
+
+/* Part j's chunks [*c0, *c1) (rANS chunks: parts hold whole ones). */
+static inline void dq__job_chunks(const dq_job *job, unsigned b, size_t j, size_t *c0, size_t *c1) {
+    size_t begin, end, E = dq__r32_chunk_elems(b);
+    dq__job_elems(job, j, &begin, &end);
+    *c0 = begin / E;
+    *c1 = (end - 1u) / E + 1u;
+}
+
+DQ_API dq_status dq_job_quantize(const dq_job *job, size_t j, const float *x, float *residual) {
+    dq__cfg c;
+    dq__jrec r;
+    dq_status st;
+    int def_crc, rans, elias;
+    size_t begin, end, at;
+    if (!job || !x) return DQ_ERR_NULL;
+    if (job->phase != 1u || j >= job->parts) return DQ_ERR_PARAM;
+    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    dq__job_elems(job, j, &begin, &end);
+    at = DQ__JOB_STATE + j * DQ__JOB_REC;
+    memcpy(&r, job->work + at, sizeof r);
+    if (r.quantized) return DQ_ERR_PARAM;
+    if (begin == 0) dq__write_header(&c, &job->p, job->n, job->dst);
+    st = dq__lv_body(&c, &job->p, job->n, begin, end, DQ_F32, x + begin, DQ_F32, residual ? residual + begin : NULL,
+                     job->dst + DQ_HEADER_SIZE);
+    if (st == DQ_OK && rans) {
+        unsigned b = c.bits;
+        size_t c0, c1;
+        dq__job_chunks(job, b, j, &c0, &c1);
+        dq__sym_count(b, job->n, job->dst + DQ_HEADER_SIZE + c.prefix, dq__r32_chunk_span(b, job->n, c0).k0,
+                      dq__r32_chunk_span(b, job->n, c1 - 1u).k1, dq__r32_chunk_span(b, job->n, c0).f0,
+                      dq__r32_chunk_span(b, job->n, c1 - 1u).f1, r.cnt);
+    }
+    r.quantized = 1;
+    r.st = st;
+    memcpy(job->work + at, &r, sizeof r);
+    return st;
+}
+
+DQ_API dq_status dq_job_plan(dq_job *job) {
+    dq__cfg c;
+    dq__jrec r;
+    dq__jstate js;
+    dq_status st;
+    int def_crc, rans, elias;
+    uint64_t cnt[256], slot = 0;
+    size_t j, s, A;
+    if (!job) return DQ_ERR_NULL;
+    if (job->phase != 1u) return DQ_ERR_PARAM;
+    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    job->phase = 0; /* until it succeeds */
+    A = (size_t)1 << dq__sym_bits(c.bits <= 8u ? c.bits : 8u);
+    memset(cnt, 0, sizeof cnt);
+    for (j = 0; j < job->parts; j++) {
+        memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
+        if (!r.quantized) return DQ_ERR_PARAM;
+        if (r.st != DQ_OK) return r.st;
+        for (s = 0; s < A; s++) cnt[s] += r.cnt[s];
+    }
+    memcpy(&js, job->work, sizeof js);
+    dq__plan_make(&c, job->n, job->dst + DQ_HEADER_SIZE + c.prefix, rans ? cnt : NULL, c.coder, 0, UINT64_MAX, &js.pl);
+    if (js.def_crc && js.pl.size[js.pl.coder] + 4u >= js.pl.size[DQ_CODER_FIXED])
+        js.pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
+    if (js.pl.coder == DQ_CODER_RANS) { /* slots from each part's bound */
+        uint64_t nch = dq__r32_nchunks(job->n, c.bits);
+        for (j = 0; j < job->parts; j++) {
+            size_t c0, c1;
+            uint64_t ub, lb;
+            memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
+            dq__job_chunks(job, c.bits, j, &c0, &c1);
+            dq__r32_bounds(r.cnt, js.pl.f, (unsigned)A, (uint64_t)(c1 - c0), 0, &ub, &lb);
+            r.slot = slot;
+            r.cap = ub;
+            slot += ub;
+            memcpy(job->work + DQ__JOB_STATE + j * DQ__JOB_REC, &r, sizeof r);
+        }
+        if (slot > nch * (4u + DQ__R32_HEAD + 2u) + 2u * dq__r32_nsym(job->n, c.bits)) return DQ_ERR_CORRUPT;
+    }
+    memcpy(job->work, &js, sizeof js);
+    job->phase = 2;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_job_code(const dq_job *job, size_t j) {
+    dq__jstate js;
+    dq__jrec r;
+    dq__r32_esym et[256];
+    unsigned b;
+    size_t at, c0, c1, ci, w, L, sc, base;
+    dq__cfg c;
+    if (!job) return DQ_ERR_NULL;
+    if (job->phase != 2u || j >= job->parts) return DQ_ERR_PARAM;
+    at = DQ__JOB_STATE + j * DQ__JOB_REC;
+    memcpy(&js, job->work, sizeof js);
+    memcpy(&r, job->work + at, sizeof r);
+    if (r.coded) return DQ_ERR_PARAM;
+    if (js.pl.coder == DQ_CODER_RANS) {
+        (void)dq__cfg_make(&job->p, job->n, &c);
+        b = c.bits;
+        sc = c.prefix;
+        base = DQ__JOB_STATE + job->parts * DQ__JOB_REC + (size_t)r.slot;
+        (void)dq__r32_tables(js.pl.f, 1u << dq__sym_bits(b), NULL, et);
+        dq__job_chunks(job, b, j, &c0, &c1);
+        w = (size_t)r.cap;
+        for (ci = c1; ci-- > c0;) { /* from the last, each below the ones after it */
+            L = w >= 4u ? dq__r32_chunk_encode(b, job->n, job->dst + DQ_HEADER_SIZE + sc, ci, et, job->work + base, w)
+                        : 0u;
+            if (!L || L + 4u > w) return DQ_ERR_CORRUPT; /* unreachable: the slot is the part's bound */
+            w -= L + 4u;
+            dq__st32(job->work + base + w, (uint32_t)L);
+        }
+        r.beg = w;
+    }
+    r.coded = 1;
+    memcpy(job->work + at, &r, sizeof r);
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
+    dq__cfg c;
+    dq__jstate js;
+    dq__jrec r;
+    dq_status st;
+    int def_crc, rans, elias, ok;
+    size_t size, crc, sc, j, at, len;
+    uint8_t *out;
+    if (!job || !dst_len) return DQ_ERR_NULL;
+    if (job->phase != 2u) return DQ_ERR_PARAM;
+    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    out = job->dst;
+    sc = c.prefix;
+    crc = c.checksum ? 4u : 0u;
+    size = dq__size(&c, job->n, 1, &ok);
+    memcpy(&js, job->work, sizeof js);
+    for (j = 0; j < job->parts; j++) {
+        memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
+        if (!r.coded) return DQ_ERR_PARAM;
+    }
+    job->phase = 0;
+    if (js.pl.coder == DQ_CODER_RANS) {
+        size_t slots = DQ__JOB_STATE + job->parts * DQ__JOB_REC;
+        memmove(out + DQ__CODED_HEADER, out + DQ_HEADER_SIZE, sc);
+        at = DQ__CODED_HEADER + sc + dq__rans_table_write(js.pl.f, 1u << dq__sym_bits(c.bits), out + DQ__CODED_HEADER + sc);
+        for (j = 0; j < job->parts; j++) {
+            memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
+            len = (size_t)(r.cap - r.beg);
+            if (len > job->dst_cap - crc - at) return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
+            memcpy(out + at, job->work + slots + (size_t)(r.slot + r.beg), len);
+            at += len;
+        }
+        dq__st64(out + DQ_HEADER_SIZE, (uint64_t)(at - DQ__CODED_HEADER - sc));
+        dq__header_coder(out, DQ_CODER_RANS);
+        size = at + crc;
+    } else if (js.pl.coder == DQ_CODER_ELIAS) { /* one stream, from a copy of the fixed payload */
+        size_t f = (size_t)(((uint64_t)job->n * c.bits + 7u) / 8u), slots = DQ__JOB_STATE + job->parts * DQ__JOB_REC;
+        memcpy(job->work + slots, out + DQ_HEADER_SIZE + sc, f);
+        memmove(out + DQ__CODED_HEADER, out + DQ_HEADER_SIZE, sc);
+        len = dq__elias_encode(c.bits, job->n, job->work + slots, js.pl.nnz, out + DQ__CODED_HEADER + sc,
+                               job->dst_cap - crc - DQ__CODED_HEADER - sc, 0, 0);
+        if (!len) return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
+        dq__st64(out + DQ_HEADER_SIZE, (uint64_t)len);
+        dq__header_coder(out, DQ_CODER_ELIAS);
+        size = DQ__CODED_HEADER + sc + len + crc;
+    } else if (def_crc) {
+        size = dq__drop_default_crc(out, size);
+        crc = 0;
+    }
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
     *dst_len = size;
     return DQ_OK;
@@ -8675,3 +9027,4 @@ DQ_API dq_status dq_shared_decode(const dq_params *p, const void *sums, unsigned
  * notice and this permission notice shall be included in all copies or substantial portions of
  * the Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
  * IMPLIED. */
+

@@ -19,7 +19,8 @@
  *    leaves it untouched;
  *  - coders agree: a coded message is the fixed message re-coded (dq_recode both ways, same
  *    floats); ranges agree: the fixed message built range by range (last range first) is the
- *    same bytes and residual, and decoding it range by range gives the same floats.
+ *    same bytes and residual, and decoding it range by range gives the same floats; a job of
+ *    1 + (byte 3 mod 4) parts gives the same bytes and residual.
  * Input: 8 parameter bytes, then float32 values.
  *  byte 0: bits: QSGD 1 + b mod 16; other schemes a width they take (b < 128; NATURAL and
  *          TERNGRAD with bit 6 set: 0, the default), or 1 + b mod 16 as given (b >= 128);
@@ -108,6 +109,30 @@ static void check_ranges(const dq_params *p, const float *x, size_t n, const flo
     free(buf);
     free(r);
     free(part);
+}
+
+/* A job (dq_job_*) with up to 4 parts, each phase run last part first, gives m's bytes and
+ * residual. */
+static void check_job(const dq_params *p, const float *x, size_t n, const float *r0, const float *rw,
+                      const uint8_t *m, size_t len, size_t parts) {
+    size_t cap = 0, wsz = 0, got = 0, j;
+    uint8_t *dst, *work;
+    float *r = r0 ? (float *)malloc(n * sizeof(float)) : NULL;
+    dq_job job;
+    CHECK(dq_encode_capacity(p, n, &cap) == DQ_OK && dq_job_work_size(p, n, parts, &wsz) == DQ_OK);
+    dst = (uint8_t *)malloc(cap);
+    work = (uint8_t *)malloc(wsz);
+    CHECK(dst != NULL && work != NULL && (!r0 || r != NULL));
+    if (r) memcpy(r, r0, n * sizeof(float));
+    CHECK(dq_job_init(&job, p, n, parts, dst, cap, work, wsz) == DQ_OK && job.parts >= 1u && job.parts <= parts);
+    for (j = job.parts; j-- > 0;) CHECK(dq_job_quantize(&job, j, x, r) == DQ_OK);
+    CHECK(dq_job_plan(&job) == DQ_OK);
+    for (j = job.parts; j-- > 0;) CHECK(dq_job_code(&job, j) == DQ_OK);
+    CHECK(dq_job_finish(&job, &got) == DQ_OK && got == len && memcmp(dst, m, len) == 0);
+    if (r) CHECK(memcmp(r, rw, n * sizeof(float)) == 0);
+    free(dst);
+    free(work);
+    free(r);
 }
 
 /* A coded message m (coder written at m[8]) is the fixed message of the same params
@@ -525,6 +550,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             tol = (nearest && b > 1u ? 0.5 : 1.0) * g + 8.0 * 5.96e-8 * scale;
             if (fabs((double)y[i] - signed_clip) > tol) abort();
         }
+        check_job(&p, x, n, r0, r, m, len, 1u + (size_t)(data[3] & 3u));
         if (h.coder != DQ_CODER_FIXED) {
             dq_params pf = p;
             pf.coder = DQ_CODER_FIXED_ONLY;
