@@ -4209,6 +4209,19 @@ static inline void dq__elias_gaps__scalar(const uint8_t *in, unsigned b, size_t 
     }
 }
 
+/* The lower bound on gap bits behind dq__elias_gaps__scalar's counts. */
+static inline uint64_t dq__gaps_lb(const uint64_t *cnt, const uint8_t *om) {
+    uint64_t gb = (uint64_t)om[0] * cnt[0];
+    unsigned k;
+    for (k = 1; k <= 6; k++) gb += (uint64_t)(om[k] - om[k - 1u]) * cnt[k];
+    return gb;
+}
+/* Whether a gap-bits lower bound gb over cnt0 of the lv[1] non-zeros, plus the sign and level
+ * bits lv[0] and one bit per other gap, already exceeds `limit` bytes. */
+static inline int dq__elias_over(uint64_t gb, uint64_t cnt0, const uint64_t *lv, uint64_t limit) {
+    return lv[1] >= cnt0 && (gb + lv[0] + (lv[1] - cnt0)) / 8u > limit;
+}
+
 /* Exact payload bytes of the Elias layout of a fixed payload (b >= 2), and the working room an
  * in-place re-code needs: the stream may not run ahead of the fixed blocks not yet read, and
  * the result must fit. Returns 0 when a code is a negative zero (sign set, level 0), which the
@@ -4228,13 +4241,11 @@ static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, 
     dq__gaps g;
     dq__elias_tabs_make(&t);
     if (lv) { /* the early stop needs only a bound on the gaps: a pass over the masks first */
-        uint64_t st[6] = {(uint64_t)1 << 63, 0, 0, 0, 0, 0}, cnt[7] = {0, 0, 0, 0, 0, 0, 0}, gb;
+        uint64_t st[6] = {(uint64_t)1 << 63, 0, 0, 0, 0, 0}, cnt[7] = {0, 0, 0, 0, 0, 0, 0};
         size_t full = n / DQ__BLOCK;
         for (k = 0; k + 64u <= full; k += 64u) {
             dq__k_elias_gaps(payload + k * DQ__BLOCK_BYTES(b), b, 64u, st, cnt);
-            gb = (uint64_t)t.om[0] * cnt[0];
-            for (w = 1; w <= 6; w++) gb += (uint64_t)(t.om[w] - t.om[w - 1u]) * cnt[w];
-            if (lv[1] >= cnt[0] && (gb + lv[0] + (lv[1] - cnt[0])) / 8u > limit) return -1;
+            if (dq__elias_over(dq__gaps_lb(cnt, t.om), cnt[0], lv, limit)) return -1;
         }
     }
     dq__gaps_init(&g);
@@ -4462,7 +4473,7 @@ static inline void dq__elias_levels(unsigned b, const uint64_t *cnt, uint64_t *l
  * dq_recode). Candidates are sized exactly unless bounds already decide; ties go to the
  * lower coder id. */
 static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payload, const uint64_t *counts,
-                                 unsigned want, int exact, uint64_t room, dq__plan *pl) {
+                                 const uint64_t *gaps, unsigned want, int exact, uint64_t room, dq__plan *pl) {
     unsigned b = c->bits, k, crc = c->checksum ? 4u : 0u;
     uint64_t cnt[256], fixed = ((uint64_t)n * b + 7u) / 8u, ub = 0, lb = 0, other, lv[2];
     int rans = b <= 8u && (want == DQ_CODER_RANS || want == DQ_CODER_AUTO) && (uint64_t)n <= DQ__RANS_MAX_SYMS;
@@ -4492,6 +4503,11 @@ static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payl
         /* Elias costs at least its sign and level bits and one bit per gap */
         if (want == DQ_CODER_AUTO && elias && 8u + (lv[0] + lv[1] + 7u) / 8u > (ub < fixed ? ub : fixed))
             elias = 0;
+        if (want == DQ_CODER_AUTO && elias && gaps) { /* the gaps' bound, counted by a job's parts */
+            dq__elias_tabs tb;
+            dq__elias_tabs_make(&tb);
+            if (dq__elias_over(dq__gaps_lb(gaps, tb.om), gaps[0], lv, (ub < fixed ? ub : fixed) - 8u)) elias = 0;
+        }
     }
     if (elias) {
         uint64_t bytes, rm;
@@ -4576,7 +4592,7 @@ static inline dq_status dq__lv_encode_at(const dq_params *p, uint64_t first, dq_
     if ((st = dq__lv_body(&c, p, n, 0, n, xt, x, rt, residual, out + DQ_HEADER_SIZE)) != DQ_OK) return st;
     crc = c.checksum ? 4u : 0u;
     if (c.coder != DQ_CODER_FIXED) {
-        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, NULL, c.coder, 0, dst_cap - size, &pl);
+        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, NULL, NULL, c.coder, 0, dst_cap - size, &pl);
         if (def_crc && pl.size[pl.coder] + 4u >= pl.size[DQ_CODER_FIXED])
             pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
         if (pl.coder != DQ_CODER_FIXED) {
@@ -4644,7 +4660,7 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
         int ok;
         *size = dq__size(&c, h.count, 1, &ok);
     } else {
-        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, coder, 1, 0, &pl);
+        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, NULL, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
         *size = DQ_HEADER_SIZE + c.prefix + (size_t)pl.size[pl.coder] + (c.checksum ? 4u : 0u);
     }
@@ -4680,7 +4696,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         memcpy(out + DQ_HEADER_SIZE, in + DQ__CODED_HEADER, sc);
         for (k = 0; k < nblk; k++) dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(h.bits));
     } else { /* fixed -> coded */
-        dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, NULL, coder, 1, 0, &pl);
+        dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, NULL, NULL, coder, 1, 0, &pl);
         if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
         if (pl.coder == DQ_CODER_FIXED) { /* nothing smaller: AUTO, or a forced coder larger than fixed */
             if (dst_cap < h.msg_size) return DQ_ERR_DST_TOO_SMALL;
@@ -4727,6 +4743,7 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
  * parts' rANS streams, each in a slot bounded from the part's counts. */
 typedef struct dq__jrec {
     uint64_t cnt[256];             /* the part's symbol counts */
+    uint64_t gaps[7];              /* its full blocks' gap counts (dq__k_elias_gaps), for AUTO */
     uint64_t slot, cap, beg;       /* its streams: work[JOB_SLOTS + slot + beg .. + cap) */
     int quantized, coded;
     dq_status st;                  /* dq_job_quantize's */
@@ -4869,11 +4886,24 @@ DQ_API dq_status dq_job_quantize(const dq_job *job, size_t j, const float *x, fl
                      job->dst + DQ_HEADER_SIZE);
     if (st == DQ_OK && rans) {
         unsigned b = c.bits;
-        size_t c0, c1;
+        size_t c0, c1, k0, k1;
+        const uint8_t *pay = job->dst + DQ_HEADER_SIZE + c.prefix;
         dq__job_chunks(job, b, j, &c0, &c1);
-        dq__sym_count(b, job->n, job->dst + DQ_HEADER_SIZE + c.prefix, dq__r32_chunk_span(b, job->n, c0).k0,
-                      dq__r32_chunk_span(b, job->n, c1 - 1u).k1, dq__r32_chunk_span(b, job->n, c0).f0,
+        k0 = dq__r32_chunk_span(b, job->n, c0).k0;
+        k1 = dq__r32_chunk_span(b, job->n, c1 - 1u).k1;
+        dq__sym_count(b, job->n, pay, k0, k1, dq__r32_chunk_span(b, job->n, c0).f0,
                       dq__r32_chunk_span(b, job->n, c1 - 1u).f1, r.cnt);
+        if (elias && c.coder == DQ_CODER_AUTO) { /* a bound on the gaps, so that the plan may skip Elias' pass */
+            /* before the part, a non-zero in every place (or at index -1): fewer gaps counted, still a bound */
+            uint64_t st6[6] = {~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0};
+            size_t full = job->n / DQ__BLOCK;
+            if (k0 == 0) {
+                memset(st6, 0, sizeof st6);
+                st6[0] = (uint64_t)1 << 63;
+            }
+            if (k1 > full) k1 = full;
+            if (k1 > k0) dq__k_elias_gaps(pay + k0 * DQ__BLOCK_BYTES(b), b, k1 - k0, st6, r.gaps);
+        }
     }
     r.quantized = 1;
     r.st = st;
@@ -4887,7 +4917,7 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
     dq__jstate js;
     dq_status st;
     int def_crc, rans, elias;
-    uint64_t cnt[256], slot = 0;
+    uint64_t cnt[256], gaps[7], slot = 0;
     size_t j, s, A;
     if (!job) return DQ_ERR_NULL;
     if (job->phase != 1u) return DQ_ERR_PARAM;
@@ -4895,14 +4925,17 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
     job->phase = 0; /* until it succeeds */
     A = (size_t)1 << dq__sym_bits(c.bits <= 8u ? c.bits : 8u);
     memset(cnt, 0, sizeof cnt);
+    memset(gaps, 0, sizeof gaps);
     for (j = 0; j < job->parts; j++) {
         memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
         if (!r.quantized) return DQ_ERR_PARAM;
         if (r.st != DQ_OK) return r.st;
         for (s = 0; s < A; s++) cnt[s] += r.cnt[s];
+        for (s = 0; s < 7; s++) gaps[s] += r.gaps[s];
     }
     memcpy(&js, job->work, sizeof js);
-    dq__plan_make(&c, job->n, job->dst + DQ_HEADER_SIZE + c.prefix, rans ? cnt : NULL, c.coder, 0, UINT64_MAX, &js.pl);
+    dq__plan_make(&c, job->n, job->dst + DQ_HEADER_SIZE + c.prefix, rans ? cnt : NULL,
+                  rans && elias && c.coder == DQ_CODER_AUTO ? gaps : NULL, c.coder, 0, UINT64_MAX, &js.pl);
     if (js.def_crc && js.pl.size[js.pl.coder] + 4u >= js.pl.size[DQ_CODER_FIXED])
         js.pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
     if (js.pl.coder == DQ_CODER_RANS) { /* slots from each part's bound */
