@@ -58,10 +58,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 9
+#define DQSGD_VERSION_MINOR 10
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.9.0"
+#define DQSGD_VERSION_STRING "0.10.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
