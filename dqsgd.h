@@ -402,8 +402,10 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
                            size_t *dst_len);
 
 /*! Jobs: one message, with any coder, encoded by several threads; the same bytes as one
- *  dq_encode() call with a dst_cap of dq_encode_bound_coded(n, bits) or more. (With less room,
- *  dq_encode() may settle for a larger coder whose working room fits; a job needs no room in dst.)
+ *  dq_encode() call with a dst_cap of dq_encode_bound_coded(n, bits) or more, given a job dst_cap
+ *  of dq_encode_capacity() or more. (With less room, dq_encode() may settle for a larger coder
+ *  whose working room fits, and both drop the default's checksum below the fixed size + 4; a
+ *  job needs no room in dst.)
  *  The vector is cut into job->parts parts, whole rANS chunks and range units (dq_job_range());
  *  four phases follow. Within a phase the parts may run concurrently and in any order; a phase
  *  starts when every part of the one before has returned:

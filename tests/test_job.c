@@ -110,6 +110,12 @@ static void test_same_bytes(void) {
                 run++;
             }
         }
+    { /* one element, and a tail shorter than a block */
+        dq_params p = mkp(4, DQ_CODER_DEFAULT, 0, 1);
+        same_as_one_call(&p, GAUSS, 1, 4, 0, 1, &seen, &maxp);
+        p = mkp(3, DQ_CODER_AUTO, 8, 0);
+        same_as_one_call(&p, SPARSE, 7, 2, 1, 1, &seen, &maxp);
+    }
     CHECK(seen == ((1u << DQ_CODER_FIXED) | (1u << DQ_CODER_ELIAS) | (1u << DQ_CODER_RANS))); /* all three sent */
     CHECK(maxp == 4u);
     { /* buckets: whole vector (one part), 8, one that is not a power of two, nearest rounding */
