@@ -23,6 +23,14 @@
  * where the 32 bits are the norm: they are compared with payload + 32 (the scale). nnz is the
  * mean count of non-zero codes, whose expectation Lemma 3.1 bounds by s (s + sqrt d).
  *
+ * Table 3: one coder per message, or one per part. Vectors of n elements whose halves differ:
+ * N(0,1) then Student-t(3), and N(0,1) then a sparse half (every 64th element of the first
+ * half, zeros between), QSGD as table 1 with the default coder, in bits per element: one
+ * message (dq_encode), the halves as the two segments of one segmented message
+ * (dq_encode_segments: each segment picks its own coder and table), and the coders each half
+ * went out with. Segments cost a 24-byte table entry each and each coded one its frequency
+ * table; they decode to the one message's values (same width, bucket boundaries).
+ *
  * Every coded message is checked: dq_coded_size() of the fixed message must give its size,
  * and dq_recode() back to the fixed coder must give the fixed message byte for byte. A coder
  * that fails prints n/a, with the reason on stderr; Elias may not be available in a build of
@@ -298,6 +306,43 @@ static void table_elias(sizes_ctx *c, size_t d, unsigned trials) {
     free(x);
 }
 
+static void table_halves(sizes_ctx *c, size_t n) {
+    static const unsigned widths[3] = {2, 4, 8};
+    static const char *const names[2] = {"N(0,1), then t(3)", "N(0,1), then sparse 1/64"};
+    size_t h = n / 2u / SIZES_BUCKET * SIZES_BUCKET, i, len, slen, m = 0;
+    float *x;
+    unsigned kind, wi;
+    if (h == 0) return;
+    x = (float *)xmalloc(2u * h * sizeof(float));
+    printf("\nTable 3: halves of different kinds, the default coder, n = %zu: bits per element\n\n", 2u * h);
+    printf("| bits | vector | one message | two segments | saved | coders of the halves |\n");
+    printf("|---:|---|---:|---:|---:|---|\n");
+    for (kind = 0; kind < 2u; kind++) {
+        bench_fill_gaussian(x, h, SIZES_SEED);
+        if (kind == 0)
+            fill_student3(x + h, h, SIZES_SEED + 1u);
+        else
+            for (i = 0; i < h; i++) x[h + i] = i % 64u ? 0.0f : x[i];
+        for (wi = 0; wi < 3u; wi++) {
+            dq_params p;
+            dq_segment seg[2];
+            dq_status st;
+            qsgd_params(&p, widths[wi], SIZES_BUCKET, SIZES_SEED, DQ_CODER_DEFAULT);
+            if ((st = dq_encode(&p, x, 2u * h, NULL, c->fixed, c->cap, &len)) != DQ_OK) die("dq_encode", dq_strerror(st));
+            memset(seg, 0, sizeof seg);
+            seg[0].count = seg[1].count = h;
+            seg[0].bits = seg[1].bits = widths[wi];
+            if ((st = dq_encode_segments(&p, x, seg, 2, NULL, c->coded, c->cap, &slen)) != DQ_OK ||
+                (st = dq_segments_read(c->coded, slen, seg, 2, &m)) != DQ_OK)
+                die("dq_encode_segments", dq_strerror(st));
+            printf("| %u | %s | %.4f | %.4f | %.1f%% | %s, %s |\n", widths[wi], names[kind], 8.0 * (double)len / (double)(2u * h),
+                   8.0 * (double)slen / (double)(2u * h), 100.0 * (1.0 - (double)slen / (double)len),
+                   CODER_NAME[seg[0].coder], CODER_NAME[seg[1].coder]);
+        }
+    }
+    free(x);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: sizes [--n N] [--d D] [--trials T]\n"
@@ -358,6 +403,7 @@ int main(int argc, char **argv) {
     printf("dqsgd %s coded message sizes (backend %s)\n\n", DQSGD_VERSION_STRING, dq_simd_backend());
     table_sizes(&c, n);
     table_elias(&c, d, trials);
+    table_halves(&c, n);
     free(c.fixed);
     free(c.coded);
     free(c.tmp);
