@@ -378,8 +378,9 @@ DQ_API dq_status dq_verify(const void *src, size_t src_len);
  *  No coded form larger than the fixed layout is written: where a forced coder's message would
  *  be larger (Elias on dense codes, rANS on near-uniform ones), dq_encode() and dq_recode()
  *  write the fixed layout (header coder 0), so dq_encode_bound() holds for every message.
- *  Coded messages are encoded whole: the range encoder and the block APIs take the fixed layout
- *  only (DQ_ERR_PARAM); rANS messages (coder 3) decode in ranges too (dq_decode_range).
+ *  The range encoder and the block APIs take the fixed layout only (DQ_ERR_PARAM); a job
+ *  (dq_job_*, below) encodes a coded message in parts, and rANS messages (coder 3) decode in
+ *  ranges too (dq_decode_range).
  *  DQ_CODER_ELIAS needs bits >= 2, DQ_CODER_RANS bits <= 8 (DQ_ERR_PARAM); DQ_CODER_AUTO
  *  considers the coders the width allows.
  *  dq_encode_bound_coded() : a dst_cap (the sender's, not a message size) with which any coder
