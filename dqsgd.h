@@ -5024,7 +5024,8 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
         for (j = 0; j < job->parts; j++) {
             memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
             len = (size_t)(r.cap - r.beg);
-            if (len > job->dst_cap - crc - at) return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
+            if (at > job->dst_cap - crc || len > job->dst_cap - crc - at)
+                return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
             memcpy(out + at, job->work + slots + (size_t)(r.slot + r.beg), len);
             at += len;
         }
@@ -5033,6 +5034,7 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
         size = at + crc;
     } else if (js.pl.coder == DQ_CODER_ELIAS) { /* one stream, from a copy of the fixed payload */
         size_t f = (size_t)(((uint64_t)job->n * c.bits + 7u) / 8u), slots = DQ__JOB_STATE + job->parts * DQ__JOB_REC;
+        if (DQ__CODED_HEADER + sc > job->dst_cap - crc) return DQ_ERR_DST_TOO_SMALL; /* unreachable, as below */
         memcpy(job->work + slots, out + DQ_HEADER_SIZE + sc, f);
         memmove(out + DQ__CODED_HEADER, out + DQ_HEADER_SIZE, sc);
         len = dq__elias_encode(c.bits, job->n, job->work + slots, js.pl.nnz, out + DQ__CODED_HEADER + sc,
