@@ -337,7 +337,7 @@ $(BUILD)/fashion-mnist/%: $(FMNIST_SRC)/%.gz
 	$(Q)gzip -dc $< > $@.tmp && mv $@.tmp $@
 
 # PyTorch DDP communication hook (python/): BUILD/libdqsgd.so is dqsgd.h with its public functions
-# exported (python/dqsgd_capi.c), loaded through ctypes by python/dqsgd.py. Needs Debian's
+# exported (python/dqsgd_capi.c), loaded through ctypes by python/dqsgd/__init__.py. Needs Debian's
 # python3-torch and python3-numpy (HOOK_PY); `ddp` also needs dataset-fashion-mnist.
 HOOK_PY ?= /usr/bin/python3
 HOOK_DEPS = python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py \

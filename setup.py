@@ -1,6 +1,6 @@
 """Builds the shared library the Python binding loads (python/dqsgd_capi.c: dqsgd.h with its
 functions exported) as the extension `_dqsgd_capi`; pyproject.toml has the rest. The library
-is not a Python module: python/dqsgd.py opens it with ctypes, next to itself once installed."""
+is not a Python module: python/dqsgd/__init__.py opens it with ctypes, next to itself once installed."""
 
 import os
 import re
@@ -19,5 +19,5 @@ if header_version != project_version:
 # -march=native as `make build/libdqsgd.so`: built where it runs, and every ISA writes the same
 # bytes (README, Determinism); DQSGD_CFLAGS replaces these flags (e.g. "-O2" for a portable build)
 flags = os.environ.get("DQSGD_CFLAGS", "-std=c99 -O2 -march=native -ffp-contract=off").split()
-setup(ext_modules=[Extension("_dqsgd_capi", sources=["python/dqsgd_capi.c"], include_dirs=[HERE],
+setup(ext_modules=[Extension("dqsgd._dqsgd_capi", sources=["python/dqsgd_capi.c"], include_dirs=[HERE],
                              extra_compile_args=flags, libraries=["m"])])

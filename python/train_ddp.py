@@ -1,6 +1,6 @@
 """train_ddp.py - DDP training of the MLP 784-128-10 on Fashion-MNIST with different gradient
 communication hooks: plain float32 allreduce, PyTorch's fp16 and PowerSGD hooks, and the dqsgd
-hook (python/ddp_hook.py) at a fixed width, at 2 bits with error feedback, and under a DQSGD
+hook (python/dqsgd/ddp.py) at a fixed width, at 2 bits with error feedback, and under a DQSGD
 bit budget. Run it with `make ddp` (or /usr/bin/python3 python/train_ddp.py --data DIR).
 
 Hooks (--hooks, comma-separated):
@@ -143,7 +143,7 @@ def worker(rank, args, port, out_path):
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook as psgd
     import dqsgd
-    from ddp_hook import DQSGDHookState, dqsgd_hook
+    from dqsgd.ddp import DQSGDHookState, dqsgd_hook
 
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"

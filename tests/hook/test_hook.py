@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/hook/test_hook.py - tests of python/dqsgd.py (the ctypes binding) and python/ddp_hook.py
+"""tests/hook/test_hook.py - tests of python/dqsgd/__init__.py (the ctypes binding) and python/dqsgd/ddp.py
 (the DDP communication hook). Run by `make hook-test` (which builds build/libdqsgd.so first):
 
     DQSGD_LIB=build/libdqsgd.so timeout 300 /usr/bin/python3 tests/hook/test_hook.py
@@ -289,7 +289,7 @@ def fake_bucket_remap(rank, outdir):
     """Error feedback across a bucket rebuild: step 0 sends [p1, p2] as bucket 0, step 1 sends
     [p2] as bucket 0 and [p1] as bucket 1. Each parameter must keep its own residual: step 1's
     messages must equal encoding each gradient with that parameter's slice of step 0's residual."""
-    from ddp_hook import DQSGDHookState, dqsgd_hook
+    from dqsgd.ddp import DQSGDHookState, dqsgd_hook
     g = torch.Generator().manual_seed(77 + rank)
     p1, p2 = torch.nn.Parameter(torch.zeros(40)), torch.nn.Parameter(torch.zeros(600))
     kw = dict(bits=2, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX)
@@ -316,7 +316,7 @@ def overlap(rank, outdir):
     0.5 s late (a slow link), so rank 0's future must still be pending when the hook returns,
     and then complete with the same result as rank 1's."""
     import torch.distributed as dist
-    from ddp_hook import DQSGDHookState, dqsgd_hook
+    from dqsgd.ddp import DQSGDHookState, dqsgd_hook
     real = {"all_gather": dist.all_gather, "all_reduce": dist.all_reduce}
 
     def slow(name):
@@ -348,7 +348,7 @@ def worker(rank, world, port, outdir):
     import torch.distributed as dist
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
-    from ddp_hook import DQSGDHookState, dqsgd_hook
+    from dqsgd.ddp import DQSGDHookState, dqsgd_hook
 
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)

@@ -3,7 +3,7 @@
 # repository: a venv over the system's packages (Debian's setuptools, numpy and torch), pip
 # install --no-index --no-build-isolation of the repository (pyproject.toml + setup.py build
 # the shared library), then, from another directory and without DQSGD_LIB, dqsgd must load the
-# installed library and round-trip a message, and ddp_hook must import.
+# installed library and round-trip a message, and dqsgd.ddp must import.
 # Run by make hook-test and make test; prints "N passed, M failed".
 PY=${HOOK_PY:-/usr/bin/python3}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,14 +27,14 @@ vnum=$(sed -n 's/^version = "\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\)".*/\1 \2 \3/p' "
     awk '{ print $1 * 10000 + $2 * 100 + $3 }')
 out=$(cd "$tmp" && env -u DQSGD_LIB DQSGD_WANT_VERSION="$vnum" "$tmp/venv/bin/python" -c '
 import os, sys, numpy as np
-import dqsgd, ddp_hook
+import dqsgd, dqsgd.ddp as ddp_hook
 site = os.path.dirname(dqsgd.__file__)
 print("lib", dqsgd.lib_path.startswith(site) and os.path.basename(dqsgd.lib_path).startswith("_dqsgd_capi"))
 x = np.linspace(-1, 1, 5000, dtype=np.float32)
 m = dqsgd.encode(x, bits=8, rounding=dqsgd.ROUND_NEAREST, norm=dqsgd.NORM_MAX)  # error <= max/254
 print("roundtrip", bool(np.max(np.abs(dqsgd.decode(m) - x)) <= 1.001 / 254) and
       dqsgd.version_number() == int(os.environ["DQSGD_WANT_VERSION"]))
-print("hook", ddp_hook.dqsgd_hook.__module__ == "ddp_hook" and "shared" in ddp_hook.PATTERNS)
+print("hook", ddp_hook.dqsgd_hook.__module__ == "dqsgd.ddp" and "shared" in ddp_hook.PATTERNS)
 ' 2>&1)
 for what in lib roundtrip hook; do
     case $out in

@@ -1,6 +1,6 @@
-"""ddp_hook.py - a PyTorch DDP communication hook that sends gradients compressed by dqsgd.
+"""dqsgd.ddp - a PyTorch DDP communication hook that sends gradients compressed by dqsgd.
 
-    from ddp_hook import DQSGDHookState, dqsgd_hook
+    from dqsgd.ddp import DQSGDHookState, dqsgd_hook
     state = DQSGDHookState(bits=4)                                   # fixed width
     state = DQSGDHookState(bits=2, error_feedback=True)              # 2 bits + EF (nearest, max norm)
     state = DQSGDHookState(bits=4, pattern="shared")                 # integer allreduce
@@ -58,7 +58,7 @@ Every rank combines the same bytes in the same order, so every rank gets the sam
 the replicas stay identical. A failure on one rank (NaN or Inf in its gradient, a bad
 message) is sent through the collectives, so every rank raises the same DQError.
 
-The width: fixed (`bits`), or a DQSGD schedule (dq_sched, python/dqsgd.Schedule) that is the
+The width: fixed (`bits`), or a DQSGD schedule (dq_sched, dqsgd.Schedule) that is the
 same on every rank because everything it is fed is: its norm prior is rank 0's first gradient
 norm (broadcast once, 8 bytes), and it is updated with the norm of the aggregated gradient
 (identical bits on every rank, summed over buckets in index order when the next iteration
@@ -83,8 +83,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dqsgd  # noqa: E402
+import dqsgd
 
 __all__ = ["DQSGDHookState", "dqsgd_hook", "PATTERNS"]
 

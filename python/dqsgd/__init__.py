@@ -152,7 +152,7 @@ def _lib_path():
     for name in sorted(os.listdir(here)):
         if name.startswith("_dqsgd_capi") and name.endswith(".so"):
             return os.path.join(here, name)
-    return os.path.join(os.path.dirname(here), "build", "libdqsgd.so")
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "build", "libdqsgd.so")
 
 
 def _load():
