@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.9.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.10.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -205,12 +205,15 @@ typedef struct dq_header {
 #define DQ_CODER_RANS 3u  /* rANS over groups of codes, 32 interleaved states, in chunks of 2^16
                             * symbols; frequency table in the message (b <= 8) */
 #define DQ_CODER_AUTO 255u /* dq_params only: the smallest of fixed, Elias and rANS for this message */
-/* dq_params only. DQ_CODER_DEFAULT (0, what a zeroed dq_params asks): DQ_CODER_AUTO for messages
- * of DQ_CODER_AUTO_MIN elements or more, where a frequency table pays, the fixed layout below
- * (and always for ranges and blocks). A coded message it sends carries the payload checksum
- * (as with checksum = 1; it then decodes in one pass instead of two) when dst_cap has the 4
- * bytes and the coded form stays smaller than the fixed one with them. DQ_CODER_FIXED_ONLY: the fixed layout whatever the size
- * (what 0 asked for before library 0.7). */
+/* dq_params only. DQ_CODER_DEFAULT (0, what a zeroed dq_params asks): the fixed layout below
+ * DQ_CODER_AUTO_MIN elements (and always for ranges and blocks); from there DQ_CODER_AUTO, with
+ * the payload checksum on the coded forms it sends (as with checksum = 1; such a message
+ * decodes in one pass instead of two). A coded form goes out only when its payload plus those
+ * 4 bytes is smaller than the fixed payload; otherwise the fixed layout goes out, without a
+ * checksum. Where dst_cap lacks the 4 bytes, AUTO's choice goes out without one.
+ * DQ_CODER_FIXED_ONLY: the fixed layout whatever the size (what 0 asked for before library
+ * 0.7). The sparse schemes, ranges and blocks take 0 or DQ_CODER_FIXED_ONLY (the same bytes
+ * either way) and refuse every other coder (DQ_ERR_PARAM). */
 #define DQ_CODER_DEFAULT 0u
 #define DQ_CODER_FIXED_ONLY 254u
 #define DQ_CODER_AUTO_MIN 4096u
@@ -255,8 +258,11 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
  *  depends on the params and n alone: level schemes sent in the fixed layout
  *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK.
  *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO and the default (the
- *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk, plus for the
- *  default the 4 bytes of the checksum it adds to coded messages), a forced
+ *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk's fixed bytes,
+ *  or at widths 9..16 as many bytes for Elias, at most the fixed payload; plus for the
+ *  default the 4 bytes of the checksum it adds to coded messages: with this room AUTO sends
+ *  the smallest form unless that form's in-place re-code needs more room, FORMAT 17.5, which
+ *  dq_encode_bound_coded() always gives), a forced
  *  coder (dq_encode_bound_coded(), its working room), TOPK (the largest index stream, plus 4
  *  bytes of working room) and THRESHOLD (as TOPK with k = n).
  *  dq_coded_size() gives a written message's exact size in another coder. */
@@ -333,17 +339,21 @@ DQ_API dq_status dq_message_decode_add(const dq_message *m, float weight, float 
  *  scales; buckets flushed to zero (norm < 2^-100) count as 0. DQ_ERR_PARAM for other norms. */
 DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2);
 
-/*! Headerless variants for callers that frame messages themselves: scales then payload only.
- *  The receiver must pass the same params (bits, bucket, scheme) and n as the sender. The
- *  payload checksum belongs to the message framing: p->checksum != 0 is DQ_ERR_PARAM here. */
+/*! Headerless variants for callers that frame messages themselves: scales then payload only,
+ *  in the fixed layout (a dq_encode() message with coder DQ_CODER_FIXED_ONLY, without its
+ *  48-byte header). The receiver must pass the same params (bits, bucket, scheme) and n as the
+ *  sender. The payload checksum belongs to the message framing: p->checksum != 0 is
+ *  DQ_ERR_PARAM here. */
 DQ_API dq_status dq_encode_block(const dq_params *p, const float *x, size_t n, float *residual, void *dst,
                                  size_t dst_cap, size_t *dst_len);
 DQ_API dq_status dq_decode_block(const dq_params *p, const void *src, size_t src_len, size_t n, float *out);
 DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t src_len, size_t n,
                                      float weight, float *acc);
 
-/*! Ranges: one message of n elements built or read in disjoint pieces, e.g. by threads, with
- *  the same bytes as one dq_encode() call. A range [begin, end) must have begin < end <= n,
+/*! Ranges: one message of n elements built or read in disjoint pieces, e.g. by threads. The
+ *  range encoder writes the fixed layout only: the bytes of one dq_encode() call with coder
+ *  DQ_CODER_FIXED_ONLY (the default's too below DQ_CODER_AUTO_MIN elements; from there the
+ *  default sends a coded form, which jobs, below, build in parts). A range [begin, end) must have begin < end <= n,
  *  begin a multiple of dq_range_align(p, n), and end a multiple of it or n (DQ_ERR_RANGE).
  *  Ranges touch disjoint bytes of the message and disjoint elements, so they may run
  *  concurrently; the range with begin = 0 also writes the header.
@@ -418,8 +428,8 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
  *    dq_job_code()     : part j codes its rANS chunks into work (nothing for other coders).
  *    dq_job_finish()   : once. Assembles the message in dst (an Elias form is written here,
  *                        in one stream) and stores the payload checksum; *dst_len its size.
- *  A phase out of order, or a part run twice in a phase, is DQ_ERR_PARAM; after a failure the
- *  job can only be started again with dq_job_init().
+ *  A phase out of order, a part run twice in a phase, or a part index j >= job->parts is
+ *  DQ_ERR_PARAM; after a failure the job can only be started again with dq_job_init().
  *  dq_job_work_size() : the bytes of work a job of these params needs: 2 KiB a part, plus,
  *                     when rANS may be sent, the worst case of the parts' streams (2 bytes a
  *                     symbol, 16 / floor(8 / b) bits an element: twice the fixed payload for
@@ -471,6 +481,9 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len);
  *  dq_segments_read() : the segments of a message (one for an unsegmented level-scheme message)
  *                     into seg[0..cap) and their number into *m (DQ_ERR_DST_TOO_SMALL, *m set,
  *                     when cap is smaller). Validates the header and the table only.
+ *  Statuses of the encoder and its capacity: m = 0 or a segment of count 0 is DQ_ERR_EMPTY, a
+ *  width outside 2..16 DQ_ERR_BITS, m > DQ_SEGMENTS_MAX, another scheme or checksum > 1
+ *  DQ_ERR_PARAM, a total count above DQ_MAX_ELEMS DQ_ERR_TOO_LARGE.
  *  Ranges of a segmented message: within each segment the range's part must be aligned as for
  *  a message of that segment alone (dq_range_align() with its count), or cover the segment
  *  whole (always true for an Elias segment, which is one stream); segment boundaries are always
@@ -664,8 +677,9 @@ typedef struct dq_sched_params {
     double lipschitz, lr; /* L and eta, for P1 */
     unsigned workers;     /* N, for P1; 0 = 1 */
     /* A warm start: the first warm_steps steps go out at warm_bits (2..16, 0 = 16: within 2^-15
-     * of each bucket's scale, near lossless), whatever the mode, their bits counted against a
-     * budget; the rule takes over after them. 0 = none. */
+     * of each bucket's scale, near lossless; it may exceed bits_max), whatever the mode, their
+     * bits counted against a budget; the rule takes over after them. warm_steps = 0: none, and
+     * warm_bits must then be 0 too (DQ_ERR_PARAM); warm_steps > steps is DQ_ERR_PARAM. */
     uint64_t warm_steps;
     unsigned warm_bits;
 } dq_sched_params;
@@ -684,7 +698,9 @@ typedef struct dq_sched { /* caller-owned state; read the fields, change them on
 /*! dq_message_bits() : exact size in bits of a message of n elements at `bits` bits with this
  *  bucket (0 = 512, DQ_BUCKET_WHOLE), header included; 0 for invalid arguments. */
 DQ_API double dq_message_bits(size_t n, unsigned bits, uint32_t bucket);
-/*! dq_sched_init() : validate params (defaults applied) and start at step 0. For P2, fails
+/*! dq_sched_init() : validate params (defaults applied) and start at step 0. steps or dim 0 is
+ *  DQ_ERR_EMPTY; bits_min, bits_max or warm_bits out of range DQ_ERR_BITS; other bad fields
+ *  (warm_bits without warm_steps, a missing or double calibration) DQ_ERR_PARAM. For P2, fails
  *  with DQ_ERR_INFEASIBLE when the budget cannot pay bits_min for every step. */
 DQ_API dq_status dq_sched_init(dq_sched *s, const dq_sched_params *p);
 /*! dq_sched_next() : the width for step s->step. Every `period` steps it chooses a new width
@@ -702,7 +718,9 @@ DQ_API dq_status dq_sched_update(dq_sched *s, double grad_norm, double loss, dou
 DQ_API double dq_sched_levels(const dq_sched *s, uint64_t n, double G);
 
 /*! Checkpoints: error-feedback memory and scheduler state as versioned bytes (doc/FORMAT.md
- *  "Checkpoints"), so a stopped job resumes with bit-identical messages. Loads validate
+ *  "Checkpoints"), so a stopped job resumes with bit-identical messages, saved at any step (a
+ *  warm start wider than bits_max included: fixed in 0.11.0, 0.10.0 refused to load such a
+ *  state with DQ_ERR_CORRUPT). Loads validate
  *  everything (magic, version, kind, length, CRC32C, values) before writing the destination.
  *  dq_residual_save_size() : bytes of a residual checkpoint of n floats; 0 if it overflows.
  *  dq_residual_load() : n must equal the saved count (DQ_ERR_SIZE_MISMATCH). */
@@ -747,17 +765,27 @@ DQ_API dq_status dq_levels_per_bit(size_t d, uint32_t bucket, double overhead_bi
  *      every width b in DQ_RD_BITS_MIN..DQ_RD_BITS_MAX:
  *        err[b]        E||Q_b(v) - v||^2 under stochastic rounding, the sum over elements of
  *                      scale^2 f (1 - f) / s^2 (f the fractional part of |v| s / scale): from
- *                      a histogram of |v| / scale whose bins keep the moments they need, exact
- *                      but for bins that straddle a level (taken linear inside);
+ *                      a histogram of |v| / scale (1024 bins) whose bins keep the moments
+ *                      they need, exact but for bins that straddle a level (taken linear
+ *                      inside). It differs from the exact sum by at most the sum over
+ *                      elements of scale^2 times the spread of f (1 - f) / s^2 over the
+ *                      element's bin. Measured at n = 2^16 with default params on Gaussian,
+ *                      Student-t(3), uniform and sparse vectors: under 0.01% up to 7 bits,
+ *                      under 1.2% at every width (the gap grows with the width, as more bins
+ *                      straddle a level). Where values crowd into a few bins it can be far
+ *                      off at wide widths: 4.7 times the exact value for a constant vector
+ *                      at 15 bits;
  *        fixed_bits[b] the size of the fixed-layout message, header included (exact);
  *        bits[b]       the expected size of what the default coder (DQ_CODER_DEFAULT) sends,
- *                      header and checksum included: the smallest of the fixed layout, rANS
- *                      and Elias for codes drawn independently from the implied distribution
- *                      of levels and signs (rANS: table, chunk states; Elias: gaps geometric
- *                      at the mean density; neither above 8 bits for rANS);
- *      and norm2 = ||v||^2, n. Measured on Gaussian, Student-t, sparse vectors and a softmax
- *      gradient (tests/test_rd.c): err within 0.01%, bits within 1% of the mean over dither
- *      seeds. DQ_ERR_NONFINITE for NaN or Inf in v; DQ_ERR_PARAM for other schemes or norms.
+ *                      header and checksum included, into a dst of dq_encode_capacity(): below
+ *                      DQ_CODER_AUTO_MIN elements the fixed layout (= fixed_bits[b]); from
+ *                      there the smallest of the fixed layout, rANS and Elias for codes drawn
+ *                      independently from the implied distribution of levels and signs
+ *                      (rANS: table, chunk states; Elias: gaps geometric at the mean density;
+ *                      neither above 8 bits for rANS);
+ *      and norm2 = ||v||^2, n. bits measured on Gaussian, Student-t, sparse vectors and a
+ *      softmax gradient (tests/test_rd.c): within 1% of the mean over dither seeds.
+ *      DQ_ERR_NONFINITE for NaN or Inf in v; DQ_ERR_PARAM for other schemes or norms.
  *      Reads x (and residual) three times (twice with the max norm); about 4 encodes' time
  *      (`make bench-rd`) and 28 KiB of stack. */
 #define DQ_RD_BITS_MIN 2u
@@ -2267,7 +2295,7 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
 
-static inline size_t dq__r32_chunk_bytes(unsigned b); /* coder 3 (coders section) */
+static inline size_t dq__auto_room(unsigned b); /* coders section */
 /* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
  * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
 static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
@@ -2286,8 +2314,8 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     }
     if (framed && dq__default_crc(p, &c)) c.checksum = 1u; /* what the default's coded forms carry */
     *size = dq__size(&c, n, framed, &ok); /* exact for the fixed layout; DQ_CODER_AUTO never writes more */
-    if (ok && framed && c.coder == DQ_CODER_AUTO && c.bits <= 8u) { /* + room for one chunk of coder 3 */
-        uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__r32_chunk_bytes(c.bits);
+    if (ok && framed && c.coder == DQ_CODER_AUTO) { /* + the working room of an in-place re-code */
+        uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__auto_room(c.bits);
         uint64_t s = (uint64_t)*size + (fixed < cb ? fixed : cb);
         ok = s <= (uint64_t)SIZE_MAX;
         *size = (size_t)s;
@@ -2991,6 +3019,13 @@ static inline uint64_t dq__r32_nchunks(uint64_t n, unsigned b) {
 /* Elements and fixed-payload bytes of a full chunk (multiples of the block and its bytes). */
 static inline size_t dq__r32_chunk_elems(unsigned b) { return (size_t)DQ__R32_CHUNK * dq__sym_group(b); }
 static inline size_t dq__r32_chunk_bytes(unsigned b) { return (size_t)DQ__R32_CHUNK * dq__sym_bits(b) / 8u; }
+/* The room dq_encode_capacity() gives DQ_CODER_AUTO past the fixed message (at most the fixed
+ * payload): one coder-3 chunk's fixed bytes, and as many for Elias at the widths rANS does not
+ * take (9..16), so that the smallest form fits unless its in-place re-code runs further ahead
+ * of the fixed payload than that (FORMAT 17.5). */
+static inline size_t dq__auto_room(unsigned b) {
+    return b <= 8u ? dq__r32_chunk_bytes(b) : (size_t)DQ__R32_CHUNK * b / 8u;
+}
 /* Worst-case coder-3 payload: the largest table, then per chunk its length, its states and at
  * most one word per symbol (FORMAT 17.6). */
 static inline uint64_t dq__r32_payload_bound(uint64_t n, unsigned b) {
@@ -6112,6 +6147,7 @@ DQ_API dq_status dq_sched_load(const void *src, size_t src_len, dq_sched *s) {
     dq_sched t, check;
     uint64_t count;
     unsigned k;
+    int warm;
     dq_status st;
     if (!src || !s) return DQ_ERR_NULL;
     if ((st = dq__ckpt_open(in, src_len, DQ__CKPT_SCHED, &count)) != DQ_OK) return st;
@@ -6125,8 +6161,12 @@ DQ_API dq_status dq_sched_load(const void *src, size_t src_len, dq_sched *s) {
     /* The params must be ones dq_sched_init accepted (and left unchanged: defaults applied),
      * and the state must be one the calls can reach. */
     if (dq_sched_init(&check, &t.p) != DQ_OK || memcmp(&check.p, &t.p, sizeof t.p) != 0) return DQ_ERR_CORRUPT;
+    /* A width is 0 (none chosen yet), one the rule chooses, or the warm width: set by the warm
+     * steps (n < warm_steps) and still in force until the next call after them. */
+    warm = t.p.warm_steps != 0 && t.step <= t.p.warm_steps && t.bits == t.p.warm_bits;
     if (t.n_norms > t.p.window || t.head >= t.p.window || (t.head != 0 && t.n_norms < t.p.window) ||
-        t.bits > t.p.bits_max || (t.bits != 0 && t.bits < t.p.bits_min) || !(t.c >= 0.0 && t.c <= DBL_MAX) ||
+        (!warm && (t.bits > t.p.bits_max || (t.bits != 0 && t.bits < t.p.bits_min))) ||
+        !(t.c >= 0.0 && t.c <= DBL_MAX) ||
         !(t.spent_bits >= 0.0 && t.spent_bits <= DBL_MAX) || !(t.loss0 >= 0.0 || t.loss0 < 0.0) ||
         !(t.loss >= 0.0 || t.loss < 0.0))
         return DQ_ERR_CORRUPT;
@@ -6468,6 +6508,7 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
                     dq__rd_pieces(&B, bin, A.s, dq__rd_take, &A);
         rd->err[b] = A.err > 0.0 ? A.err : 0.0;
         rd->fixed_bits[b] = rd->bits[b] = dq_message_bits(n, b, p->bucket);
+        if (n < DQ_CODER_AUTO_MIN) continue; /* the default sends the fixed layout there */
         { /* Elias: the fixed payload gives way to it and the checksum */
             double top = c_top[0] + c_top[1], el, tl = top * (1.0 + dq_elias_omega_len((uint64_t)A.s));
             el = 8.0 * (dq__rd_elias_bytes(n, A.nz + top, A.elias + tl) - ceil((double)n * b / 8.0) + 4.0);

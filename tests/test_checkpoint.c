@@ -61,20 +61,21 @@ static unsigned run(dq_sched *s, float *res, unsigned from, unsigned stop_after,
     return t;
 }
 
-static void resume_case(int fixed_scale) {
+/* Runs q uninterrupted and stopped after `at` steps, saved, wiped, loaded and resumed: the
+ * messages, residuals and states must be identical. Returns how often the width changed. */
+static unsigned resume_at(const dq_sched_params *q, unsigned at) {
     static float res_a[D], res_b[D];
     static uint8_t log_a[T * DQ_ENCODE_BOUND(D, 16)], log_b[T * DQ_ENCODE_BOUND(D, 16)];
     static uint8_t ck_res[16 + 4 * D + 4], ck_sched[DQ_SCHED_SAVE_SIZE];
-    dq_sched_params q = sched_params(fixed_scale);
     dq_sched a, b, before;
     size_t la = 0, lb = 0, lr = 0, ls = 0;
     unsigned stop, widths = 0, prev = 0, t;
     memset(res_a, 0, sizeof res_a);
     memset(res_b, 0, sizeof res_b);
-    CHECK(dq_sched_init(&a, &q) == DQ_OK && dq_sched_init(&b, &q) == DQ_OK);
+    CHECK(dq_sched_init(&a, q) == DQ_OK && dq_sched_init(&b, q) == DQ_OK);
     run(&a, res_a, 0, T, log_a, &la); /* uninterrupted */
-    stop = run(&b, res_b, 0, 23, log_b, &lb);
-    CHECK(stop == 23);
+    stop = run(&b, res_b, 0, at, log_b, &lb);
+    CHECK(stop == at);
     CHECK(dq_residual_save_size(D) == sizeof ck_res);
     CHECK(dq_residual_save(res_b, D, ck_res, sizeof ck_res, &lr) == DQ_OK && lr == sizeof ck_res);
     CHECK(dq_sched_save(&b, ck_sched, sizeof ck_sched, &ls) == DQ_OK && ls == DQ_SCHED_SAVE_SIZE);
@@ -83,7 +84,8 @@ static void resume_case(int fixed_scale) {
     memset(res_b, 0xFF, sizeof res_b);
     memset(&b, 0xFF, sizeof b);
     CHECK(dq_residual_load(ck_res, lr, res_b, D) == DQ_OK);
-    CHECK(dq_sched_load(ck_sched, ls, &b) == DQ_OK);
+    CHECKF(dq_sched_load(ck_sched, ls, &b) == DQ_OK, "saved after step %u (warm %u at %u bits, bits_max %u)", at,
+           (unsigned)q->warm_steps, q->warm_bits, q->bits_max);
     CHECK(memcmp(&b.p, &before.p, sizeof b.p) == 0 && b.step == before.step && b.bits == before.bits);
     CHECK(b.c == before.c && b.spent_bits == before.spent_bits && b.loss0 == before.loss0 && b.loss == before.loss);
     CHECK(memcmp(b.norms, before.norms, sizeof b.norms) == 0 && b.n_norms == before.n_norms && b.head == before.head);
@@ -100,11 +102,33 @@ static void resume_case(int fixed_scale) {
         prev = h.bits;
         la += h.msg_size;
     }
-    CHECKF(widths >= 3, "the schedule changed width only %u times", widths);
+    return widths;
 }
 static void test_resume_bit_identical(void) {
-    resume_case(0);
-    resume_case(1);
+    dq_sched_params q = sched_params(0);
+    unsigned widths = resume_at(&q, 23);
+    CHECKF(widths >= 3, "the schedule changed width only %u times", widths);
+    q = sched_params(1);
+    widths = resume_at(&q, 23);
+    CHECKF(widths >= 3, "the schedule changed width only %u times", widths);
+}
+
+/* A warm start wider than bits_max (the default warm width, 16, with any bits_max below it):
+ * a checkpoint saved during the warm steps, or right after them before the next width is
+ * chosen, loads and resumes bit-identically, in every mode that chooses widths itself. */
+static void test_resume_warm_above_max(void) {
+    static const dq_sched_mode modes[] = {DQ_SCHED_DQSGD, DQ_SCHED_FIXED, DQ_SCHED_DECREASING};
+    unsigned m, at, scale;
+    for (m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        for (scale = 0; scale < 2; scale++)
+            for (at = 1; at <= 5; at++) {
+                dq_sched_params q = sched_params((int)scale);
+                q.mode = modes[m];
+                q.warm_steps = 3;
+                q.warm_bits = scale ? 0 : 14; /* 0: the default, 16; both above bits_max = 12 */
+                if (modes[m] == DQ_SCHED_DQSGD && !scale) q.budget_bits += 3.0 * dq_message_bits(D, 16, 0);
+                resume_at(&q, at);
+            }
 }
 
 /* Flip every bit, cut at every length: never DQ_OK, never a write to the destination. */
@@ -169,7 +193,7 @@ static void test_invalid_values(void) {
                  {16 + 112, 8, 0x7FF8000000000000u, "c NaN"},
                  {16 + 128, 8, 0xBFF0000000000000u, "norm -1"},
                  {16 + 2176, 4, 4, "n_norms > window"}, {16 + 2180, 4, 3, "head >= window"},
-                 {16 + 108, 4, 13, "bits > bits_max"}, {6, 2, 1, "reserved"},
+                 {16 + 108, 4, 13, "bits > bits_max"}, {16 + 108, 4, 1, "bits < bits_min"}, {6, 2, 1, "reserved"},
                  {8, 8, 2199, "count"}};
     r[3] = (float)INFINITY;
     CHECK(dq_residual_save(r, 8, ck, sizeof ck, &len) == DQ_OK);
@@ -184,6 +208,18 @@ static void test_invalid_values(void) {
         reseal(bad, slen);
         CHECKF(dq_sched_load(bad, slen, &t) == DQ_ERR_CORRUPT, "%s", cases[k].what);
     }
+    /* the warm width is valid only while the warm start is in force (step <= warm_steps) */
+    q.warm_steps = 3;
+    q.warm_bits = 16;
+    q.budget_bits += 3.0 * dq_message_bits(D, 16, 0);
+    CHECK(dq_sched_init(&s, &q) == DQ_OK);
+    s.bits = 16;
+    for (k = 0; k < 6; k++) {
+        s.step = k;
+        CHECK(dq_sched_save(&s, bad, sizeof bad, &slen) == DQ_OK);
+        CHECKF(dq_sched_load(bad, slen, &t) == (k <= 3 ? DQ_OK : DQ_ERR_CORRUPT), "warm width at step %u", (unsigned)k);
+    }
+    q = sched_params(0);
     /* the layout the offsets above assume */
     CHECK(dq_t_ld32(sc + 16 + 44) == 3u && dq_t_ld32(sc + 16 + 36) == 12u && dq_t_ld32(sc + 16 + 2176) == 0u);
 }
@@ -220,6 +256,7 @@ static void test_warm_and_08(void) {
 
 int main(void) {
     RUN(test_resume_bit_identical);
+    RUN(test_resume_warm_above_max);
     RUN(test_damage);
     RUN(test_invalid_values);
     RUN(test_warm_and_08);

@@ -633,11 +633,13 @@ static void test_forced_too_small(void) {
                     CHECK(st == DQ_ERR_DST_TOO_SMALL && all_byte(m, bound, CANARY) && len == 12345);
                     CHECK(memcmp(r, r0, n * sizeof(float)) == 0);
                     /* AUTO needs only the fixed size (one byte less fails untouched); its capacity adds
-                     * the room of one rANS chunk: its fixed bytes, at most 2^16 symbols' */
+                     * the room of one rANS chunk: its fixed bytes, at most 2^16 symbols'; at 9..16
+                     * bits, for Elias, the bytes of 2^16 codes; at most the fixed payload */
                     p.coder = DQ_CODER_AUTO;
                     {
-                        size_t pay = (n * b + 7u) / 8u, chunk = (size_t)65536u * ((8u / b) * b) / 8u;
-                        size_t room = b <= 8u ? (pay < chunk ? pay : chunk) : 0u;
+                        size_t pay = (n * b + 7u) / 8u;
+                        size_t chunk = b <= 8u ? (size_t)65536u * ((8u / b) * b) / 8u : (size_t)65536u * b / 8u;
+                        size_t room = pay < chunk ? pay : chunk;
                         CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK && sz == fsz + room);
                     }
                     st = dq_encode(&p, x, n, ef ? r : NULL, m, fsz - 1u, &len);
@@ -1190,6 +1192,75 @@ static void test_pinned_hashes(void) {
 /* ---------------------------------------------------------------- Elias: negative zero
  * A fixed message may hold code 2^(b-1) (sign set, level 0; decoders accept it as -0.0) that
  * the Elias layout cannot express. Re-coding it must fail cleanly or keep the values. */
+/* A dq_encode_capacity() buffer lets the default coder and AUTO send the smallest form at every
+ * width: at 9..16 bits (where rANS does not apply) Elias, on a sparse vector, as with
+ * dq_encode_bound_coded() room; 0.10.0 gave no room there and sent the fixed layout (a sparse
+ * 2^20 vector at 10 bits: 1,318,960 bytes instead of about 58,000). */
+static void test_capacity_admits_smallest(void) {
+    size_t n = (size_t)1 << 20, big = dq_encode_bound_coded(n, 16), cap, len, len_big;
+    float *x = (float *)xmalloc(n * sizeof(float));
+    uint8_t *m = (uint8_t *)xmalloc(big), *r = (uint8_t *)xmalloc(big);
+    unsigned b, c, kind;
+    static const unsigned coders[] = {DQ_CODER_DEFAULT, DQ_CODER_AUTO};
+    for (kind = 0; kind < 2; kind++) {
+        gen(kind ? K_SPARSE : K_VSPARSE, x, n, 7u);
+        for (b = 2; b <= 16; b += (b < 8u ? 2u : 1u))
+            for (c = 0; c < 2; c++) {
+                dq_params p = mkp(b, 0, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, coders[c]);
+                CHECK(dq_encode_capacity(&p, n, &cap) == DQ_OK && cap <= big);
+                CHECK(dq_encode(&p, x, n, NULL, m, cap, &len) == DQ_OK);
+                CHECK(dq_encode(&p, x, n, NULL, r, big, &len_big) == DQ_OK);
+                CHECKF(len == len_big && memcmp(m, r, len) == 0 && m[8] != DQ_CODER_FIXED,
+                       "%s b %u coder %u: %lu bytes (coder %u) with the capacity, %lu (coder %u) with the bound",
+                       kind_name[kind ? K_SPARSE : K_VSPARSE], b, coders[c], (unsigned long)len, m[8],
+                       (unsigned long)len_big, r[8]);
+                if (b > 8u) CHECK(m[8] == DQ_CODER_ELIAS);
+            }
+    }
+    free(x);
+    free(m);
+    free(r);
+}
+
+/* The default coder's checksum rule, as documented: a coded form goes out only when its
+ * payload plus the 4 checksum bytes is smaller than the fixed payload, else the fixed layout
+ * without a checksum; a buffer without the 4 bytes gets AUTO's choice unchecked. */
+static void test_default_checksum_rule(void) {
+    size_t n = DQ_CODER_AUTO_MIN, big = dq_encode_bound_coded(n, 8) + 64, len, la, cap, fixed_len;
+    float *x = (float *)xmalloc(n * sizeof(float));
+    uint8_t *m = (uint8_t *)xmalloc(big), *a = (uint8_t *)xmalloc(big);
+    int kind, seen_fixed = 0, seen_coded = 0;
+    unsigned b;
+    for (kind = 0; kind < NKIND; kind++)
+        for (b = 1; b <= 8; b++) {
+            dq_params p = mkp(b, 0, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0, DQ_CODER_DEFAULT), q = p;
+            dq_header h;
+            gen(kind, x, n, 3u);
+            q.coder = DQ_CODER_FIXED_ONLY;
+            CHECK(dq_encode(&q, x, n, NULL, m, big, &fixed_len) == DQ_OK);
+            q.coder = DQ_CODER_AUTO;
+            CHECK(dq_encode(&q, x, n, NULL, a, big, &la) == DQ_OK); /* AUTO, unchecked */
+            CHECK(dq_encode(&p, x, n, NULL, m, big, &len) == DQ_OK && dq_header_read(m, len, &h) == DQ_OK);
+            if (a[8] != DQ_CODER_FIXED && la + 4u < fixed_len) {
+                CHECKF(h.coder == a[8] && (h.flags & DQ_FLAG_CHECKSUM) && len == la + 4u, "%s b %u", kind_name[kind], b);
+                seen_coded++;
+            } else {
+                CHECKF(h.coder == DQ_CODER_FIXED && !(h.flags & DQ_FLAG_CHECKSUM) && len == fixed_len, "%s b %u: coder %u, %lu bytes",
+                       kind_name[kind], b, h.coder, (unsigned long)len);
+                seen_fixed++;
+            }
+            /* no room for the 4 bytes: AUTO's message, unchecked */
+            CHECK(dq_encode_capacity(&p, n, &cap) == DQ_OK);
+            if (la + 4u > fixed_len && la <= fixed_len) {
+                CHECK(dq_encode(&p, x, n, NULL, m, fixed_len, &len) == DQ_OK && len == la && memcmp(m, a, la) == 0);
+            }
+        }
+    CHECKF(seen_fixed > 4 && seen_coded > 4, "both sides exercised: %d fixed, %d coded", seen_fixed, seen_coded);
+    free(x);
+    free(m);
+    free(a);
+}
+
 static void test_elias_negative_zero(void) {
     float x[16], o1[16], o2[16];
     dq_params p = mkp(4, 8, DQ_ROUND_NEAREST, DQ_NORM_MAX, 0, DQ_CODER_FIXED_ONLY);
@@ -1380,6 +1451,8 @@ int main(void) {
     RUN(test_bound_sweep);
 #if TEST_ELIAS
     RUN(test_elias_negative_zero);
+    RUN(test_capacity_admits_smallest);
+    RUN(test_default_checksum_rule);
 #endif
     return dq_t_finish();
 }

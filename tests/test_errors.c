@@ -566,11 +566,11 @@ static void test_too_large(void) {
         for (bits = 1; bits <= 16; bits++) {
             p.bits = bits;
             p.coder = DQ_CODER_DEFAULT; /* AUTO at this size: the fixed size, the checksum the default adds to
-                                         * coded forms and one rANS chunk's room */
+                                         * coded forms and one rANS chunk's room (at 9..16 bits: 2^16 codes') */
             EXPECT(dq_encode_capacity(&p, (size_t)DQ_MAX_ELEMS, &sz), DQ_OK);
             expect = 48u + 4u * ((size_t)DQ_MAX_ELEMS / 512u) + (size_t)DQ_MAX_ELEMS / 8u * bits;
-            CHECKF(sz == expect + 4u + (bits <= 8u ? 65536u * ((8u / bits) * bits) / 8u : 0u), "bits %u: size %lu",
-                   bits, (unsigned long)sz);
+            CHECKF(sz == expect + 4u + (bits <= 8u ? 65536u * ((8u / bits) * bits) / 8u : 65536u * bits / 8u),
+                   "bits %u: size %lu", bits, (unsigned long)sz);
             p.coder = DQ_CODER_FIXED_ONLY;
             EXPECT(dq_encode_capacity(&p, (size_t)DQ_MAX_ELEMS, &sz), DQ_OK);
             CHECKF(sz == expect, "bits %u: size %lu want %lu", bits, (unsigned long)sz, (unsigned long)expect);
@@ -1091,6 +1091,68 @@ static void test_max_scale_finite(void) {
             }
 }
 
+/* Statuses the API comments name for the scheduler's warm start, segments and job parts. */
+static void test_documented_statuses(void) {
+    dq_sched_params q;
+    dq_sched s;
+    dq_segment seg[2];
+    dq_params p;
+    dq_job job;
+    float x[600] = {0};
+    static uint8_t dst[8192], work[1 << 16];
+    size_t size = 0, b = 0, e = 0, wsz = 0;
+    memset(&q, 0, sizeof q);
+    q.mode = DQ_SCHED_FIXED;
+    q.steps = 10;
+    q.dim = 100;
+    CHECK(dq_sched_init(&s, &q) == DQ_OK);
+    q.warm_bits = 8; /* without warm_steps */
+    CHECK(dq_sched_init(&s, &q) == DQ_ERR_PARAM);
+    q.warm_steps = 11; /* more than steps */
+    CHECK(dq_sched_init(&s, &q) == DQ_ERR_PARAM);
+    q.warm_steps = 10;
+    CHECK(dq_sched_init(&s, &q) == DQ_OK);
+    q.warm_bits = 17;
+    CHECK(dq_sched_init(&s, &q) == DQ_ERR_BITS);
+    q.warm_bits = 1;
+    CHECK(dq_sched_init(&s, &q) == DQ_ERR_BITS);
+    q.warm_bits = 0; /* 16 */
+    q.bits_max = 4;
+    CHECK(dq_sched_init(&s, &q) == DQ_OK && s.p.warm_bits == 16u);
+    q.steps = 0;
+    CHECK(dq_sched_init(&s, &q) == DQ_ERR_EMPTY);
+
+    memset(&p, 0, sizeof p);
+    memset(seg, 0, sizeof seg);
+    seg[0].count = 300;
+    seg[0].bits = 4;
+    seg[1].count = 300;
+    seg[1].bits = 8;
+    CHECK(dq_segments_capacity(&p, seg, 2, &size) == DQ_OK);
+    CHECK(dq_segments_capacity(&p, seg, 0, &size) == DQ_ERR_EMPTY);
+    CHECK(dq_encode_segments(&p, x, seg, 0, NULL, dst, sizeof dst, &size) == DQ_ERR_EMPTY);
+    seg[1].count = 0;
+    CHECK(dq_segments_capacity(&p, seg, 2, &size) == DQ_ERR_EMPTY);
+    CHECK(dq_encode_segments(&p, x, seg, 2, NULL, dst, sizeof dst, &size) == DQ_ERR_EMPTY);
+    seg[1].count = 300;
+    seg[1].bits = 1;
+    CHECK(dq_segments_capacity(&p, seg, 2, &size) == DQ_ERR_BITS);
+    seg[1].bits = 8;
+    p.scheme = DQ_SCHEME_NUQSGD;
+    CHECK(dq_segments_capacity(&p, seg, 2, &size) == DQ_ERR_PARAM);
+    p.scheme = DQ_SCHEME_DEFAULT;
+    p.checksum = 2;
+    CHECK(dq_segments_capacity(&p, seg, 2, &size) == DQ_ERR_PARAM);
+    p.checksum = 0;
+
+    p.bits = 4;
+    CHECK(dq_job_work_size(&p, 600, 2, &wsz) == DQ_OK && wsz <= sizeof work);
+    CHECK(dq_job_init(&job, &p, 600, 2, dst, sizeof dst, work, sizeof work) == DQ_OK);
+    CHECK(dq_job_range(&job, job.parts, &b, &e) == DQ_ERR_PARAM);
+    CHECK(dq_job_quantize(&job, job.parts, x, NULL) == DQ_ERR_PARAM);
+    CHECK(dq_job_quantize(&job, job.parts + 7u, x, NULL) == DQ_ERR_PARAM);
+}
+
 static void test_strerror(void) {
     struct {
         dq_status code;
@@ -1126,6 +1188,7 @@ static void test_strerror(void) {
 int main(void) {
     size_t i;
     RUN(test_strerror);
+    RUN(test_documented_statuses);
     RUN(test_null);
     RUN(test_empty);
     RUN(test_bits);

@@ -218,10 +218,43 @@ static void test_index_past_2_32(void) {
     free(msg);
 }
 
+/* The range encoder writes the fixed layout whatever the coder asked (0 or FIXED_ONLY): the
+ * bytes of dq_encode() with DQ_CODER_FIXED_ONLY, and of the default coder below
+ * DQ_CODER_AUTO_MIN elements only; from there the default's one-call message is coded. */
+static void test_default_coder_vs_ranges(void) {
+    static const size_t ns[] = {DQ_CODER_AUTO_MIN - 256u, 8192};
+    size_t k;
+    for (k = 0; k < 2; k++) {
+        size_t n = ns[k], cap = dq_encode_bound_coded(n, 4), len = 0, flen = 0, a, b;
+        dq_params p = mkp(4, 512, DQ_ROUND_STOCHASTIC, DQ_NORM_L2, 0);
+        uint8_t *whole = (uint8_t *)xmalloc(cap), *fixed = (uint8_t *)xmalloc(cap), *parts = (uint8_t *)xmalloc(cap);
+        float *x = (float *)xmalloc(n * sizeof(float));
+        fill(x, n, 99u);
+        CHECK(dq_encode(&p, x, n, NULL, fixed, cap, &flen) == DQ_OK); /* FIXED_ONLY */
+        p.coder = DQ_CODER_DEFAULT;
+        CHECK(dq_encode(&p, x, n, NULL, whole, cap, &len) == DQ_OK);
+        a = dq_range_align(&p, n);
+        for (b = 0; b < n; b += a)
+            CHECK(dq_encode_range(&p, n, b, b + a < n ? b + a : n, x + b, NULL, parts, cap) == DQ_OK);
+        CHECK(dq_encode_finish(parts, flen) == DQ_OK);
+        CHECK(memcmp(parts, fixed, flen) == 0);
+        if (n < DQ_CODER_AUTO_MIN)
+            CHECK(len == flen && memcmp(whole, fixed, flen) == 0);
+        else
+            CHECKF(len < flen && whole[8] != DQ_CODER_FIXED, "n %lu: the default wrote %lu bytes, coder %u", (unsigned long)n,
+                   (unsigned long)len, whole[8]);
+        free(whole);
+        free(fixed);
+        free(parts);
+        free(x);
+    }
+}
+
 int main(void) {
     RUN(test_align_values);
     RUN(test_split_equals_whole);
     RUN(test_range_errors);
     RUN(test_index_past_2_32);
+    RUN(test_default_coder_vs_ranges);
     return dq_t_finish();
 }

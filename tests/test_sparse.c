@@ -904,6 +904,27 @@ static void test_params(void) {
         CHECKF(dq_encode_capacity(&p, 16, &size) == want, "field %d", f);
         CHECKF(dq_encode(&p, x, 16, NULL, buf, sizeof buf, &len) == want, "field %d", f);
     }
+    { /* coder: 0 and DQ_CODER_FIXED_ONLY send the same message; every other coder is refused */
+        static const unsigned coders[] = {DQ_CODER_ELIAS, DQ_CODER_RANS8, DQ_CODER_RANS, DQ_CODER_AUTO, 4u, 253u};
+        static const dq_scheme schemes[] = {DQ_SCHEME_TOPK, DQ_SCHEME_RANDK, DQ_SCHEME_THRESHOLD};
+        float y[64];
+        uint8_t a[1024], b[1024];
+        size_t la = 0, lb = 0, ca = 0, cb = 0, s, c;
+        for (f = 0; f < 64; f++) y[f] = (float)((f * 37) % 64) - 31.5f;
+        for (s = 0; s < 3; s++) {
+            dq_params p = sparse_params(schemes[s], schemes[s] == DQ_SCHEME_THRESHOLD ? 0 : 5, 0, 1);
+            if (schemes[s] == DQ_SCHEME_THRESHOLD) p.threshold = 20.0f;
+            CHECK(dq_encode_capacity(&p, 64, &ca) == DQ_OK && dq_encode(&p, y, 64, NULL, a, sizeof a, &la) == DQ_OK);
+            p.coder = DQ_CODER_FIXED_ONLY;
+            CHECK(dq_encode_capacity(&p, 64, &cb) == DQ_OK && dq_encode(&p, y, 64, NULL, b, sizeof b, &lb) == DQ_OK);
+            CHECKF(ca == cb && la == lb && memcmp(a, b, la) == 0, "scheme %d: FIXED_ONLY differs from 0", (int)schemes[s]);
+            for (c = 0; c < sizeof coders / sizeof coders[0]; c++) {
+                p.coder = coders[c];
+                CHECKF(dq_encode_capacity(&p, 64, &cb) == DQ_ERR_PARAM && dq_encode(&p, y, 64, NULL, b, sizeof b, &lb) == DQ_ERR_PARAM,
+                       "scheme %d coder %u", (int)schemes[s], coders[c]);
+            }
+        }
+    }
     {
         dq_params p = sparse_params(DQ_SCHEME_TOPK, 1, 0, 0);
         CHECK(dq_encode_capacity(&p, 0, &size) == DQ_ERR_EMPTY);

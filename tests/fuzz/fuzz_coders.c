@@ -201,12 +201,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     } else { /* AUTO: exactly the fixed size, a little more, the roomy bound */
         size_t base = fsz, lenA1, lenA3, lenA2, best = lenF, pay = (n * p.bits + 7u) / 8u;
-        size_t chunk = (size_t)65536u * ((8u / p.bits) * p.bits) / 8u;
+        size_t chunk = p.bits <= 8u ? (size_t)65536u * ((8u / p.bits) * p.bits) / 8u : (size_t)65536u * p.bits / 8u;
         unsigned k, cbest = DQ_CODER_FIXED;
         dq_header h;
-        /* AUTO's capacity: the fixed size and the room of one rANS chunk */
-        CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK &&
-              sz == base + (p.bits <= 8u ? (pay < chunk ? pay : chunk) : 0u));
+        /* AUTO's capacity: the fixed size and the room of one rANS chunk (at 9..16 bits, of 2^16
+         * codes for Elias), at most the fixed payload */
+        CHECK(dq_encode_capacity(&p, n, &sz) == DQ_OK && sz == base + (pay < chunk ? pay : chunk));
         lenA1 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, base, tmp, NULL);
         lenA3 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, base + slack, tmp, NULL);
         lenA2 = check_encode(&p, x, n, r0, rF, stF, mF, lenF, yF, capC, tmp, &mC);
