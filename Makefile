@@ -68,7 +68,7 @@ HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 env HOO
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
 # the widest ISA this CPU runs, the golden files, the fuzz corpora, C++ at that ISA, the README
-# example). `make check`: all of it and everything else (every ISA level, the portability
+# example, the documentation's links). `make check`: all of it and everything else (every ISA level, the portability
 # builds and contraction audit, Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan,
 # ThreadSanitizer), in one run with one total; .ci/run runs it.
 NATIVE_ISA  = $(lastword $(ISAS))
@@ -77,7 +77,8 @@ QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_
               $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA))
 QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
-              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tests/readme_example.sh' $(HOOK_RUN)
+              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tests/readme_example.sh' \
+              'sh tests/doc_links.sh' $(HOOK_RUN)
 CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \
               'sh tests/contraction_audit.sh' $(call vruns,sanitize) \
@@ -270,7 +271,7 @@ test-names: ## fail when a file under tests/ other than tests/internals.h names 
 	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the DDP hook (a few minutes)
+test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the DDP hook (a few minutes)
 	@$(CXX_NOTE)
 	@DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' sh tests/run_all.sh $(QUICK_RUNS)
 
@@ -358,7 +359,7 @@ hook-test: deps hook-deps $(BUILD)/libdqsgd.so ## tests of the DDP hook, the cty
 ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
 
-# MPI (optional; DESIGN.md 8): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
+# MPI (optional; doc/DISTRIBUTED.md): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
 # tests tests/mpi/, built with MPICC (OpenMPI's mpicc: Debian openmpi-bin, libopenmpi-dev) and run
 # on this machine with MPIRUN. More ranks than cores need --oversubscribe; as root OpenMPI also
 # wants --allow-run-as-root (MPIRUN_FLAGS). `mpi-test`: tests/mpi/test_mpi.c with 2, 3 and 4

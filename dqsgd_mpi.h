@@ -4,7 +4,7 @@
  * dqsgd.h itself. Build with the MPI compiler wrapper (mpicc). Every function is DQ_API
  * (`static inline` by default), returns a dq_status and never allocates: the caller passes
  * a workspace whose size a *_workspace_size() function gives, allocated once and reused
- * every step. (DESIGN.md 8, dqsgd.h "aggregation".)
+ * every step. (doc/DISTRIBUTED.md, doc/MATHS.md 14, dqsgd.h "aggregation".)
  *
  *   dq_mpi_allgather_add()             every rank's message to every rank, summed in rank order
  *                                      with dq_decode_add: traffic per rank grows with M.

@@ -1,5 +1,5 @@
 /* bench/costmodel.c - which aggregation pattern wins where: bytes per worker per step from the
- * cost model of DESIGN.md 8, and time per step simulated from codec speeds measured in this run.
+ * cost model of doc/MATHS.md 14, and time per step simulated from codec speeds measured in this run.
  *
  *   costmodel [--d D] [--bits B] [--alpha-us A] [--n N] [--reps R] [--csv]
  *     D: model size in elements (default 2^24); B: bits per element (default 4); A: per-message

@@ -18,7 +18,7 @@
  * Table 2: QSGD with the whole-vector bucket at widths s = 2^(b-1) - 1, b = 2..10, on random
  * unit vectors of dimension d (default 2^16; a Gaussian vector divided by its norm), the mean
  * over T trials (default 8) of the Elias payload bits against the bound of QSGD Theorem 3.2
- * with the o(1) dropped, ALGORITHMS.md section 3.3:
+ * with the o(1) dropped, doc/MATHS.md 2.5:
  *   (3 + 1.5 log2(2 (s^2 + d) / (s (s + sqrt d)))) s (s + sqrt d) + 32,
  * where the 32 bits are the norm: they are compared with payload + 32 (the scale). nnz is the
  * mean count of non-zero codes, whose expectation Lemma 3.1 bounds by s (s + sqrt d).

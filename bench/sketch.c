@@ -1,4 +1,4 @@
-/* bench/sketch.c - throughput of the count sketch (ALGORITHMS.md 7.1).
+/* bench/sketch.c - throughput of the count sketch (doc/MATHS.md 12).
  *
  *   sketch [--n N] [--rows R] [--cols C] [--k K] [--reps R]
  *          (defaults: n = 2^24, rows = 5, cols = 2^16, k = 1000, reps = 7)

@@ -1,4 +1,4 @@
-/* data_quant.c - quantized gradients against quantized data (ALGORITHMS.md 7.2) on a synthetic
+/* data_quant.c - quantized gradients against quantized data (doc/MATHS.md 13) on a synthetic
  * logistic regression. Build: make examples; run: build/data_quant [--steps T] [--budget F]
  *
  * Task. d = 100 features x ~ N(0, I/d) (so ||x|| ~ 1), labels y in {0, 1} drawn with

@@ -1,5 +1,5 @@
 /* quadratic.c - DQSGD against fixed-width QSGD at equal bits, on the quadratic where the DQSGD
- * bound is tight (ALGORITHMS.md §9.2 item 8). Build: make examples; run: build/quadratic --help
+ * bound is tight (doc/MATHS.md 9.2). Build: make examples; run: build/quadratic --help
  *
  * Problem. F(w) = 1/2 sum_i h_i (w_i - w*_i)^2 in d dimensions, h_i log-spaced from mu to
  * L = mu * kappa (kappa = 1: isotropic). Exact gradients g = h * (w - w*). N workers quantize the
@@ -13,7 +13,7 @@
  *   dqsgd     dq_sched P2 (budget = T * message bits at b), contraction alpha^2, window 1,
  *             period 1, the norm reported after each step = ||g_n||, prior ||g_0||;
  *   greedy    dq_alloc_bits over the T steps, weights alpha^(2(T-1-n)) G_n^2 from a pilot
- *             full-precision run: the exact weights of this problem (ALGORITHMS.md §2.5-2.6);
+ *             full-precision run: the exact weights of this problem (doc/MATHS.md 9.2, 9.5);
  *   dqsgd-pl  dqsgd with contraction alpha = 1 - mu eta, the value of the mu-PL bound, which
  *             under-weights late steps here: shows what a loose contraction costs.
  *

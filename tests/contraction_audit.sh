@@ -1,5 +1,5 @@
 #!/bin/sh
-# The headers must give the same bytes whatever the user's contraction flag (README,
+# The headers must give the same bytes whatever the user's contraction flag (doc/API.md,
 # Determinism): every product sits in its own statement, so clang's default -ffp-contract=on,
 # which fuses a*b+c within one expression even in ISO mode, finds nothing to fuse. This builds
 # every public function (python/dqsgd_capi.c exports them all; tests/mpi/mpi_capi.c the MPI

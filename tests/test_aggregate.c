@@ -1,4 +1,4 @@
-/* Aggregation primitives (DESIGN.md 8): allgatherv displacements, bucket-aligned chunks,
+/* Aggregation primitives (doc/MATHS.md 14, doc/DISTRIBUTED.md): allgatherv displacements, bucket-aligned chunks,
  * re-quantization of a reduced chunk with the reducer's error feedback, and the shared-scale
  * integer path (exponents, accumulator width, encode, decode). The checks are exact where the
  * arithmetic is (integer sums against float sums, widths against the worst case) and use bounds

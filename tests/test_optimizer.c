@@ -1,6 +1,6 @@
 /* test_optimizer.c - the bit-budget optimizer: dq_message_bits, the DQSGD schedule (dq_sched_*),
  * the greedy planner dq_alloc_bits and Khirirat's rules dq_topk_per_bit / dq_levels_per_bit
- * (ALGORITHMS.md §2.3-2.6, §5.4, §9.2 item 8).
+ * (doc/MATHS.md 2.2, 8 and 9).
  *
  * Every expected value is either a closed form derived in the comment next to it, a brute-force
  * search, or (for the one Monte-Carlo test) a bound with a margin of 4 sample standard errors.
@@ -110,7 +110,7 @@ static void test_message_bits(void) {
 
 /* ---------------------------------------------------------------- the DQ rule in closed form */
 
-/* width = 1 + ceil(log2(s + 1)) clamped to [bits_min, bits_max] (header, ALGORITHMS.md §2.6). */
+/* width = 1 + ceil(log2(s + 1)) clamped to [bits_min, bits_max] (header, doc/MATHS.md 9.3). */
 static void test_width_rule(void) {
     dq_t_rng r = {0x1D7Bu};
     unsigned b, i, tested = 0;

@@ -91,8 +91,9 @@ static double chi2_unbiased(dq_params p, const float *x, const double *target, c
  * k used here (a 6-sigma normal approximation; the tail is lighter for large k). */
 static int chi2_ok(double chi, size_t k) { return chi <= (double)k + 6.0 * sqrt(2.0 * (double)k) + 6.0; }
 
-/* NUQSGD: unbiased; the exact expected error stays under the bound of ALGORITHMS.md 4.1, with
- * 2^-s' the lowest non-zero level (s' = s - 1 here); the Monte Carlo error matches it. */
+/* NUQSGD: unbiased; the exact expected error stays under the bound of doc/MATHS.md 3,
+ * 1/8 + min(2^(1-s) sqrt(d), d 4^(1-s) / 4) with 2^(1-s) (sp) the lowest non-zero level; the
+ * Monte Carlo error matches it. */
 static void test_nuqsgd_moments(void) {
     dq_t_rng r = {11};
     float x[D];
@@ -170,7 +171,7 @@ static void test_natural(void) {
 }
 
 /* TernGrad: scale S = min(max|g|, 2.5 rms); values in {-S, 0, S}; unbiased for the clipped
- * g' = clip(g, -S, S); E||Q||^2 = ||g'||_inf ||g'||_1 (ALGORITHMS.md 4.2). */
+ * g' = clip(g, -S, S); E||Q||^2 = ||g'||_inf ||g'||_1 (doc/MATHS.md 5). */
 static void test_terngrad(void) {
     dq_t_rng r = {23};
     float x[D], out[D];
@@ -438,7 +439,7 @@ static void test_header_fields(void) {
     CHECK(dq_encode(&p, x, N, NULL, msg, sizeof msg, &len) == DQ_ERR_PARAM);
 }
 
-/* Error feedback makes a biased compressor converge (ALGORITHMS.md 4.4, 4.5, 9.2 item 11): least
+/* Error feedback makes a biased compressor converge (doc/MATHS.md 6): least
  * squares with a consistent, ill-conditioned system (column scales over a decade) and full
  * gradients. Scaled sign (1 bit, nearest: the mean norm) with memory reaches the solution to
  * 1e-4 within 3000 steps (measured: 3.4e-5); without memory the same run is still above 1e-2

@@ -1,4 +1,4 @@
-/* Count sketch (ALGORITHMS.md 7.1) and data quantization (7.2), wire format in
+/* Count sketch (doc/MATHS.md 12) and data quantization (13), wire format in
  * doc/FORMAT.md 21.
  *  - the hash against an independent implementation of the spec, frozen check values, the SIMD
  *    hash kernel against its scalar twin, bucket uniformity and sign balance, workers with equal
@@ -555,7 +555,7 @@ static void test_norm(void) {
  * positives, and a planted coordinate falls below tau by noise with ~1e-12.
  * What remains is planted-planted collisions: a row of coordinate i holds some planted
  * coordinate with probability rho = 1 - (1 - 1/c)^k (k - 1 for a planted i).
- * (a) c = 10k (the ALGORITHMS.md 9.1 setting), k = 20: a planted coordinate is missed when 3 of
+ * (a) c = 10k (the setting of doc/MATHS.md 12), k = 20: a planted coordinate is missed when 3 of
  *     its rows hold another planted one of opposite sign: ~10 (rho/2)^3 = 1e-3 per coordinate;
  *     over 6 trials (120 planted) the expected misses are 0.12: at most 3 allowed (Poisson
  *     tail 1e-5). A noise coordinate is a false positive when >= 3 rows hold planted

@@ -717,7 +717,7 @@ static void test_ef_identity(void) {
     free(dec);
 }
 
-/* Least squares by gradient descent, the update sent as a top-k message (ALGORITHMS.md 5.2:
+/* Least squares by gradient descent, the update sent as a top-k message (doc/MATHS.md 7:
  * m += lr g; send top_k(m); m -= sent, which is dq_encode with the residual as m).
  * 1. One worker, consistent system A w = b (d = 100, 300 rows), k = 5, lr = 0.1, 1000 steps:
  *    with memory the relative residual ||Aw - b|| / ||b|| reaches the float32 floor of full

@@ -1,7 +1,7 @@
-/* Truncation solver (ALGORITHMS.md 6): radix selection against a sort, the Hill
+/* Truncation solver (doc/MATHS.md 11): radix selection against a sort, the Hill
  * estimator on exact Pareto samples, the exact expected-error evaluator on hand cases and its
  * histogram twin within the reported slack, the solver against a fine grid of the exact error
- * (Student-t and Pareto), the 6.3 closed form against the true Pareto optimum, companded
+ * (Student-t and Pareto), the 11.3 closed form against the true Pareto optimum, companded
  * against uniform levels, end to end through dq_encode/dq_decode (DQ_SCHEME_TRUNC and
  * _TRUNC_NU: Monte Carlo error and unbiasedness), a frozen solver output (bit-identical on
  * every machine), and every documented error status. All seeds are fixed. */
@@ -301,7 +301,7 @@ static void check_levels(const float *lv, unsigned s) {
     for (j = 0; j < s; j++) CHECKF(lv[j] > (j ? lv[j - 1] : 0.0f) && lv[j] <= 1.0f, "level %u = %.9g", j, (double)lv[j]);
     CHECK(lv[s - 1] == 1.0f);
 }
-/* ---- 6.3 closed form (DQ_TRUNC_MODEL, uniform) on exact Pareto(theta) samples. With the true
+/* ---- 11.3 closed form (DQ_TRUNC_MODEL, uniform) on exact Pareto(theta) samples. With the true
  * parameters (c = theta/2, x_m = 1) alpha*^theta = s^2 / (kappa (theta - 1)). The solver's
  * alpha = x_m (Q / (gamma_hat - 2))^H with H the Hill estimate, Q = (k/n) s^2 / kappa; so
  * ln alpha - ln alpha* = ln((k/n) x_m^theta)/theta + (H - 1/theta) D with D = d ln alpha / dH =
@@ -341,7 +341,7 @@ static void test_model_pareto(void) {
                        (double)alpha, astar, dev / sd, inf.tail.hill);
         }
     }
-    { /* non-uniform MODEL (6.4: V_N* + B by golden section on [x_m, max|x|]): valid output */
+    { /* non-uniform MODEL (11.4: V_N* + B by golden section on [x_m, max|x|]): valid output */
         dq_trunc_params p;
         dq_trunc_info inf;
         float alpha, lv[128];
@@ -366,7 +366,7 @@ static void test_model_pareto(void) {
                "flags %u gamma %g", inf.flags, inf.tail.gamma);
         gen_pareto(x, n, thetas[1], 501u);
     }
-    { /* low widths: 6.3's clamp to [x_m, max] binds (the optimum lies below x_m), flagged */
+    { /* low widths: 11.3's clamp to [x_m, max] binds (the optimum lies below x_m), flagged */
         dq_trunc_params p;
         dq_trunc_info inf;
         float alpha;

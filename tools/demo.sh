@@ -35,7 +35,7 @@
 #                      "bits to target" is the mean over seeds of the bits sent by the first
 #                      evaluation at or above it (so its resolution is the evaluation interval).
 #   accuracy spread  = min..max over the seeds; every number is a mean, never the best seed.
-# DQSGD uses the authors' practical alpha = 0.999 (ALGORITHMS.md 2.7), a 50-step norm window,
+# DQSGD uses the authors' practical alpha = 0.999 (doc/MATHS.md 9.3), a 50-step norm window,
 # and the norm of the averaged decoded gradient. Plots: $BUILD/demo/*.png. alpha was not tuned
 # on these tables: during development alpha = 1, 0.998, 0.995 and 0.99 gave the MLP's P2 the
 # same or lower accuracy (86.2, 86.2, 85.9, 85.6% on 3 seeds), and feeding the rule the workers'
@@ -57,7 +57,7 @@ SM_ARGS="--model softmax --steps 1000 --lr 0.02 --eval-every 50"
 MLP_SEEDS="1 2 3 4 5"
 MLP_ARGS="--model mlp --steps 1000 --lr 0.05 --eval-every 100"
 COMMON="--workers $WORKERS --batch 32 --momentum 0.9 --alpha 0.999 --period 10 --window 50 --coder default"
-# P1 target: quantization's share of the final-loss bound (ALGORITHMS.md 2.5), in nats.
+# P1 target: quantization's share of the final-loss bound (doc/MATHS.md 9.2), in nats.
 P1_TARGET=0.05
 export BUILD OUT TRAINER DATA COMMON SM_ARGS MLP_ARGS
 
