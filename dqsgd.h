@@ -638,7 +638,7 @@ DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, s
 DQ_API dq_status dq_index_decode(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap, size_t *k);
 
 /* ---------------------------------------------------------------- bit-budget optimizer
- * ALGORITHMS.md §2.6. Error model: QSGD with s levels over buckets of B elements has
+ * doc/MATHS.md 9 (9.2 the bound, 9.3 the rule). Error model: QSGD with s levels over buckets of B elements has
  * E||Q(g)-g||^2 <= B/(4 s^2) ||g||^2, and step n of T weighs alpha^(T-1-n) in the final error,
  * alpha being the factor by which one step contracts the optimality gap: 1 - mu*eta in the
  * mu-PL bound, (1 - mu*eta)^2 for a quadratic with exact gradients, 1 for the non-convex
@@ -846,7 +846,7 @@ DQ_API dq_status dq_rd_floor(const dq_rd *rd, double max_err, unsigned bits_min,
 DQ_API dq_status dq_topk_select(const float *x, size_t n, size_t k, uint32_t *idx);
 
 /* ---------------------------------------------------------------- count sketch and data quantization
- * (ALGORITHMS.md 7.1 Sketched SGD, 7.2 quantizing data; wire format: doc/FORMAT.md 21)
+ * (doc/MATHS.md 12 the count sketch, 13 quantizing data; wire format: doc/FORMAT.md 21)
  *
  * Count sketch. A table T of r rows and c columns (float32, caller-owned) summarises a vector v
  * of dimension d. Row j has a bucket hash h_j(i) in [0, c) and a sign s_j(i) in {-1, +1}, both
@@ -997,7 +997,7 @@ DQ_API dq_status dq_sample_encode_block(const dq_params *p, uint64_t sample, con
                                         size_t dst_cap, size_t *dst_len);
 
 /* ---------------------------------------------------------------- truncation solver
- * The truncation solver for heavy-tailed gradients (ALGORITHMS.md 6): the Hill
+ * The truncation solver for heavy-tailed gradients (doc/MATHS.md 11): the Hill
  * tail estimate, the threshold alpha and the companded levels of DQ_SCHEME_TRUNC and
  * DQ_SCHEME_TRUNC_NU, and the exact expected error of a (threshold, levels) choice.
  *
@@ -1024,23 +1024,25 @@ DQ_API dq_status dq_sample_encode_block(const dq_params *p, uint64_t sample, con
  *   3. the threshold: DQ_TRUNC_SEARCH (default) minimizes the histogram's expected error over
  *      alpha (a scan of 8 points per binade, every bin edge within a factor 1.25 of the best, then
  *      golden-section search between the best point's neighbours);
- *      DQ_TRUNC_MODEL uses ALGORITHMS.md 6.3 (uniform: closed form from the Hill fit) and 6.4
+ *      DQ_TRUNC_MODEL uses doc/MATHS.md 11.3 (uniform: closed form from the Hill fit) and 11.4
  *      (non-uniform: golden section on V_N*(alpha, s) + B(alpha), high-resolution variance,
  *      empirical bias);
  *   4. non-uniform levels: l_j = Lambda^-1(j/s) / alpha with Lambda(x) = int_0^x f^(1/3) /
- *      int_0^alpha f^(1/3), f the histogram density (companding, ALGORITHMS.md 6.4).
+ *      int_0^alpha f^(1/3), f the histogram density (companding, doc/MATHS.md 11.4).
  *
- * kappa = 1/6 in the 6.3 closed form: the rounding variance of a coordinate at fraction u of
+ * kappa = 1/6 in the 11.3 closed form: the rounding variance of a coordinate at fraction u of
  * its cell is u (1 - u) step^2, whose mean over a cell is step^2 / 6 when the density is smooth
  * at the scale of a cell (the high-resolution regime the closed form assumes anyway); 1/4 is
- * the worst case u = 1/2, which no real vector reaches on average, and it would move alpha* up
- * by (3/2)^(1/(gamma-1)) (14% at gamma = 4), while the closed form already lands above the
- * empirical optimum on Student-t data (by 2-14% at b = 5..8, n = 2^18, nu = 3).
+ * the worst case u = 1/2, which no real vector reaches on average. alpha* goes as
+ * (1/kappa)^(1/(gamma-1)), so 1/4 would move it down by (2/3)^(1/(gamma-1)) (13% at gamma = 4):
+ * towards the empirical optimum, which the closed form overshoots on Student-t data (by 2-14%
+ * at b = 5..8, n = 2^18, nu = 3). 1/6 is kept as the derivation's constant, not as the better
+ * fit; DQ_TRUNC_SEARCH, the default, does not use it.
  *
  * Why DQ_TRUNC_SEARCH is the default (measured, tests/test_trunc.c and bench/ratedist.c):
- *   - 6.3 clamps alpha to [x_m, max|x|], but at b <= 4 the optimum lies below x_m (Student-t
+ *   - 11.3 clamps alpha to [x_m, max|x|], but at b <= 4 the optimum lies below x_m (Student-t
  *     nu = 3, b = 2: optimum 1.6, x_m = 10.2; the clamped closed form has 6x the error);
- *   - 6.4's V_N* = (int f^(1/3))^3 / (6 s^2) barely grows with alpha on a power-law tail
+ *   - 11.4's V_N* = (int f^(1/3))^3 / (6 s^2) barely grows with alpha on a power-law tail
  *     (f^(1/3) ~ |g|^(-gamma/3) is integrable), so V_N* + B picks alpha = max|x| on Student-t
  *     nu = 3 at b >= 4: the high-resolution formula misses the variance of the few, wide
  *     tail cells; the exact objective gives 1.5-2.5x lower error there (b = 4..8);
@@ -1059,7 +1061,7 @@ DQ_API dq_status dq_sample_encode_block(const dq_params *p, uint64_t sample, con
 typedef enum dq_trunc_method {
     DQ_TRUNC_DEFAULT = 0, /* = DQ_TRUNC_SEARCH */
     DQ_TRUNC_SEARCH = 1,  /* minimize the expected error of the data's histogram over alpha */
-    DQ_TRUNC_MODEL = 2    /* ALGORITHMS.md 6.3 closed form (uniform) / 6.4 V_N* + B (non-uniform) */
+    DQ_TRUNC_MODEL = 2    /* doc/MATHS.md 11.3 closed form (uniform) / 11.4 V_N* + B (non-uniform) */
 } dq_trunc_method;
 
 typedef struct dq_trunc_params {
@@ -1075,7 +1077,7 @@ typedef struct dq_trunc_params {
                              * and the report are computed. 0 = solve for alpha */
 } dq_trunc_params;
 
-/* The tail of |x|, from the Hill estimator (ALGORITHMS.md 6.2): for |g| >= x_m the density of g
+/* The tail of |x|, from the Hill estimator (doc/MATHS.md 11.2): for |g| >= x_m the density of g
  * is modelled as c |g|^-gamma (symmetric), so P(|g| >= x_m) = 2 c x_m^(1-gamma) / (gamma - 1). */
 typedef struct dq_tail {
     size_t k;        /* order statistics used: x_m is the k-th largest |x| */
@@ -1224,7 +1226,7 @@ DQ_API dq_status dq_decode_typed(const void *src, size_t src_len, dq_dtype ot, v
 DQ_API dq_status dq_decode_add_typed(const void *src, size_t src_len, float weight, dq_dtype at, void *acc,
                                      size_t acc_len);
 
-/* ---------------------------------------------------------------- aggregation (DESIGN.md 8)
+/* ---------------------------------------------------------------- aggregation (doc/MATHS.md 14)
  * The pieces a data-parallel trainer needs past one node; none of them talks to a network.
  *
  * allgather + decode-add : every worker receives every message (variable sizes: exchange the
@@ -5908,7 +5910,7 @@ static inline double dq__sched_trend(const dq_sched *s) {
     unsigned i, w = s->p.window;
     for (i = 0; i < s->n_norms; i++) {
         double g = s->norms[s->n_norms < w ? i : (s->head + i) % w], x = (double)i, y;
-        double xx = x * x, xy; /* every product in its own statement (README, Determinism) */
+        double xx = x * x, xy; /* every product in its own statement (doc/API.md, Determinism) */
         if (!(g > 0.0)) continue;
         y = 2.0 * log(g);
         xy = x * y;
@@ -6315,7 +6317,7 @@ typedef struct dq__rd_bins {
 /* Moments 0..2 over [p, q) of the density a0 + a1 (d - h/2), fitted to mass m0 and first moment
  * m1 over [0, h). */
 static inline void dq__rd_piece(double m0, double m1, double h, double p, double q, double *mo) {
-    /* every product in its own statement, as everywhere in this file (README, Determinism) */
+    /* every product in its own statement, as everywhere in this file (doc/API.md, Determinism) */
     double hm = 0.5 * h, h3 = h * h * h, t = hm * m0, a1, a0, u, v;
     double q2 = q * q, p2 = p * p, q3 = q2 * q, p3 = p2 * p, q4 = q2 * q2, p4 = p2 * p2;
     a1 = 12.0 * (m1 - t);
@@ -6364,7 +6366,7 @@ typedef struct dq__rd_acc {
 static inline void dq__rd_take(void *ctx, double k, double e0, const double *w, const double *cp, const double *cn) {
     dq__rd_acc *A = (dq__rd_acc *)ctx;
     double s = A->s, ss = s * s, m = cp[0] + cn[0], e2 = 2.0 * e0, t0, t1, t2, up;
-    t0 = e0 * m; /* each product in its own statement (README, Determinism) */
+    t0 = e0 * m; /* each product in its own statement (doc/API.md, Determinism) */
     t1 = s * (cp[1] + cn[1]);
     up = t0 + t1;
     t0 = e0 * (1.0 - e0) * w[0];
@@ -6484,7 +6486,7 @@ DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *
                 }
                 bin = (size_t)(u * inv);
                 if (bin >= DQ__RD_NB) bin = DQ__RD_NB - 1u;
-                d = (double)bin * B.h; /* each product in its own statement (README, Determinism) */
+                d = (double)bin * B.h; /* each product in its own statement (doc/API.md, Determinism) */
                 d = u - d;
                 B.w[0][bin] += s2;
                 wd = s2 * d;
@@ -6701,7 +6703,7 @@ DQ_API dq_status dq_rd_alloc(const dq_rd *rd, size_t m, double budget_bits, unsi
 }
 
 /* ---------------------------------------------------------------- sparsifiers
- * Top-k, random-k and threshold messages (doc/FORMAT.md "Sparse messages", ALGORITHMS.md 5.1),
+ * Top-k, random-k and threshold messages (doc/FORMAT.md "Sparse messages", doc/MATHS.md 7),
  * with fused error feedback.
  *
  * Selection works on keys: the float32 bit pattern of |c| with the sign cleared, which orders
@@ -8539,12 +8541,12 @@ static inline double dq__tr_build(const float *x, size_t n, double top, uint32_t
     return hsum;
 }
 
-/* dq_trunc_solve step 3 under DQ_TRUNC_MODEL with uniform levels (ALGORITHMS.md 6.3): alpha
+/* dq_trunc_solve step 3 under DQ_TRUNC_MODEL with uniform levels (doc/MATHS.md 11.3): alpha
  * from the tail fit into *af; 0 when the closed form does not apply (gamma <= 2). */
 static inline int dq__tr_model_alpha(dq_trunc_info *inf, size_t n, unsigned s, double kappa, float *af) {
     double g = inf->tail.gamma, xm = inf->tail.x_m, amax = inf->tail.max_abs, a;
     if (g > 2.0 && g < HUGE_VAL) {
-        /* 6.3: alpha*^(gamma-1) = 2 c s^2 / (kappa (gamma-1)(gamma-2)); with c from the fit,
+        /* 11.3: alpha*^(gamma-1) = 2 c s^2 / (kappa (gamma-1)(gamma-2)); with c from the fit,
          * alpha* = x_m ((k/n) s^2 / (kappa (gamma-2)))^(1/(gamma-1)) */
         double sd = (double)s;
         a = xm * pow((double)inf->tail.k / (double)n * sd * sd / (kappa * (g - 2.0)), 1.0 / (g - 1.0));
