@@ -46,12 +46,17 @@ else
 Q = @
 endif
 
-.PHONY: all help deps test-names dist-deps dist-build test check test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help headers deps test-names dist-deps dist-build test check test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+
+# The shipped headers are generated from the library's parts under src/ (tools/amalgamate.sh);
+# both are committed, and `make test` fails when they differ from what the parts give.
+headers: ## regenerate dqsgd.h and dqsgd_simd.h from the parts under src/ (after editing a part)
+	@sh tools/amalgamate.sh
 
 deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgrind`)
 	@sh tools/deps.sh libsimde-dev:/usr/include/simde/x86/sse2.h
@@ -77,7 +82,7 @@ QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_
               $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA))
 QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
-              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tests/readme_example.sh' \
+              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tools/amalgamate.sh --check' 'sh tests/readme_example.sh' \
               'sh tests/doc_links.sh' $(HOOK_RUN)
 CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \

@@ -1,0 +1,282 @@
+/* ---------------------------------------------------------------- sparse index streams */
+
+
+/* The three body sizes of a valid index set; the scan validates the set. */
+typedef struct dq__isizes {
+    uint64_t body[4]; /* by coder id; [0] unused */
+} dq__isizes;
+
+static inline dq_status dq__index_args(size_t k, uint64_t n, dq_index_coder coder) {
+    if (n == 0) return DQ_ERR_EMPTY;
+    if (n > DQ_INDEX_MAX_N) return DQ_ERR_TOO_LARGE;
+    if ((uint64_t)k > n || (unsigned)coder > 3u) return DQ_ERR_PARAM;
+    return DQ_OK;
+}
+static inline uint64_t dq__index_ctrl_len(uint64_t k) { return k / 4u + (k % 4u != 0); }
+
+static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n, dq__isizes *s) {
+    uint64_t next = 0, gbits = 0, vbytes = 0; /* next: the smallest index still allowed */
+    size_t i;
+    for (i = 0; i < k; i++) {
+        uint64_t x = idx[i], g;
+        uint32_t d;
+        if (x < next || x >= n) return DQ_ERR_PARAM;
+        g = x + 1u - next; /* 1 .. 2^32 */
+        d = (uint32_t)(g - 1u);
+        gbits += 2u * dq__ilog2(g) + 1u;
+        vbytes += 1u + (unsigned)(d > 0xFFu) + (unsigned)(d > 0xFFFFu) + (unsigned)(d > 0xFFFFFFu);
+        next = x + 1u;
+    }
+    s->body[0] = 0;
+    s->body[DQ_INDEX_GAMMA] = (gbits + 7u) / 8u;
+    s->body[DQ_INDEX_VARINT] = dq__index_ctrl_len(k) + vbytes;
+    s->body[DQ_INDEX_BITMAP] = (n + 7u) / 8u;
+    return DQ_OK;
+}
+static inline dq_index_coder dq__index_pick(const dq__isizes *s, dq_index_coder coder) {
+    if (coder != DQ_INDEX_AUTO) return coder;
+    coder = DQ_INDEX_VARINT;
+    if (s->body[DQ_INDEX_BITMAP] < s->body[coder]) coder = DQ_INDEX_BITMAP;
+    if (s->body[DQ_INDEX_GAMMA] < s->body[coder]) coder = DQ_INDEX_GAMMA;
+    return coder;
+}
+/* validate, choose the coder and its total size */
+static inline dq_status dq__index_plan(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder *coder,
+                                       size_t *size) {
+    dq__isizes s;
+    uint64_t total;
+    dq_status st = dq__index_args(k, n, *coder);
+    if (st != DQ_OK) return st;
+    if (!idx && k) return DQ_ERR_NULL;
+    st = dq__index_scan(idx, k, n, &s);
+    if (st != DQ_OK) return st;
+    *coder = dq__index_pick(&s, *coder);
+    total = DQ_INDEX_HEADER_SIZE + s.body[*coder];
+    if (total > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    *size = (size_t)total;
+    return DQ_OK;
+}
+
+DQ_API size_t dq_index_bound(size_t k, uint64_t n) {
+    uint64_t gbits, vbytes, body;
+    unsigned j;
+    if (n == 0 || n > DQ_INDEX_MAX_N || (uint64_t)k > n) return 0;
+    /* Gaps sum to at most n, so at most n / 2^j of them are >= 2^j: a gamma code is
+     * 1 + 2 sum_j [gap >= 2^j] bits, a VARINT value 1 + sum_j [value >= 256^j] bytes. */
+    gbits = k;
+    for (j = 1; j <= 32; j++) gbits += 2u * (n >> j < k ? n >> j : k);
+    vbytes = dq__index_ctrl_len(k) + k;
+    for (j = 1; j <= 3; j++) vbytes += n >> (8u * j) < k ? n >> (8u * j) : k;
+    body = (gbits + 7u) / 8u;
+    if (vbytes > body) body = vbytes;
+    if ((n + 7u) / 8u > body) body = (n + 7u) / 8u;
+    body += DQ_INDEX_HEADER_SIZE;
+    return body > (uint64_t)SIZE_MAX ? 0 : (size_t)body;
+}
+
+DQ_API dq_status dq_index_size(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, size_t *size) {
+    if (!size) return DQ_ERR_NULL;
+    return dq__index_plan(idx, k, n, &coder, size);
+}
+
+static inline void dq__index_put_gamma(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
+    dq_bitwriter w;
+    uint64_t next = 0;
+    size_t i, len = 0;
+    if (dq_bw_init(&w, body, body_len) != DQ_OK) return;
+    for (i = 0; i < k; i++) {
+        dq__gamma_put(&w, (uint64_t)idx[i] + 1u - next);
+        next = (uint64_t)idx[i] + 1u;
+    }
+    (void)dq_bw_finish(&w, &len); /* sized exactly by the scan: cannot fail */
+}
+static inline void dq__index_put_varint(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
+    size_t clen = (size_t)dq__index_ctrl_len(k), pos = clen, i;
+    uint32_t prev = 0xFFFFFFFFu;
+    for (i = 0; i < k; i += 4) {
+        unsigned c = 0, j;
+        for (j = 0; j < 4 && i + j < k; j++) {
+            uint32_t d = idx[i + j] - prev - 1u; /* modulo 2^32: idx[0] for the first */
+            unsigned L = (unsigned)(d > 0xFFu) + (unsigned)(d > 0xFFFFu) + (unsigned)(d > 0xFFFFFFu);
+            c |= L << (2u * j);
+            if (body_len - pos >= 4) { /* the bytes past this value are rewritten by the next */
+                dq__st32(body + pos, d);
+            } else {
+                unsigned b;
+                for (b = 0; b <= L; b++) body[pos + b] = (uint8_t)(d >> (8u * b));
+            }
+            pos += L + 1u;
+            prev = idx[i + j];
+        }
+        body[i / 4] = (uint8_t)c;
+    }
+}
+static inline void dq__index_put_bitmap(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
+    size_t i;
+    memset(body, 0, body_len);
+    for (i = 0; i < k; i++) body[idx[i] >> 3] |= (uint8_t)(1u << (idx[i] & 7u));
+}
+
+DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
+                                 size_t dst_cap, size_t *dst_len) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t size = 0;
+    dq_status st;
+    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
+    st = dq__index_plan(idx, k, n, &coder, &size);
+    if (st != DQ_OK) return st;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    d[0] = (uint8_t)coder;
+    dq__st32(d + 1, (uint32_t)(n - 1u));
+    dq__st32(d + 5, (uint32_t)k);
+    d[9] = (uint8_t)((uint64_t)k >> 32);
+    if (coder == DQ_INDEX_GAMMA)
+        dq__index_put_gamma(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+    else if (coder == DQ_INDEX_VARINT)
+        dq__index_put_varint(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+    else
+        dq__index_put_bitmap(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+    *dst_len = size;
+    return DQ_OK;
+}
+
+/* ---- decoding */
+typedef struct dq__ihead {
+    uint64_t n;
+    size_t k;
+    dq_index_coder coder;
+    const uint8_t *body;
+    size_t body_len;
+} dq__ihead;
+
+static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihead *h) {
+    const uint8_t *s = (const uint8_t *)src;
+    uint64_t k, need;
+    if (!src && src_len) return DQ_ERR_NULL;
+    if (src_len < DQ_INDEX_HEADER_SIZE) return DQ_ERR_TRUNCATED;
+    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_BITMAP) return DQ_ERR_CORRUPT;
+    h->coder = (dq_index_coder)s[0];
+    h->n = (uint64_t)dq__ld32(s + 1) + 1u;
+    k = (uint64_t)dq__ld32(s + 5) | (uint64_t)s[9] << 32;
+    if (k > h->n) return DQ_ERR_CORRUPT;
+    if (k > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->k = (size_t)k;
+    h->body = s + DQ_INDEX_HEADER_SIZE;
+    h->body_len = src_len - DQ_INDEX_HEADER_SIZE;
+    need = h->coder == DQ_INDEX_GAMMA ? (k + 7u) / 8u
+           : h->coder == DQ_INDEX_VARINT ? dq__index_ctrl_len(k) + k
+                                         : (h->n + 7u) / 8u;
+    if ((uint64_t)h->body_len < need) return DQ_ERR_TRUNCATED;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, size_t *k, dq_index_coder *coder) {
+    dq__ihead h;
+    dq_status st = dq__index_head(src, src_len, &h);
+    if (st != DQ_OK) return st;
+    if (n) *n = h.n;
+    if (k) *k = h.k;
+    if (coder) *coder = h.coder;
+    return DQ_OK;
+}
+
+/* Gamma body: codes that lie within the accumulator's valid bits are decoded in place (a
+ * refill below 40 valid bits leaves 56 or more, so short codes share refills); longer codes,
+ * the end of the body and every error go through dq__gamma_get. */
+static inline dq_status dq__index_get_gamma(const dq__ihead *h, uint32_t *idx) {
+    dq_bitreader r;
+    uint64_t next = 0, n = h->n;
+    size_t i;
+    if (dq_br_init(&r, h->body, h->body_len) != DQ_OK) return DQ_ERR_NULL;
+    for (i = 0; i < h->k; i++) {
+        uint64_t g;
+        unsigned m;
+        if (r.n < 40) dq__br_refill(&r);
+        m = r.acc ? 2u * dq__clz64(r.acc) + 1u : 129u;
+        if (m <= r.n) { /* m <= 63: the leading 1 and the whole code are valid bits */
+            g = r.acc >> (64u - m);
+            r.acc <<= m;
+            r.n -= m;
+        } else {
+            dq_status st = dq__gamma_get(&r, &g);
+            if (st != DQ_OK) return st;
+        }
+        if (g > n - next) return DQ_ERR_CORRUPT; /* index next + g - 1 would be >= n */
+        next += g;
+        idx[i] = (uint32_t)(next - 1u);
+    }
+    return dq_br_finish(&r);
+}
+
+static inline dq_status dq__index_get_varint(const dq__ihead *h, uint32_t *idx, dq__svb_kernel kern) {
+    const uint8_t *ctrl = h->body;
+    size_t k = h->k, clen = (size_t)dq__index_ctrl_len(k), i;
+    uint64_t dlen = 0;
+    dq__svb_acc a;
+    /* body >= clen + k was checked with the header */
+    if (k % 4u && ctrl[clen - 1] >> (2u * (k % 4u))) return DQ_ERR_CORRUPT; /* unused codes */
+    i = 0;
+    for (; i + 8 <= clen; i += 8) { /* data bytes: 4 per control byte + the sum of its codes */
+        uint64_t x = dq__ld64(ctrl + i);
+        x = (x & 0x3333333333333333u) + (x >> 2 & 0x3333333333333333u);
+        x = (x & 0x0F0F0F0F0F0F0F0Fu) + (x >> 4 & 0x0F0F0F0F0F0F0F0Fu);
+        dlen += (x * 0x0101010101010101u) >> 56;
+    }
+    for (; i < clen; i++)
+        dlen += (ctrl[i] & 3u) + (ctrl[i] >> 2 & 3u) + (ctrl[i] >> 4 & 3u) + (ctrl[i] >> 6);
+    dlen += k; /* each value has at least one byte; the unused codes are 0 */
+    if ((uint64_t)h->body_len - clen < dlen) return DQ_ERR_TRUNCATED;
+    if ((uint64_t)h->body_len - clen > dlen) return DQ_ERR_CORRUPT;
+    a.prev = 0xFFFFFFFFu;
+    a.bad = 0;
+    a.sum = 0;
+    if (k) kern(ctrl, ctrl + clen, (size_t)dlen, k, idx, &a);
+    /* the last index is k - 1 + sum < n (exact: the sum is 64-bit), so nothing wrapped */
+    if (a.bad || (k && a.sum > h->n - k)) return DQ_ERR_CORRUPT;
+    return DQ_OK;
+}
+
+static inline dq_status dq__index_get_bitmap(const dq__ihead *h, uint32_t *idx) {
+    const uint8_t *b = h->body;
+    size_t len = (size_t)((h->n + 7u) / 8u), i = 0, cnt = 0, k = h->k;
+    unsigned tail = (unsigned)(h->n % 8u);
+    if (h->body_len != len) return DQ_ERR_CORRUPT; /* shorter was refused with the header */
+    if (tail && b[len - 1] >> tail) return DQ_ERR_CORRUPT;
+    for (; i < len; i += 8) {
+        uint64_t w;
+        uint32_t base = (uint32_t)(i * 8u);
+        if (len - i >= 8) {
+            w = dq__ld64(b + i);
+        } else {
+            size_t j;
+            w = 0;
+            for (j = len - i; j-- > 0;) w = w << 8 | b[i + j];
+        }
+        if (dq__popcount64(w) > k - cnt) return DQ_ERR_CORRUPT;
+        for (; w; w &= w - 1u) idx[cnt++] = base + dq__ctz64(w);
+    }
+    return cnt == k ? DQ_OK : DQ_ERR_CORRUPT;
+}
+
+/* dq_index_decode() with a given VARINT kernel (tests compare the SIMD and scalar kernels) */
+static inline dq_status dq__index_decode_with(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap,
+                                              size_t *k, dq__svb_kernel kern) {
+    dq__ihead h;
+    dq_status st;
+    if (!k || (!idx && idx_cap)) return DQ_ERR_NULL;
+    st = dq__index_head(src, src_len, &h);
+    if (st != DQ_OK) return st;
+    if (h.k > idx_cap) return DQ_ERR_DST_TOO_SMALL;
+    if (h.coder == DQ_INDEX_GAMMA)
+        st = dq__index_get_gamma(&h, idx);
+    else if (h.coder == DQ_INDEX_VARINT)
+        st = dq__index_get_varint(&h, idx, kern);
+    else
+        st = dq__index_get_bitmap(&h, idx);
+    if (st == DQ_OK) *k = h.k;
+    return st;
+}
+DQ_API dq_status dq_index_decode(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap, size_t *k) {
+    return dq__index_decode_with(src, src_len, idx, idx_cap, k, dq__k_svb_decode);
+}
+

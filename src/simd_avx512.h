@@ -1,0 +1,438 @@
+/* ================================================================ AVX-512F
+ * Statistics, packing and decoding reuse the AVX2 kernels; the levels are non-negative, so the
+ * unsigned conversion (which SIMDe 0.7.4 provides at 512 bits) equals the signed one. */
+#if DQ__HAS_AVX512_KERNELS
+
+static inline simde__m512i dq__draw24__avx512(simde__m512i x, simde__m512i k0, simde__m512i k1) {
+    x = simde_mm512_xor_si512(x, k0);
+    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+    x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+    x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), k1));
+    x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+    return simde_mm512_srli_epi32(x, 8);
+}
+
+static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm512_storeu_ps(e + i, simde_mm512_add_ps(simde_mm512_loadu_ps(x + i), simde_mm512_loadu_ps(e + i)));
+    dq__compensate__avx2(x + i, e + i, n - i);
+}
+
+/* One vector of 16 codes: the constants live in a struct that inlining keeps in registers, so
+ * the plain and the fused (quantize + pack) kernels share one body. */
+typedef struct dq__q512 {
+    simde__m512i absm, zero, one, k0, k1, lane, lmask, dmask;
+    simde__m128i sgn; /* shift count 32 - b: the sign bit lands at bit b-1 */
+    simde__m512 inv, smax, step, neg, half, two32, magic;
+    int stoch, k0x; /* k0x: k0 holds k0 ^ (the draw's first xorshift of the high half) */
+    unsigned bits;
+} dq__q512;
+/* The quantizer constants for the `cnt` elements from index q->lo on. When their indices share
+ * the high 16 bits (a block never crosses a multiple of 2^16 unless it starts unaligned), the
+ * draw's first step, x ^= x >> 16 with x = lo ^ k0, is lo ^ (k0 ^ ((lo0 ^ k0) >> 16)): a
+ * constant key, two vector operations fewer per draw. */
+static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
+    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm512_setzero_si512();
+    c->one = simde_mm512_set1_epi32(1);
+    c->k0 = simde_mm512_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
+    c->lane = simde_mm512_loadu_si512(dq__lane_ids);
+    c->lmask = simde_mm512_set1_epi32(q->bits >= 2 ? (int32_t)((1u << (q->bits - 1)) - 1u) : 0);
+    c->dmask = simde_mm512_set1_epi32((int32_t)0xFFFFFF00u);
+    c->sgn = simde_mm_cvtsi32_si128(32 - (int)q->bits);
+    c->inv = simde_mm512_set1_ps(q->inv);
+    c->smax = simde_mm512_set1_ps(q->smax);
+    c->step = simde_mm512_set1_ps(q->step);
+    c->neg = simde_mm512_set1_ps(q->neg);
+    c->half = simde_mm512_set1_ps(0.5f);
+    c->two32 = simde_mm512_set1_ps(4294967296.0f);
+    c->magic = simde_mm512_set1_ps(8388608.0f);
+    c->stoch = q->thresh < 0.0f;
+    c->bits = q->bits;
+}
+/* idx holds the low halves of the 16 element indices. The dither test t < f, t = d * 2^-24
+ * with d the 24-bit draw, is evaluated as d * 2^8 < f * 2^32: both sides are exact floats (d * 2^8
+ * has at most 24 significant bits, scaling by 2^32 is exact), so the outcome is the same, and
+ * the draw's last xorshift and the low-byte clear merge into one ternary-logic operation. */
+static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
+    simde__m512 xv = simde_mm512_loadu_ps(x), td = c->half, v = simde_mm512_setzero_ps();
+    simde__m512i xb = simde_mm512_castps_si512(xv), code;
+    if (c->stoch) {
+        simde__m512i h = simde_mm512_xor_si512(idx, c->k0);
+        if (!c->k0x) h = simde_mm512_xor_si512(h, simde_mm512_srli_epi32(h, 16));
+        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96); /* a ^ b ^ c */
+        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28); /* (a ^ b) & c */
+        td = simde_mm512_cvtepu32_ps(h);
+    }
+    if (c->bits == 1) {
+        simde__m512 t = c->stoch ? simde_mm512_mul_ps(td, simde_mm512_set1_ps(2.3283064365386963e-10f)) : c->half;
+        simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
+        simde__mmask16 plus = simde_mm512_cmp_ps_mask(t, pp, SIMDE_CMP_LT_OQ);
+        code = c->stoch ? simde_mm512_mask_mov_epi32(c->one, plus, c->zero) : simde_mm512_srli_epi32(xb, 31);
+        if (res) /* code 1 decodes to neg, code 0 to step */
+            v = simde_mm512_mask_mov_ps(c->step, simde_mm512_cmpeq_epi32_mask(code, c->one), c->neg);
+    } else {
+        simde__m512 r = simde_mm512_min_ps(
+            simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
+        /* trunc(r) + 2^23 is exact (r < 2^16) and its low mantissa bits are the integer level
+         * (SIMDe 0.7.4 has no 512-bit cvttps_epi32); the exponent bits above them are cleared
+         * by the final select with lmask, since a level fits in bits 0..b-2 */
+        simde__m512 tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
+        simde__m512 f = simde_mm512_sub_ps(r, tr);
+        simde__mmask16 up = c->stoch ? simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(f, c->two32), SIMDE_CMP_LT_OQ)
+                                     : simde_mm512_cmp_ps_mask(c->half, f, SIMDE_CMP_LT_OQ),
+                       nz;
+        simde__m512i lm = simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic)), sg;
+        lm = simde_mm512_mask_add_epi32(lm, up, lm, c->one);
+        nz = simde_mm512_test_epi32_mask(lm, c->lmask);
+        /* the sign goes to bit b-1 of nonzero levels only: x >> (32 - b) is the sign there and
+         * the top b-1 bits of x below it, which lmask's select drops */
+        sg = simde_mm512_maskz_srl_epi32(nz, xb, c->sgn);
+        code = simde_mm512_ternarylogic_epi32(c->lmask, lm, sg, 0xCA); /* lmask ? lm : sg */
+        if (res) { /* a zero level keeps +0 whatever the sign, as in the scalar reference */
+            simde__m512 lf = simde_mm512_mask_add_ps(tr, up, tr, simde_mm512_set1_ps(1.0f)); /* exact */
+            v = simde_mm512_mul_ps(lf, c->step);
+            v = simde_mm512_castsi512_ps(simde_mm512_mask_xor_epi32(simde_mm512_castps_si512(v), nz,
+                                                                    simde_mm512_castps_si512(v),
+                                                                    simde_mm512_andnot_si512(c->absm, xb)));
+        }
+    }
+    if (res) simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
+    return code;
+}
+
+/* dq__q512_codes for stochastic rounding, b >= 2, the hoisted key and no residual. */
+static inline simde__m512i dq__q512_codes_sk(const dq__q512 *c, const float *x, simde__m512i idx) {
+    simde__m512i xb = simde_mm512_loadu_si512(x), h = simde_mm512_xor_si512(idx, c->k0), lm, sg;
+    simde__m512 r, tr, td;
+    simde__mmask16 up, nz;
+    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
+    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96);
+    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
+    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28);
+    td = simde_mm512_cvtepu32_ps(h);
+    r = simde_mm512_min_ps(simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
+    tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
+    up = simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(simde_mm512_sub_ps(r, tr), c->two32), SIMDE_CMP_LT_OQ);
+    lm = simde_mm512_castps_si512(simde_mm512_add_ps(tr, c->magic));
+    lm = simde_mm512_mask_add_epi32(lm, up, lm, c->one);
+    nz = simde_mm512_test_epi32_mask(lm, c->lmask);
+    sg = simde_mm512_maskz_srl_epi32(nz, xb, c->sgn);
+    return simde_mm512_ternarylogic_epi32(c->lmask, lm, sg, 0xCA);
+}
+static inline void dq__quant__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    dq__q512 c;
+    size_t i = 0;
+    dq__qctx rest;
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
+    dq__q512_init(&c, q, cnt);
+    for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, simde_mm512_set1_epi32(16)))
+        simde_mm512_storeu_si512(codes + i, dq__q512_codes(&c, x + i, idx, res ? res + i : NULL));
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant__avx2(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+
+/* Quantize and pack one full block of 256 elements inside one bucket; each vector holds rows
+ * 2k and 2k+1, which enter the 8-lane accumulator one after the other. */
+static inline void dq__quant_pack__avx512(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
+    dq__q512 c;
+    simde__m256i acc = simde_mm256_setzero_si256();
+    unsigned have = 0, b = q->bits, i;
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
+    const simde__m512i step16 = simde_mm512_set1_epi32(16);
+    dq__q512_init(&c, q, DQ__BLOCK);
+    if ((32u % b) == 0) {
+        /* b divides 32: word j of every lane holds rows j*32/b .. exactly, so each word is an
+         * OR of codes at constant shifts (row 2k in the low half, 2k+1 in the high half) and no
+         * bit carries from one word to the next: the words are independent chains. */
+        const simde__m512i sh0 = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
+        const simde__m512i sh2 = simde_mm512_set1_epi32((int)(2u * b));
+        unsigned j, k, per = 16u / b; /* vectors (row pairs) per word */
+        for (j = 0, i = 0; j < b; j++, out += 32) {
+            simde__m512i w = simde_mm512_setzero_si512(), sh = sh0;
+            if (c.stoch && c.k0x && !res && b >= 2u) { /* the common case, without the tests per vector */
+                const dq__q512 cc = c;
+                for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                    w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes_sk(&cc, x + i, idx), sh));
+            } else {
+                for (k = 0; k < per; k++, i += 16, idx = simde_mm512_add_epi32(idx, step16), sh = simde_mm512_add_epi32(sh, sh2))
+                    w = simde_mm512_or_si512(w, simde_mm512_sllv_epi32(dq__q512_codes(&c, x + i, idx, res ? res + i : NULL), sh));
+            }
+            simde_mm256_storeu_si256((simde__m256i *)out, simde_mm256_or_si256(simde_mm512_castsi512_si256(w),
+                                                                               simde_mm512_extracti64x4_epi64(w, 1)));
+        }
+        return;
+    }
+    for (i = 0; i < DQ__BLOCK; i += 16, idx = simde_mm512_add_epi32(idx, step16)) {
+        simde__m512i code = dq__q512_codes(&c, x + i, idx, res ? res + i : NULL);
+        dq__pack_row__avx2(&acc, &have, simde_mm512_castsi512_si256(code), b, &out);
+        dq__pack_row__avx2(&acc, &have, simde_mm512_extracti64x4_epi64(code, 1), b, &out);
+    }
+}
+
+/* Decoded values of 16 codes (see dq__decode_block__avx512). */
+static inline simde__m512 dq__decode_vals__avx512(simde__m512i code, simde__m512i lmask, simde__m512i lone, simde__m512 stepv,
+                                                  simde__m512i shsg, simde__m512i sgnm) {
+    simde__m512 v = simde_mm512_cvtepu32_ps(simde_mm512_ternarylogic_epi32(code, lmask, lone, 0xEA)); /* (a & b) | c */
+    v = simde_mm512_mul_ps(v, stepv);
+    return simde_mm512_castsi512_ps(simde_mm512_ternarylogic_epi32(simde_mm512_castps_si512(v),
+                                                                   simde_mm512_sllv_epi32(code, shsg), sgnm, 0x78)); /* a ^ (b & c) */
+}
+/* Decode one packed block, two rows per vector. When b divides 32 both rows of a pair lie in
+ * one 32-byte word row (rows j*32/b ..): one broadcast load and a per-half shift give 16 codes,
+ * with no carry between words. Other widths use the AVX2 kernel. The value of a code is
+ * (float)level * step with the code's sign bit moved to bit 31 and xored in; when every row has
+ * the same step and b <= 4, those of codes 0..15 (code k & (2^b - 1)) are computed once and each
+ * code is one permute. */
+static inline void dq__decode_block__avx512(const uint8_t *in, unsigned b, const float *rowstep, float w, int add,
+                                            float *out) {
+    simde__m512i shv, code;
+    simde__m512 v, tabv = simde_mm512_setzero_ps(), stepv;
+    const simde__m512 wv = simde_mm512_set1_ps(w);
+    const simde__m512i mask = simde_mm512_set1_epi32((int32_t)((1u << b) - 1u));
+    const simde__m512i lmask = simde_mm512_set1_epi32(b == 1 ? 0 : (int32_t)((1u << (b - 1)) - 1u));
+    const simde__m512i lone = simde_mm512_set1_epi32(b == 1 ? 1 : 0);
+    const simde__m512i shsg = simde_mm512_set1_epi32(32 - (int)b), sgnm = simde_mm512_set1_epi32((int32_t)0x80000000u);
+    const simde__m512i sh2 = simde_mm512_set1_epi32(2 * (int)b);
+    unsigned r, j, k, per, uniform, table;
+    if (32u % b != 0) {
+        dq__decode_block__avx2(in, b, rowstep, w, add, out);
+        return;
+    }
+    per = 32u / b; /* rows per word */
+    uniform = dq__rows_uniform(rowstep);
+    table = uniform && b <= 4u;
+    stepv = simde_mm512_set1_ps(rowstep[0]);
+    if (table) /* the values of codes 0..15, by the computing path below */
+        tabv = dq__decode_vals__avx512(simde_mm512_and_si512(simde_mm512_loadu_si512(dq__lane_ids), mask), lmask, lone,
+                                       stepv, shsg, sgnm);
+    for (j = 0, r = 0; j < b; j++) {
+        const simde__m512i word = simde_mm512_broadcast_i64x4(simde_mm256_loadu_si256((const simde__m256i *)(in + 32u * j)));
+        shv = simde_mm512_mask_set1_epi32(simde_mm512_setzero_si512(), 0xFF00u, (int)b);
+        for (k = 0; k < per; k += 2, r += 2, shv = simde_mm512_add_epi32(shv, sh2)) {
+            /* the bits above the code: dropped by lmask and the sign shift, and by the permute,
+             * which reads 4 index bits of a table that repeats with period 2^b */
+            code = simde_mm512_srlv_epi32(word, shv);
+            if (table) {
+                v = simde_mm512_permutexvar_ps(code, tabv);
+            } else {
+                if (!uniform)
+                    stepv = simde_mm512_mask_mov_ps(simde_mm512_set1_ps(rowstep[r]), 0xFF00u,
+                                                    simde_mm512_set1_ps(rowstep[r + 1]));
+                v = dq__decode_vals__avx512(code, lmask, lone, stepv, shsg, sgnm);
+            }
+            if (add) v = simde_mm512_add_ps(simde_mm512_loadu_ps(out + 8 * r), simde_mm512_mul_ps(wv, v));
+            simde_mm512_storeu_ps(out + 8 * r, v);
+        }
+    }
+}
+
+/* ---- table schemes (see the SSE2 section for the method and the exactness argument) */
+static inline int dq__tab_isexp__avx512(const float *tab, unsigned s) {
+    const simde__m512i c = simde_mm512_set1_epi32((int32_t)(127u - s));
+    simde__m512i l = simde_mm512_loadu_si512(dq__lane_ids);
+    simde__mmask16 ok = 0xFFFFu;
+    unsigned i;
+    if (s < 15u) return dq__tab_isexp__avx2(tab, s);
+    for (i = 0; i <= s; i += 16u, l = simde_mm512_add_epi32(l, simde_mm512_set1_epi32(16))) {
+        simde__m512i e = simde_mm512_maskz_mov_epi32(simde_mm512_test_epi32_mask(l, l),
+                                                     simde_mm512_slli_epi32(simde_mm512_add_epi32(l, c), 23));
+        ok = (simde__mmask16)(ok & simde_mm512_cmpeq_epi32_mask(e, simde_mm512_loadu_si512(tab + i)));
+    }
+    return ok == 0xFFFFu;
+}
+
+/* Table lookups from registers, N = s + 1 <= 128 entries: one permute (N <= 16, padded with
+ * +Inf to 16), one two-source permute (N = 32), or 2 / 4 of them and blends on index bits 5, 6. */
+typedef struct dq__tlook512 {
+    simde__m512 t[8];
+    simde__m512i b5, b6;
+    unsigned nreg;
+} dq__tlook512;
+static inline void dq__tlook512_init(dq__tlook512 *L, const float *tab, unsigned s) {
+    uint32_t pad[DQ__BLOCK / 2u];
+    unsigned n = s + 1u, k;
+    L->nreg = n <= 16u ? 1u : n / 16u;
+    for (k = n; k < 16u; k++) pad[k] = 0x7F800000u; /* +Inf: above any r */
+    memcpy(pad, tab, 4u * n);
+    for (k = 0; k < 8u; k++)
+        L->t[k] = k < L->nreg ? simde_mm512_loadu_ps((const float *)(pad + 16u * k)) : simde_mm512_setzero_ps();
+    L->b5 = simde_mm512_set1_epi32(32);
+    L->b6 = simde_mm512_set1_epi32(64);
+}
+static inline simde__m512 dq__tlook512_get(const dq__tlook512 *L, simde__m512i idx) {
+    simde__m512 a, b;
+    simde__mmask16 k5;
+    if (L->nreg == 1u) return simde_mm512_permutexvar_ps(idx, L->t[0]);
+    a = simde_mm512_permutex2var_ps(L->t[0], idx, L->t[1]);
+    if (L->nreg == 2u) return a;
+    k5 = simde_mm512_test_epi32_mask(idx, L->b5);
+    a = simde_mm512_mask_blend_ps(k5, a, simde_mm512_permutex2var_ps(L->t[2], idx, L->t[3]));
+    if (L->nreg == 4u) return a;
+    b = simde_mm512_mask_blend_ps(k5, simde_mm512_permutex2var_ps(L->t[4], idx, L->t[5]),
+                                  simde_mm512_permutex2var_ps(L->t[6], idx, L->t[7]));
+    return simde_mm512_mask_blend_ps(simde_mm512_test_epi32_mask(idx, L->b6), a, b);
+}
+
+typedef struct dq__tq512 {
+    simde__m512i absm, zero, one, k0, k1, sv, c127, sm127, mant, onei, sgnm, shs;
+    simde__m512 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    dq__tlook512 look;
+    float lv[8]; /* s <= 7: tab[0..s], then +Inf */
+    unsigned s;
+    int stoch;
+} dq__tq512;
+static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
+    unsigned s = (1u << (q->bits - 1u)) - 1u;
+    c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
+    c->zero = simde_mm512_setzero_si512();
+    c->one = simde_mm512_set1_epi32(1);
+    c->k0 = simde_mm512_set1_epi32((int32_t)q->k0);
+    c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
+    c->sv = simde_mm512_set1_epi32((int32_t)s);
+    c->c127 = simde_mm512_set1_epi32((int32_t)(127u - s));
+    c->sm127 = simde_mm512_set1_epi32((int32_t)s - 127);
+    c->mant = simde_mm512_set1_epi32(0x007FFFFF);
+    c->onei = simde_mm512_set1_epi32(0x3F800000);
+    c->sgnm = simde_mm512_set1_epi32(INT32_MIN);
+    c->shs = simde_mm512_set1_epi32((int)q->bits - 1);
+    c->inv = simde_mm512_set1_ps(q->inv);
+    c->scale = simde_mm512_set1_ps(q->scale);
+    c->onef = simde_mm512_set1_ps(1.0f);
+    c->pw = simde_mm512_castsi512_ps(simde_mm512_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
+    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->thr = simde_mm512_set1_ps(q->thresh);
+    c->top = simde_mm512_set1_ps(q->tab[s]);
+    c->lo0 = simde_mm512_set1_ps(q->tab[0]);
+    c->inf = simde_mm512_castsi512_ps(simde_mm512_set1_epi32(0x7F800000));
+    if (!isexp) dq__tlook512_init(&c->look, q->tab, s);
+    if (!isexp && s <= 7u) simde_mm256_storeu_ps(c->lv, simde_mm512_castps512_ps256(c->look.t[0]));
+    c->s = s;
+    c->stoch = q->thresh < 0.0f;
+}
+/* The dither t of 16 elements (idx: low halves of their indices), or the threshold. */
+static inline simde__m512 dq__tq512_t(const dq__tq512 *c, simde__m512i idx) {
+    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
+    return c->thr;
+}
+/* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
+static inline simde__m512i dq__tq512_end(const dq__tq512 *c, simde__m512 xv, simde__m512i l, simde__m512 tv,
+                                         float *res) {
+    simde__m512i sg = simde_mm512_maskz_mov_epi32(simde_mm512_test_epi32_mask(l, l),
+                                                  simde_mm512_and_si512(simde_mm512_castps_si512(xv), c->sgnm));
+    if (res) {
+        simde__m512 v = simde_mm512_castsi512_ps(
+            simde_mm512_xor_si512(simde_mm512_castps_si512(simde_mm512_mul_ps(tv, c->scale)), sg));
+        simde_mm512_storeu_ps(res, simde_mm512_sub_ps(xv, v));
+    }
+    return simde_mm512_or_si512(l, simde_mm512_sllv_epi32(simde_mm512_srli_epi32(sg, 31), c->shs));
+}
+/* 16 codes from x[0..16) of an exponential table. */
+static inline simde__m512i dq__tq512_exp(const dq__tq512 *c, const float *x, simde__m512i idx, float *res) {
+    simde__m512 xv = simde_mm512_loadu_ps(x), t = dq__tq512_t(c, idx), f, fhi;
+    simde__m512 r = simde_mm512_mul_ps(
+        simde_mm512_castsi512_ps(simde_mm512_and_si512(simde_mm512_castps_si512(xv), c->absm)), c->inv);
+    simde__m512i rb = simde_mm512_castps_si512(r), l;
+    simde__m512i j = simde_mm512_add_epi32(simde_mm512_srli_epi32(rb, 23), c->sm127);
+    simde__mmask16 lt1 = simde_mm512_cmp_ps_mask(r, c->onef, SIMDE_CMP_LT_OQ),
+                   big = simde_mm512_cmpgt_epi32_mask(j, c->zero);
+    fhi = simde_mm512_sub_ps(
+        simde_mm512_castsi512_ps(simde_mm512_or_si512(simde_mm512_and_si512(rb, c->mant), c->onei)), c->onef);
+    f = simde_mm512_mask_blend_ps(big, simde_mm512_mul_ps(r, c->pw), fhi);
+    l = simde_mm512_maskz_mov_epi32(big, j);
+    l = simde_mm512_mask_add_epi32(l, simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ), l, c->one);
+    l = simde_mm512_mask_blend_epi32(lt1, c->sv, l);
+    return dq__tq512_end(
+        c, xv, l,
+        simde_mm512_castsi512_ps(simde_mm512_maskz_mov_epi32(
+            simde_mm512_test_epi32_mask(l, l), simde_mm512_slli_epi32(simde_mm512_add_epi32(l, c->c127), 23))),
+        res);
+}
+/* One step of the binary search (see dq__ts256_step); N <= 16: one permute. */
+static inline void dq__ts512_step(const dq__tlook512 *L, simde__m512 r, int32_t st, simde__m512i *j, simde__m512 *vlo,
+                                  simde__m512 *vhi) {
+    simde__m512i id = simde_mm512_add_epi32(*j, simde_mm512_set1_epi32(st));
+    simde__m512 cand = L->nreg == 1u ? simde_mm512_permutexvar_ps(id, L->t[0]) : dq__tlook512_get(L, id);
+    simde__mmask16 m = simde_mm512_cmp_ps_mask(cand, r, SIMDE_CMP_LE_OQ);
+    *j = simde_mm512_mask_blend_epi32(m, *j, id);
+    *vlo = simde_mm512_mask_blend_ps(m, *vlo, cand);
+    *vhi = simde_mm512_mask_blend_ps(m, cand, *vhi);
+}
+/* 16 codes from x[0..16) of any table: binary search; tables of N <= 16 entries are searched as
+ * 16 (the +Inf padding is above every r < 1), in four steps whatever N. */
+static inline simde__m512i dq__tq512_gen(const dq__tq512 *c, const float *x, simde__m512i idx, float *res) {
+    simde__m512 xv = simde_mm512_loadu_ps(x), t = dq__tq512_t(c, idx), f, tv, vlo = c->lo0, vhi = c->inf;
+    simde__m512 r = simde_mm512_mul_ps(
+        simde_mm512_castsi512_ps(simde_mm512_and_si512(simde_mm512_castps_si512(xv), c->absm)), c->inv);
+    simde__m512i j = c->zero, l;
+    simde__mmask16 lt1 = simde_mm512_cmp_ps_mask(r, c->onef, SIMDE_CMP_LT_OQ), up;
+    if (c->s <= 7u) { /* j = #{k in 1..6: tab[k] <= r} (padding never counts), independent compares */
+        simde__m512i ja = simde_mm512_maskz_mov_epi32(
+            simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[1]), r, SIMDE_CMP_LE_OQ), c->one);
+        simde__m512i jb = simde_mm512_maskz_mov_epi32(
+            simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[2]), r, SIMDE_CMP_LE_OQ), c->one);
+        ja = simde_mm512_mask_add_epi32(ja, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[3]), r, SIMDE_CMP_LE_OQ),
+                                        ja, c->one);
+        jb = simde_mm512_mask_add_epi32(jb, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[4]), r, SIMDE_CMP_LE_OQ),
+                                        jb, c->one);
+        ja = simde_mm512_mask_add_epi32(ja, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[5]), r, SIMDE_CMP_LE_OQ),
+                                        ja, c->one);
+        jb = simde_mm512_mask_add_epi32(jb, simde_mm512_cmp_ps_mask(simde_mm512_set1_ps(c->lv[6]), r, SIMDE_CMP_LE_OQ),
+                                        jb, c->one);
+        j = simde_mm512_add_epi32(ja, jb);
+        vlo = simde_mm512_permutexvar_ps(j, c->look.t[0]);
+        vhi = simde_mm512_permutexvar_ps(simde_mm512_add_epi32(j, c->one), c->look.t[0]);
+    } else if (c->look.nreg == 1u) {
+        dq__ts512_step(&c->look, r, 8, &j, &vlo, &vhi);
+        dq__ts512_step(&c->look, r, 4, &j, &vlo, &vhi);
+        dq__ts512_step(&c->look, r, 2, &j, &vlo, &vhi);
+        dq__ts512_step(&c->look, r, 1, &j, &vlo, &vhi);
+    } else {
+        unsigned st;
+        for (st = (c->s + 1u) >> 1; st; st >>= 1) dq__ts512_step(&c->look, r, (int32_t)st, &j, &vlo, &vhi);
+    }
+    f = simde_mm512_div_ps(simde_mm512_sub_ps(r, vlo), simde_mm512_sub_ps(vhi, vlo));
+    up = simde_mm512_cmp_ps_mask(t, f, SIMDE_CMP_LT_OQ);
+    l = simde_mm512_mask_blend_epi32(lt1, c->sv, simde_mm512_mask_add_epi32(j, up, j, c->one));
+    tv = simde_mm512_mask_blend_ps(lt1, c->top, simde_mm512_mask_blend_ps(up, vlo, vhi));
+    return dq__tq512_end(c, xv, l, tv, res);
+}
+
+static inline void dq__quant_tab__avx512(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
+    size_t i = 0;
+    dq__qctx rest;
+    int isexp = 0;
+    if (cnt >= 8) isexp = dq__tab_isexp__avx512(q->tab, (1u << (q->bits - 1u)) - 1u);
+    if (cnt >= 16) {
+        dq__tq512 c;
+        simde__m512i idx =
+            simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)q->lo), simde_mm512_loadu_si512(dq__lane_ids));
+        const simde__m512i sixteen = simde_mm512_set1_epi32(16);
+        dq__tq512_init(&c, q, isexp);
+        if (isexp)
+            for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, sixteen))
+                simde_mm512_storeu_si512(codes + i, dq__tq512_exp(&c, x + i, idx, res ? res + i : NULL));
+        else
+            for (; i + 16 <= cnt; i += 16, idx = simde_mm512_add_epi32(idx, sixteen))
+                simde_mm512_storeu_si512(codes + i, dq__tq512_gen(&c, x + i, idx, res ? res + i : NULL));
+    }
+    rest = *q;
+    rest.lo = q->lo + (uint32_t)i;
+    if (cnt - i >= 8) i += dq__quant_tab_run__avx2(&rest, isexp, x + i, cnt - i, codes + i, res ? res + i : NULL);
+    rest.lo = q->lo + (uint32_t)i;
+    dq__quant_tab__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
+}
+#endif /* AVX-512 */
+#ifdef DQ__POP_MAYBE_UNINIT
+#pragma GCC diagnostic pop
+#undef DQ__POP_MAYBE_UNINIT
+#endif
+
