@@ -59,12 +59,14 @@ deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgr
 # The distributed parts of `make check` (MPI ranks, the PyTorch hook) and their packages.
 dist-deps: ## install OpenMPI, Debian's python3-torch and python3-numpy, and the Fashion-MNIST files
 	@sh tools/deps.sh $(MPI_DEPS) $(HOOK_DEPS)
-dist-build: mpi-build $(BUILD)/libdqsgd.so
+dist-build: mpi-build $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh'
 # The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
-# about 20 s) and the offline install of the Python package (tests/hook/test_install.sh, 20-30 s).
-HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 env HOOK_PY=$(HOOK_PY) sh tests/hook/test_install.sh'
+# about 20 s), the offline install of the Python package (tests/hook/test_install.sh, 20-30 s)
+# and the binding against the C library's results (tests/python/test_binding.py, 3 s).
+HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 env HOOK_PY=$(HOOK_PY) sh tests/hook/test_install.sh' \
+           'timeout 120 $(HOOK_PY) tests/python/test_binding.py $(BUILD)/binding_ref'
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
 # the widest ISA this CPU runs, the golden files, the fuzz corpora, C++ at that ISA, the README
@@ -270,7 +272,7 @@ test-names: ## fail when a file under tests/ other than tests/internals.h names 
 	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the DDP hook (a few minutes)
+test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the DDP hook (a few minutes)
 	@$(CXX_NOTE)
 	@DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' sh tests/run_all.sh $(QUICK_RUNS)
 
@@ -353,7 +355,11 @@ hook-deps: ## install Debian's python3-torch, python3-numpy, and pip, setuptools
 $(BUILD)/libdqsgd.so: python/dqsgd_capi.c $(HEADERS) | $(BUILD)
 	@echo "  CC  $@"
 	$(Q)$(CC) $(ALLFLAGS) -march=native -fPIC -shared $< -o $@ -lm
-hook-test: deps hook-deps $(BUILD)/libdqsgd.so ## tests of the DDP hook, the ctypes binding (2, 3 and 4 processes) and the package's offline install (< 60 s)
+# tests/python/test_binding.py's reference: the calls the binding wraps, made in C
+$(BUILD)/binding_ref: tests/python/binding_ref.c $(HEADERS) | $(BUILD)
+	@echo "  CC  $@"
+	$(Q)$(CC) $(ALLFLAGS) -march=native $< -o $@ -lm
+hook-test: deps hook-deps $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## tests of the DDP hook, the ctypes binding (2, 3 and 4 processes) and the package's offline install (< 60 s)
 	@DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so sh tests/run_all.sh $(HOOK_RUN)
 ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)

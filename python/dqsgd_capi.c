@@ -1,4 +1,4 @@
-/* python/dqsgd_capi.c - one exported copy of dqsgd.h for the Python binding (python/dqsgd.py).
+/* python/dqsgd_capi.c - one exported copy of dqsgd.h for the Python binding (python/dqsgd/__init__.py).
  *
  * Built by `make build/libdqsgd.so` (the Makefile's strict flags, -O2 -fPIC -shared
  * -march=native). Every public dq_* function is exported; the dqpy_* helpers below let the
@@ -13,12 +13,14 @@
 #define DQPY_HEADER 1
 #define DQPY_SCHED_PARAMS 2
 #define DQPY_SCHED 3
+#define DQPY_JOB 4
 
 DQPY_EXPORT size_t dqpy_sizeof_params(void);
 DQPY_EXPORT size_t dqpy_sizeof_header(void);
 DQPY_EXPORT size_t dqpy_sizeof_message(void);
 DQPY_EXPORT size_t dqpy_sizeof_sched_params(void);
 DQPY_EXPORT size_t dqpy_sizeof_sched(void);
+DQPY_EXPORT size_t dqpy_sizeof_job(void);
 DQPY_EXPORT size_t dqpy_layout(int which, size_t *out, size_t cap);
 
 DQPY_EXPORT size_t dqpy_sizeof_params(void) { return sizeof(dq_params); }
@@ -27,6 +29,8 @@ DQPY_EXPORT size_t dqpy_sizeof_header(void) { return sizeof(dq_header); }
 DQPY_EXPORT size_t dqpy_sizeof_message(void) { return sizeof(dq_message); }
 DQPY_EXPORT size_t dqpy_sizeof_sched_params(void) { return sizeof(dq_sched_params); }
 DQPY_EXPORT size_t dqpy_sizeof_sched(void) { return sizeof(dq_sched); }
+/* dq_job is opaque to the binding but for its first member, parts. */
+DQPY_EXPORT size_t dqpy_sizeof_job(void) { return sizeof(dq_job); }
 
 /* The offsets of a struct's fields in declaration order (those the binding names), then its
  * size: writes min(count, cap) values into out and returns the count (0 for an unknown
@@ -69,6 +73,10 @@ DQPY_EXPORT size_t dqpy_layout(int which, size_t *out, size_t cap) {
             DQPY_OFF(dq_sched, p); DQPY_OFF(dq_sched, step); DQPY_OFF(dq_sched, bits);
             DQPY_OFF(dq_sched, c); DQPY_OFF(dq_sched, spent_bits);
             v[n++] = sizeof(dq_sched);
+            break;
+        case DQPY_JOB: /* the binding reads parts; the rest is opaque */
+            DQPY_OFF(dq_job, parts);
+            v[n++] = sizeof(dq_job);
             break;
         default:
             return 0;
