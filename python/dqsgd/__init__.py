@@ -1,11 +1,12 @@
-"""dqsgd - a ctypes binding of dqsgd (the header-only C library) for Python.
+"""dqsgd - a ctypes binding of dqsgd (the header-only C library) for Python (doc/PYTHON.md).
 
 The shared object is python/dqsgd_capi.c compiled: dqsgd.h with every public function
-exported. It is found through the environment variable DQSGD_LIB, else next to this file (an
-installed package), else at build/libdqsgd.so in the repository this file lives in. At load
-the binding checks that its ctypes mirrors of dq_params, dq_header, dq_sched_params and the
-fields of dq_sched and dq_job it reads have the offsets and sizes the C compiler gave them
-(LayoutError otherwise).
+exported. It is the file the environment variable DQSGD_LIB names; else one of the libraries
+installed beside this file, which setup.py builds once per kernel level (x86-64: scalar, sse2,
+avx2, avx512): the best level this CPU runs, or the one DQSGD_ISA names; else
+build/libdqsgd.so in the repository this file lives in. At load the binding checks that its
+ctypes mirrors of dq_params, dq_header, dq_sched_params and the fields of dq_sched and dq_job
+it reads have the offsets and sizes the C compiler gave them (LayoutError otherwise).
 
     import numpy as np, dqsgd
     g = np.random.default_rng(0).standard_normal(10000).astype(np.float32)
@@ -25,12 +26,13 @@ dq_strerror's text; a wrong buffer type raises TypeError, a bad option ValueErro
 import collections
 import ctypes
 import os
+import re
 
 import numpy as np
 
 __all__ = [
     "DQError", "LayoutError", "Params", "Header", "SchedParams", "Schedule", "Ptr", "Job", "lib", "lib_path",
-    "strerror", "simd_backend", "version_number", "check_layout",
+    "lib_level", "ISA_LEVELS", "strerror", "simd_backend", "cpu_levels", "version_number", "check_layout",
     "encode", "encode_capacity", "encode_bound", "encode_bound_coded", "range_align", "header_read", "verify",
     "decode", "decode_add", "decode_range", "decode_add_range", "Message", "message_bits", "message_norm2",
     "job_work_size", "convert",
@@ -159,17 +161,45 @@ class LayoutError(RuntimeError):
 
 
 # ---------------------------------------------------------------- loading
-def _lib_path():
-    """DQSGD_LIB; else the library an install put next to this file (setup.py's _dqsgd_capi);
-    else build/libdqsgd.so of the repository this file lives in."""
-    env = os.environ.get("DQSGD_LIB")
-    if env:
-        return env
-    here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
-        if name.startswith("_dqsgd_capi") and name.endswith(".so"):
-            return os.path.join(here, name)
-    return os.path.join(os.path.dirname(os.path.dirname(here)), "build", "libdqsgd.so")
+# Kernel levels, best last: the libraries setup.py builds (dqsgd/_dqsgd_capi_<level>*.so) on
+# x86-64, and the bit of each in dqpy_cpu_levels(). "default" (other architectures) and
+# "native" (DQSGD_NATIVE=1) are the one library of such a build.
+ISA_LEVELS = ("scalar", "sse2", "avx2", "avx512")
+_CPU_BITS = {"scalar": 1, "sse2": 2, "avx2": 4, "avx512": 8}
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _packaged():
+    """{level: path} of the libraries installed beside this file."""
+    found = {}
+    for name in os.listdir(_HERE):
+        m = re.match(r"_dqsgd_capi_([a-z0-9]+)\..*\.(so|dylib|pyd)$", name)
+        if m:
+            found[m.group(1)] = os.path.join(_HERE, name)
+    return found
+
+
+def _choose(built, cpu_bits, forced):
+    """The level to load from the levels built ({level: path}), the CPU's dqpy_cpu_levels() bits
+    and DQSGD_ISA (forced; "" for none): the best level the CPU runs, or the forced one, which
+    must be built and run here (OSError otherwise)."""
+    runs = [lvl for lvl in ISA_LEVELS if lvl in built and cpu_bits & _CPU_BITS[lvl]]
+    if forced:
+        if forced not in ISA_LEVELS:
+            raise ValueError("DQSGD_ISA=%s: not one of %s" % (forced, ", ".join(ISA_LEVELS)))
+        if forced not in built:
+            raise OSError("DQSGD_ISA=%s: this package has no %s library (built: %s)" % (
+                forced, forced, ", ".join(sorted(built)) or "none"))
+        if forced not in runs:
+            raise OSError("DQSGD_ISA=%s: this CPU (or its operating system) does not run the %s level" % (
+                forced, forced))
+        return forced
+    for single in ("native", "default"):  # a one-library build
+        if single in built:
+            return single
+    if not runs:
+        raise OSError("dqsgd: none of the libraries built (%s) runs on this CPU" % ", ".join(sorted(built)))
+    return runs[-1]
 
 
 def _signatures():
@@ -221,6 +251,7 @@ def _signatures():
         "dqpy_sizeof_sched": (S, []),
         "dqpy_sizeof_job": (S, []),
         "dqpy_layout": (S, [ctypes.c_int, P(S), S]),
+        "dqpy_cpu_levels": (ctypes.c_uint, []),
     }
 
 
@@ -234,14 +265,30 @@ def _bind(path):
 
 
 def _load():
-    path = _lib_path()
-    if not os.path.exists(path):
-        raise OSError("dqsgd: shared library %s not found; build it with `make build/libdqsgd.so` "
-                      "or set DQSGD_LIB" % path)
-    return _bind(path), path
+    """(library, path, level): DQSGD_LIB; else the best packaged library for this CPU (or the
+    one DQSGD_ISA names); else build/libdqsgd.so of the repository this file lives in. With
+    DQSGD_LIB, DQSGD_ISA is checked against the library's kernels. level is the packaged
+    level, or None for DQSGD_LIB and the repository's library."""
+    forced = os.environ.get("DQSGD_ISA", "")
+    path = os.environ.get("DQSGD_LIB")
+    built = {} if path else _packaged()
+    level = None
+    if built:
+        probe = _bind(built.get("sse2") or built[sorted(built)[0]])
+        level = _choose(built, int(probe.dqpy_cpu_levels()), forced)
+        path = built[level]
+    elif not path:
+        path = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "libdqsgd.so")
+        if not os.path.exists(path):
+            raise OSError("dqsgd: no library installed beside %s and no %s; build it with `make "
+                          "build/libdqsgd.so` or set DQSGD_LIB" % (_HERE, path))
+    L = _bind(path)
+    if forced and level is None and L.dq_simd_backend().decode() != forced:
+        raise OSError("DQSGD_ISA=%s, but %s has %s kernels" % (forced, path, L.dq_simd_backend().decode()))
+    return L, path, level
 
 
-lib, lib_path = _load()
+lib, lib_path, lib_level = _load()
 
 # dqpy_layout's `which` (python/dqsgd_capi.c)
 _LAYOUT_PARAMS, _LAYOUT_HEADER, _LAYOUT_SCHED_PARAMS, _LAYOUT_SCHED, _LAYOUT_JOB = 0, 1, 2, 3, 4
@@ -304,9 +351,19 @@ def simd_backend():
     return lib.dq_simd_backend().decode()
 
 
+def cpu_levels():
+    """The kernel levels of ISA_LEVELS this CPU and its operating system run, best last (CPUID
+    and XCR0, read by the library; "scalar" alone off x86-64)."""
+    bits = int(lib.dqpy_cpu_levels())
+    return tuple(lvl for lvl in ISA_LEVELS if bits & _CPU_BITS[lvl])
+
+
 def version_number():
     """dq_version_number: DQSGD_VERSION_NUMBER of the loaded library (major * 10000 + minor * 100 + patch)."""
     return int(lib.dq_version_number())
+
+
+__version__ = "%d.%d.%d" % (version_number() // 10000, version_number() // 100 % 100, version_number() % 100)
 
 
 class Ptr(collections.namedtuple("Ptr", "address count dtype")):

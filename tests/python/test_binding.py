@@ -10,19 +10,24 @@ the bytes: typed encode (float32, float16 and bfloat16 vectors and residuals, se
 sets), the typed decoders and Message, the range decoders, jobs (also with their parts on
 threads), the sizes, dq_convert and dq_verify. The inputs go in as numpy arrays, torch
 tensors and raw Ptr addresses in turn. Conversions are also checked against numpy's float16
-and torch's bfloat16 rounding. Prints `N passed, M failed (binding)`.
+and torch's bfloat16 rounding. Last, the examples of doc/PYTHON.md run. Prints `N passed, M
+failed (binding)`.
 """
 
 import concurrent.futures
+import contextlib
 import ctypes
+import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "python"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -129,6 +134,23 @@ def same_or_status(name, ref_name, ref, call):
     return got
 
 
+def test_doc_examples():
+    """Every python block after an `<!-- example -->` mark in doc/PYTHON.md, in order, in one namespace."""
+    with open(os.path.join(REPO, "doc", "PYTHON.md")) as f:
+        blocks = re.findall(r"^<!-- example -->\n```python\n(.*?)^```", f.read(), re.S | re.M)
+    check("doc/PYTHON.md has examples", len(blocks) >= 5, "%d" % len(blocks))
+    env = {}
+    for i, code in enumerate(blocks):
+        first = code.strip().splitlines()[0]
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(code, "doc/PYTHON.md example %d" % (i + 1), "exec"), env)
+            check("doc/PYTHON.md example %d (%s) runs" % (i + 1, first), True)
+        except Exception:  # noqa: BLE001
+            check("doc/PYTHON.md example %d (%s) runs" % (i + 1, first), False,
+                  traceback.format_exc().strip().splitlines()[-1])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: test_binding.py BINDING_REF")
@@ -160,6 +182,7 @@ def main():
         run("sizes", lambda: test_sizes(ref, n))
         run("verify", lambda: test_verify(ref, x))
     run("argument errors", lambda: test_errors(x))
+    run("doc examples", test_doc_examples)
 
 
 def test_convert(ref, c):
