@@ -9,6 +9,7 @@ compiler's default target. DQSGD_NATIVE=1 builds one library for this machine on
 (-march=native), which the loader takes without asking the CPU."""
 
 import concurrent.futures
+import glob
 import os
 import platform
 import re
@@ -53,6 +54,13 @@ class BuildLevels(build_ext):
 
     def build_extensions(self):
         self.check_extensions_list(self.extensions)
+        # A library of another build left in the build directory (a DQSGD_NATIVE=1 build's
+        # "native", which the loader prefers) would ship in this package: remove it.
+        targets = {self.get_ext_fullpath(ext.name) for ext in self.extensions}
+        for d in {os.path.dirname(t) for t in targets}:
+            for stale in glob.glob(os.path.join(d, "_dqsgd_capi_*")):
+                if stale not in targets:
+                    os.remove(stale)
         with concurrent.futures.ThreadPoolExecutor(min(len(self.extensions), os.cpu_count() or 1)) as pool:
             list(pool.map(self.build_extension, self.extensions))  # re-raises a failed build's error
 

@@ -9,8 +9,10 @@
 #     installed beside it, round-trips a message, leaves sys.path alone, and dqsgd.ddp imports;
 #     `pip show -f dqsgd` lists the dqsgd package and its dist-info only, with every kernel
 #     level's library; tests/python/test_isa.py (same bytes on every level, the loader, the CPU
-#     probe) runs with the installed package;
-#   - the doc's other claims: `pip install --user` stops on PEP 668, and a venv without the
+#     probe) runs with the installed package; under qemu-x86_64, CPUs without AVX-512 or AVX
+#     load avx2 and sse2 and write the same bytes;
+#   - with INSTALL_TEST_ALL=1 (make check), the doc's other claims: DQSGD_NATIVE=1 builds and
+#     loads one -march=native library; `pip install --user` stops on PEP 668; a venv without the
 #     system's packages stops with "invalid command 'bdist_wheel'".
 # Run by make hook-test and make test; prints "N passed, M failed".
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -96,19 +98,66 @@ echo "$isa" | grep -v '^[0-9]* passed, '
 p=$(echo "$isa" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p'); f=$(echo "$isa" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
 if [ -n "$p" ]; then pass=$((pass + p)); fail=$((fail + f)); else bad "test_isa.py printed no result"; fi
 
-# 4. the doc's other claims
-if [ -e /usr/lib/python3.11/EXTERNALLY-MANAGED ] && python3 -m pip --version > /dev/null 2>&1; then
-    if (cd "$tmp/src" && python3 -m pip install --user --no-build-isolation --no-index .) > "$tmp/user.log" 2>&1; then
-        bad "pip install --user succeeded (the doc says PEP 668 stops it)"
-    elif grep -q "externally-managed-environment" "$tmp/user.log"; then
-        ok "pip install --user stops with externally-managed-environment"
-    else bad "pip install --user failed otherwise: $(tail -1 "$tmp/user.log")"; fi
+# 3b. other CPUs, emulated by qemu-x86_64 (qemu-user; skipped without it): one without AVX
+# (Nehalem) and one with AVX2 but no AVX-512 (Haswell) load sse2 and avx2, write the bytes this
+# CPU writes, and refuse a level they lack
+digest='
+import hashlib, numpy as np, dqsgd
+x = np.random.default_rng(5).standard_normal(50000).astype(np.float32)
+h = hashlib.sha256()
+for kw in (dict(bits=4), dict(bits=2, coder="rans", rounding="nearest", norm="max"), dict(bits=8, coder="elias")):
+    r = np.full_like(x, 0.01)
+    m = dqsgd.encode(x, seed=3, step=1, stream=2, residual=r, **kw)
+    h.update(bytes(m)); h.update(r.tobytes()); h.update(dqsgd.decode(m).tobytes())
+print(dqsgd.lib_level, h.hexdigest())'
+if command -v qemu-x86_64 > /dev/null && [ "$(uname -m)" = x86_64 ]; then
+    here=$(cd "$tmp" && "$py" -c "$digest" 2>&1 | tail -1)
+    for cpu in Nehalem:sse2 Haswell-noTSX:avx2; do
+        got=$(cd "$tmp" && qemu-x86_64 -cpu "${cpu%%:*}" "$py" -c "$digest" 2>&1 | tail -1)
+        if [ "$got" = "${cpu#*:} ${here#* }" ]; then ok "a ${cpu%%:*} CPU (qemu): ${cpu#*:} loaded, the bytes of this CPU's ${here%% *}"
+        else bad "a ${cpu%%:*} CPU (qemu): '$got', this CPU: '$here'"; fi
+    done
+    got=$(cd "$tmp" && DQSGD_ISA=avx2 qemu-x86_64 -cpu Nehalem "$py" -c "import dqsgd" 2>&1 | tail -1)
+    case $got in
+    *"does not run the avx2 level"*) ok "a Nehalem CPU (qemu): DQSGD_ISA=avx2 refused" ;;
+    *) bad "a Nehalem CPU (qemu): DQSGD_ISA=avx2: $got" ;;
+    esac
+else
+    echo "note: qemu-x86_64 (qemu-user) not installed: the package was not run on emulated CPUs"
 fi
-if python3 -m venv "$tmp/plain" && (cd "$tmp/src" && "$tmp/plain/bin/pip" install --no-build-isolation --no-index .) \
-        > "$tmp/plain.log" 2>&1; then
-    bad "a venv without the system's packages installed the package (the doc says it stops)"
-elif grep -q "invalid command 'bdist_wheel'" "$tmp/plain.log"; then
-    ok "a venv without the system's packages stops with invalid command 'bdist_wheel'"
-else bad "a venv without the system's packages failed otherwise: $(tail -1 "$tmp/plain.log")"; fi
+
+# 4. the doc's other claims, under make check (INSTALL_TEST_ALL=1; 20 s of CPU that make test
+# leaves out): DQSGD_NATIVE=1 builds one -march=native library, which is loaded; --user stops
+# on PEP 668; a venv without the system's packages stops at bdist_wheel
+native_check='
+import numpy as np, dqsgd
+x = np.linspace(-1, 1, 5000, dtype=np.float32)
+ok = bool(np.max(np.abs(dqsgd.decode(dqsgd.encode(x, bits=8, rounding="nearest", norm="max")) - x)) <= 1.001 / 254)
+print(dqsgd.lib_level, sorted(dqsgd._packaged()), dqsgd.simd_backend() == dqsgd.cpu_levels()[-1], ok)'
+if [ "${INSTALL_TEST_ALL:-0}" = 1 ]; then
+    if (cd "$tmp/src" && HOME="$tmp" DQSGD_NATIVE=1 "$tmp/.venvs/dqsgd/bin/pip" install --no-build-isolation \
+            --no-index .) > "$tmp/native.log" 2>&1; then
+        out=$(cd "$tmp" && "$py" -c "$native_check" 2>&1)
+        case $out in
+        "native ['native'] True True") ok "DQSGD_NATIVE=1: one library, native, loaded, with the best kernels here" ;;
+        *) bad "DQSGD_NATIVE=1: $(echo "$out" | tail -1)" ;;
+        esac
+    else bad "DQSGD_NATIVE=1 install failed: $(tail -1 "$tmp/native.log")"; fi
+    if [ -e /usr/lib/python3.11/EXTERNALLY-MANAGED ] && python3 -m pip --version > /dev/null 2>&1; then
+        if (cd "$tmp/src" && python3 -m pip install --user --no-build-isolation --no-index .) > "$tmp/user.log" 2>&1; then
+            bad "pip install --user succeeded (the doc says PEP 668 stops it)"
+        elif grep -q "externally-managed-environment" "$tmp/user.log"; then
+            ok "pip install --user stops with externally-managed-environment"
+        else bad "pip install --user failed otherwise: $(tail -1 "$tmp/user.log")"; fi
+    fi
+    if python3 -m venv "$tmp/plain" && (cd "$tmp/src" && "$tmp/plain/bin/pip" install --no-build-isolation \
+            --no-index .) > "$tmp/plain.log" 2>&1; then
+        bad "a venv without the system's packages installed the package (the doc says it stops)"
+    elif grep -q "invalid command 'bdist_wheel'" "$tmp/plain.log"; then
+        ok "a venv without the system's packages stops with invalid command 'bdist_wheel'"
+    else bad "a venv without the system's packages failed otherwise: $(tail -1 "$tmp/plain.log")"; fi
+else
+    echo "note: the doc's DQSGD_NATIVE=1, --user and plain-venv claims are checked by make check"
+fi
 echo "$pass passed, $fail failed (install)"
 [ $fail -eq 0 ]
