@@ -26,7 +26,7 @@ bad() { echo "  FAIL  $1"; fail=$((fail + 1)); }
 block() {
     awk -v mark="<!-- install: $1 -->" '$0 == mark { found = 1; next }
         found && /^```/ { if (inside) exit; inside = 1; next }
-        found && inside { print }' "$doc"
+        found && inside { print }' "${2:-$doc}"
 }
 # As on a fresh Debian: its python3 first on PATH, no pip configuration, no dqsgd variables.
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -42,6 +42,12 @@ for p in $pkgs; do
 done
 if [ -n "$pkgs" ] && [ -z "$missing" ]; then ok "the doc's Debian packages are installed: $pkgs"
 else bad "the doc's Debian packages: '${pkgs:-no apt-get install line}', missing:$missing"; fi
+
+# 1b. README.md's short form: the doc's apt line and install commands, word for word
+readme_block=$(block readme "$repo/README.md")
+doc_short=$(block packages; block commands | grep -v ' -c ')
+if [ -n "$readme_block" ] && [ "$readme_block" = "$doc_short" ]; then ok "README.md's install block is the doc's"
+else bad "README.md's install block (<!-- install: readme -->) differs from doc/PYTHON.md's blocks"; fi
 
 # 2. the commands, as written, in a copy of the checkout (the build writes build/ and *.egg-info there)
 cmds=$(block commands)
