@@ -77,9 +77,10 @@ HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 sh test
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
 # the widest ISA this CPU runs, the golden files, the fuzz corpora, C++ at that ISA, the README
-# example, the documentation's links). `make check`: all of it and everything else (every ISA level, the portability
-# builds and contraction audit, Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan,
-# ThreadSanitizer), in one run with one total; .ci/run runs it.
+# example, the documentation's links, the generated headers, the CMake package). `make check`:
+# all of it and everything else (every ISA level, the portability builds and contraction audit,
+# Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan, ThreadSanitizer), in one run
+# with one total; .ci/run runs it.
 NATIVE_ISA  = $(lastword $(ISAS))
 QUICK_ISAS  = scalar $(NATIVE_ISA)
 QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i))) $(REPLAY_BINS) \
@@ -87,7 +88,7 @@ QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_
 QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
               $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tools/amalgamate.sh --check' 'sh tests/readme_example.sh' \
-              'sh tests/doc_links.sh' $(HOOK_RUN)
+              'sh tests/doc_links.sh' $(CMAKE_RUN) $(HOOK_RUN)
 CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \
               'sh tests/contraction_audit.sh' $(call vruns,sanitize) \
@@ -273,6 +274,17 @@ valgrind: test-build ## run the scalar and AVX2 suites under valgrind memcheck
 	@DQ_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run_all.sh \
 	  $(foreach i,$(VG_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))'))
 
+# The CMake package (CMakeLists.txt, cmake/): tests/cmake/test_cmake.sh builds a consumer by
+# add_subdirectory, FetchContent and find_package after cmake --install, as C and C++ (about
+# 25 s of CPU). cmake-deps installs Debian's cmake when missing; where it cannot, the test
+# skips itself with a note.
+CMAKE_RUN = 'sh tests/cmake/test_cmake.sh'
+.PHONY: cmake-deps cmake-test
+cmake-deps:
+	@sh tools/deps.sh cmake:/usr/bin/cmake || echo "note: cmake could not be installed: the CMake package test is skipped"
+cmake-test: cmake-deps ## the CMake package used by add_subdirectory, FetchContent and find_package, as C and C++ (tests/cmake)
+	@sh tests/run_all.sh $(CMAKE_RUN)
+
 # The test interface: tests/internals.h is the one file under tests/ that names the headers'
 # private identifiers (dq__, DQ__); the test tiers fail first when any other file does.
 test-names: ## fail when a file under tests/ other than tests/internals.h names a private dq__/DQ__ identifier
@@ -280,11 +292,11 @@ test-names: ## fail when a file under tests/ other than tests/internals.h names 
 	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the DDP hook (a few minutes)
+test: deps hook-deps cmake-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the generated headers, the CMake package, the DDP hook (a few minutes)
 	@$(CXX_NOTE)
 	@DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' sh tests/run_all.sh $(QUICK_RUNS)
 
-check: deps hook-deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+check: deps hook-deps cmake-deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
