@@ -138,7 +138,8 @@ def parse_timers(text):
 
 
 def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    rule = "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"
+    lines = ["| " + " | ".join(header) + " |", rule]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
 
@@ -182,12 +183,14 @@ def summarize(runs, world, target=None):
     tgt_text = ("%.4f (%s)" % (tgt, "given" if target is not None else "plain DDP's lowest final subset accuracy")
                 if tgt is not None else "none (no plain DDP runs and no --target)")
     out.append("Median ms/step after the warm-up steps, and training seconds to the target accuracy %s:\n" % tgt_text)
-    hdr = ["method"] + ["ms/step %s" % pretty_link(l) for l in links] + ["s to target %s" % pretty_link(l) for l in links]
+    hdr = (["method"] + ["ms/step %s" % pretty_link(l) for l in links] +
+           ["s to target %s" % pretty_link(l) for l in links])
     out.append(md_table(hdr, [[label[m]] + [col(m, l, "ms_step") for l in links] + [ttt_cell(m, l) for l in links]
                               for m in methods]))
     out.append("\nBytes per worker per step (handed to collectives; on the wire, TCP/IP included), "
                "final test accuracy (10000 images, all links), time inside the hook calls per step:\n")
-    hdr = ["method", "B/step", "wire B/step", "test acc", "buckets"] + ["hook call ms %s" % pretty_link(l) for l in links]
+    hdr = (["method", "B/step", "wire B/step", "test acc", "buckets"] +
+           ["hook call ms %s" % pretty_link(l) for l in links])
     rows = []
     for m in methods:
         mine = [r for r in rs if r["method"] == m]
@@ -208,12 +211,15 @@ def summarize(runs, world, target=None):
             for l in links:
                 runs_ml = [r for r in cell.get((m, l), []) if not stopped(r) and r.get("hook_timers")]
                 if runs_ml:
-                    rows.append([label[m], pretty_link(l)] + [fmt_spread([parse_timers(r["hook_timers"]).get(k) for r in runs_ml], "%.2f")
-                                                 for k in timers] + [fmt_spread([r["ms_backward"] for r in runs_ml])])
+                    timer_cells = [fmt_spread([parse_timers(r["hook_timers"]).get(k) for r in runs_ml], "%.2f")
+                                   for k in timers]
+                    backward = fmt_spread([r["ms_backward"] for r in runs_ml])
+                    rows.append([label[m], pretty_link(l)] + timer_cells + [backward])
         out.append(md_table(hdr, rows))
     loads = spread([r["other_load"] for r in rs])
     if loads:
-        out.append("\nOther load during the runs (CPU cores busy with other processes): median %.2f, range %.2f-%.2f." % loads)
+        out.append("\nOther load during the runs (CPU cores busy with other processes): median %.2f, "
+                   "range %.2f-%.2f." % loads)
 
     # the target
     checks = {"world": world, "links": {}}

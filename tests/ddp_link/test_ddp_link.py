@@ -146,8 +146,10 @@ def made_up_runs():
     runs = []
     for seed, end in ((1, 0.80), (2, 0.82)):
         for link, slow in (("unshaped", 1), ("100mbit", 10)):
-            runs.append(fake_run(2, link, seed, "none", 100 * slow, [(0, 0.1), (1.5 * slow, 0.6), (3 * slow, end)], 0.84))
-            runs.append(fake_run(2, link, seed, "fp16", 60 * slow, [(0, 0.1), (0.8 * slow, 0.6), (1.5 * slow, end)], 0.84))
+            runs.append(fake_run(2, link, seed, "none", 100 * slow, [(0, 0.1), (1.5 * slow, 0.6), (3 * slow, end)],
+                                 0.84))
+            runs.append(fake_run(2, link, seed, "fp16", 60 * slow, [(0, 0.1), (0.8 * slow, 0.6), (1.5 * slow, end)],
+                                 0.84))
             runs.append(fake_run(2, link, seed, "powersgd4", 105, [(0, 0.1), (2.5, 0.6), (5.0, 0.81)], 0.83))
             runs.append(fake_run(2, link, seed, "dq4", 108, [(0, 0.1), (1.5, 0.79), (3.0, 0.805)], 0.84,
                                  timers="encode=1.000 comm=2.000 decode=0.500", hook_ms=0.4 * slow))
@@ -162,7 +164,8 @@ def made_up_runs():
 def test_report_parts():
     check("spread: median, min, max, Nones left out", rep.spread([3, None, 1, 2]) == (2, 1, 3))
     check("spread of nothing", rep.spread([None]) is None)
-    check("fmt_spread: range", rep.fmt_spread([10.0, 12.0, 11.0]) == "11.0 (10.0-12.0)", rep.fmt_spread([10.0, 12.0, 11.0]))
+    got = rep.fmt_spread([10.0, 12.0, 11.0])
+    check("fmt_spread: range", got == "11.0 (10.0-12.0)", got)
     check("fmt_spread: one value", rep.fmt_spread([2.25], "%.2f") == "2.25")
     check("fmt_spread: none", rep.fmt_spread([]) == "-")
     curve = [(0, 0.0, 0.1), (20, 1.0, 0.79), (40, 2.0, 0.80), (60, 3.0, 0.9)]
@@ -223,7 +226,9 @@ def test_csv_round_trip():
 
 # ---------------------------------------------------------------- tools/ddp_link.sh
 def script(env_extra, as_nobody=False):
-    env = dict(os.environ, **env_extra)
+    # HOOK_PY=false: should a check be missing, the script stops at its train_ddp.py --check
+    # (exit 2, another message) instead of training
+    env = dict(os.environ, HOOK_PY="false", **env_extra)
     cmd = ["sh", os.path.join(REPO, "tools", "ddp_link.sh")]
     if as_nobody:
         cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
@@ -240,9 +245,10 @@ def namespaces():
 
 def test_script_checks():
     before = namespaces()
-    for var, value, says in (("STEPS", "1", "STEPS=1"), ("STEPS", "ten", "STEPS=ten"), ("WORLDS", "2 9", "9 is not 2..8"),
-                             ("WORLDS", "1", "1 is not 2..8"), ("RATES", "100mb", "100mb is not"),
-                             ("RATES", "0mbit", "0mbit is not"), ("SEEDS", "-1", "-1 is not"), ("METHODS", " ", "METHODS is empty")):
+    for var, value, says in (("STEPS", "1", "STEPS=1"), ("STEPS", "ten", "STEPS=ten"),
+                             ("WORLDS", "2 9", "9 is not 2..8"), ("WORLDS", "1", "1 is not 2..8"),
+                             ("RATES", "100mb", "100mb is not"), ("RATES", "0mbit", "0mbit is not"),
+                             ("SEEDS", "-1", "-1 is not"), ("METHODS", " ", "METHODS is empty")):
         rc, out = script({var: value, "BUILD": "/nonexistent"})
         check("ddp_link.sh refuses %s=%r" % (var, value), rc == 2 and says in out, (rc, out))
     if os.getuid() != 0:
