@@ -76,6 +76,8 @@ PRESETS = {
     "dq4": ("dqsgd:bits=4", "dqsgd 4-bit allgather"),
     "dq2": ("dqsgd:bits=2", "dqsgd 2-bit allgather"),
     "dq2ef": ("dqsgd:bits=2:error_feedback=true", "dqsgd 2-bit + error feedback"),
+    "dq2ef-l2": ("dqsgd:bits=2:error_feedback=true:rounding=stochastic:norm=l2",
+                 "dqsgd 2-bit + error feedback, stochastic L2 (no contraction)"),
     "dqshared": ("dqsgd:bits=4:pattern=shared", "dqsgd 4-bit shared"),
     "dqsra": ("dqsgd:bits=4:pattern=sra", "dqsgd 4-bit sra"),
     "dqauto": ("dqsgd:pattern=auto", "dqsgd auto (hook defaults)"),
@@ -83,8 +85,7 @@ PRESETS = {
 }
 LABELS = {"none": "plain DDP (fp32 allreduce)", "fp16": "fp16 hook"}
 POWERSGD = re.compile(r"^powersgd([0-9]+)$")
-MAKE_DDP_HOOKS = ["none", "fp16", "powersgd1", "powersgd2", "dq4", "dq2",
-                  "dqsgd:bits=2:error_feedback=true:rounding=stochastic:norm=l2", "dq2ef", "dqp2"]
+MAKE_DDP_HOOKS = ["none", "fp16", "powersgd1", "powersgd2", "dq4", "dq2", "dq2ef-l2", "dq2ef", "dqp2"]
 FMNIST_FILES = {"train_x": "train-images-idx3-ubyte", "train_y": "train-labels-idx1-ubyte",
                 "test_x": "t10k-images-idx3-ubyte", "test_y": "t10k-labels-idx1-ubyte"}
 TRAINER_KEYS = ("budget_frac", "sched_scale")  # dqsgd keys the trainer turns into a schedule

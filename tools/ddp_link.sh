@@ -15,7 +15,8 @@
 #   WORLDS   process counts (default: 2 4)
 #   SEEDS    seeds (default: 1 2 3)
 #   STEPS    SGD steps per run (default 300)
-#   QUICK=1  one seed, 60 steps, W = 2, unshaped and 100mbit (what is not set explicitly)
+#   QUICK=1  one seed, 40 steps, W = 2, unshaped and 100mbit, evaluation every 10 steps (what is
+#            not set explicitly)
 #   ARGS     more train_ddp.py arguments (e.g. --eval-every 20 --bucket-cap-mb 0.1)
 #   BUILD (build), OUT ($BUILD/ddp-link), HOOK_PY (/usr/bin/python3), DQSGD_LIB
 # Order: for each seed, for each W, for each rate, one train_ddp.py run of all methods, their
@@ -30,7 +31,8 @@ OUT=${OUT:-$BUILD/ddp-link}
 PY=${HOOK_PY:-/usr/bin/python3}
 ARGS=${ARGS:-}
 if [ "${QUICK:-0}" = 1 ]; then
-    SEEDS=${SEEDS:-1}; STEPS=${STEPS:-60}; WORLDS=${WORLDS:-2}; RATES=${RATES:-unshaped 100mbit}
+    SEEDS=${SEEDS:-1}; STEPS=${STEPS:-40}; WORLDS=${WORLDS:-2}; RATES=${RATES:-unshaped 100mbit}
+    ARGS="--eval-every 10 $ARGS"
 fi
 METHODS=${METHODS:-none fp16 powersgd1 powersgd4 dq4 dq2ef dqshared dqauto}
 RATES=${RATES:-unshaped 1gbit 100mbit}

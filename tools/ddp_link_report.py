@@ -299,7 +299,8 @@ def plot(runs, out_dir, targets):
     cmds = ["set terminal pngcairo size %d,%d font ',10'" % (520 * len(links), 400 * len(worlds)),
             "set output '%s'" % png, "set grid", "set key bottom right font ',8'",
             "set xlabel 'training seconds (evaluation excluded)'", "set ylabel 'test accuracy (subset)'",
-            "set multiplot layout %d,%d" % (len(worlds), len(links))]
+            "set multiplot layout %d,%d title 'accuracy on the test subset against training seconds, "
+            "median over seeds'" % (len(worlds), len(links))]
     for w in worlds:
         for l in links:
             parts = []
