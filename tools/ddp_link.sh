@@ -78,8 +78,10 @@ hooks=$(echo $METHODS | tr ' ' ',')
 NS=dqsgd-link-$$
 run_pid=
 cleanup() {
+    set +e # remove everything, whatever fails
     trap - EXIT INT TERM HUP
-    [ -n "$run_pid" ] && kill -TERM -- "-$run_pid" 2>/dev/null
+    # timeout leads its own process group: the trainer and its workers (dash's kill takes no --)
+    [ -n "$run_pid" ] && kill -TERM "-$run_pid" 2>/dev/null
     for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     ip netns del "$NS" 2>/dev/null && echo "ddp-link: network namespace $NS deleted"
 }

@@ -8,7 +8,8 @@ training anything:
     of links, the summary table and the issue's target checks on made-up runs whose answers are
     known;
   - tools/ddp_link.sh: it refuses bad variables, and a user who is not root, before it creates
-    anything (no network namespace appears).
+    anything (no network namespace appears); as root, with a fake trainer, a failed run and a
+    Ctrl-C (SIGINT) leave no namespace and no trainer behind.
 Prints `N passed, M failed`; the exit code is nonzero on any failure.
 """
 
@@ -260,7 +261,64 @@ def test_script_checks():
     check("no network namespace left behind", namespaces() == before)
 
 
-for t in (test_methods, test_meter, test_report_parts, test_summary, test_csv_round_trip, test_script_checks):
+FAKE_TRAINER = """#!/bin/sh
+# stands for python3 in tools/ddp_link.sh: answers its checks, then fails or waits like a long run
+case "$1 $2" in
+    -c*) echo fake; exit 0;;
+    *train_ddp.py*) case "$*" in *--check*) exit 0;; esac;;
+esac
+echo $$ > "$FAKE_PIDFILE"
+[ "$FAKE_MODE" = fail ] && exit 3
+exec sleep 60
+"""
+
+
+def test_script_cleanup():
+    """As root, with a fake trainer: a failed run and a Ctrl-C both leave no namespace and no
+    process behind."""
+    import signal
+    import time
+    if os.getuid() != 0 or subprocess.run(["sh", "-c", "command -v ip && command -v tc"],
+                                          capture_output=True).returncode != 0:
+        print("  skip  ddp_link.sh cleanup (needs root, ip and tc)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        fake, pidfile = os.path.join(tmp, "python"), os.path.join(tmp, "pid")
+        with open(fake, "w") as f:
+            f.write(FAKE_TRAINER)
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, HOOK_PY=fake, FAKE_PIDFILE=pidfile, OUT=os.path.join(tmp, "out"), QUICK="1",
+                   METHODS="none")
+        cmd = ["sh", os.path.join(REPO, "tools", "ddp_link.sh")]
+        before = namespaces()
+
+        p = subprocess.run(cmd, cwd=REPO, env=dict(env, FAKE_MODE="fail"), capture_output=True, text=True,
+                           timeout=60)
+        check("ddp_link.sh: a failed run exits 1 and says so", p.returncode == 1 and "failed (exit 3)" in p.stderr,
+              (p.returncode, p.stdout + p.stderr))
+        check("ddp_link.sh: no namespace left after a failure", namespaces() == before)
+
+        os.remove(pidfile)
+        p = subprocess.Popen(cmd, cwd=REPO, env=dict(env, FAKE_MODE="wait"), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        for _ in range(200):  # the fake trainer runs inside the namespace
+            if os.path.exists(pidfile) and os.path.getsize(pidfile):
+                break
+            time.sleep(0.05)
+        inside = namespaces() != before
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+        trainer = int(open(pidfile).read())
+        time.sleep(0.2)
+        gone = not os.path.exists("/proc/%d" % trainer) or open("/proc/%d/stat" % trainer).read().split()[2] == "Z"
+        check("ddp_link.sh: Ctrl-C exits 130 and deletes the namespace", inside and p.returncode == 130 and
+              "deleted" in out and namespaces() == before, (inside, p.returncode, out))
+        check("ddp_link.sh: Ctrl-C stops the trainer", gone)
+
+
+for t in (test_methods, test_meter, test_report_parts, test_summary, test_csv_round_trip, test_script_checks,
+          test_script_cleanup):
     run(t)
 print("%d passed, %d failed (ddp-link harness)" % (passed, failed))
 sys.exit(1 if failed else 0)
