@@ -412,7 +412,10 @@ def worker(rank, args, port, out_path):
         info["calls_step"] = float(np.mean(coll_calls[w])) if timer else float("nan")
         n_wire = done - w.start
         info["wire_bytes_step"] = (wire1 - wire0) / W / n_wire if wire0 is not None and n_wire else float("nan")
-        info["buckets"] = len(ddp.reducer._get_zeros_like_grad_buckets())  # as rebuilt after step 1
+        try:  # DDP's buckets as rebuilt after step 1 (a private call of torch 1.13's reducer)
+            info["buckets"] = len(ddp.reducer._get_zeros_like_grad_buckets())
+        except (AttributeError, RuntimeError):
+            info["buckets"] = ""
         if hs is not None:  # whatever the hook's summary() reports: its timers (ms), overflows
             sm = hs.summary()
             info["hook_timers"] = " ".join(
