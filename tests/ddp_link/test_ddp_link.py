@@ -196,8 +196,8 @@ def test_summary():
     check("summary: plain DDP's ms/step per link", "| plain DDP (fp32 allreduce) | 100.0 | 1000.0 |" in text, text)
     check("summary: a seed that missed the target", "(1/2)" in text)
     check("summary: stopped runs counted", "(1 stopped)" in text)
-    check("summary: the verdict lines", "- 100 Mbit/s: met by dq4" in text and "dq4 4.00 ms (call) no" in text and
-          "dq2ef 0.50 ms (block) yes" in text and "dq4 +8% yes" in text, text)
+    check("summary: the verdict lines", "- 100 Mbit/s: met by dq4" in text and "dq4 4.00 ms (call) no;" in text and
+          "dq2ef 0.50 ms (block) yes, 0.90 ms inside its calls" in text and "dq4 +8% yes" in text, text)
     text, checks = rep.summarize(runs, 2, target=0.7)
     check("a given target: dq2ef reaches it first, but stays too inaccurate",
           "dq2ef" not in checks["links"]["100mbit"] and "0.7000 (given)" in text, checks)
