@@ -386,6 +386,17 @@ hook-test: deps hook-deps $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## tests of 
 	@DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so sh tests/run_all.sh $(HOOK_RUN)
 ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
+# `ddp-link`: the CNN over a loopback shaped by tc in a network namespace of its own (root), for
+# plain DDP, fp16, PowerSGD and dqsgd; tools/ddp_link.sh says what the variables do. Its pure
+# parts (method names, byte counting, the report, the script's checks) are tested in both tiers.
+.PHONY: ddp-link
+LINK_RUN = 'timeout 120 $(HOOK_PY) tests/ddp_link/test_ddp_link.py'
+QUICK_RUNS += $(LINK_RUN)
+ddp-link: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP CNN over a shaped link (root): ms/step, bytes, time to accuracy; tables and plot in BUILD/ddp-link (QUICK=1: minutes; full: hours; METHODS RATES WORLDS SEEDS STEPS ARGS)
+	@sh tools/deps.sh iproute2:/usr/sbin/tc gnuplot-nox:/usr/bin/gnuplot
+	$(Q)BUILD='$(BUILD)' HOOK_PY='$(HOOK_PY)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' QUICK='$(QUICK)' \
+	  METHODS='$(METHODS)' RATES='$(RATES)' WORLDS='$(WORLDS)' SEEDS='$(SEEDS)' STEPS='$(STEPS)' ARGS='$(ARGS)' \
+	  sh tools/ddp_link.sh
 
 # MPI (optional; doc/DISTRIBUTED.md): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
 # tests tests/mpi/, built with MPICC (OpenMPI's mpicc: Debian openmpi-bin, libopenmpi-dev) and run
