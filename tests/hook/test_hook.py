@@ -64,6 +64,12 @@ def run(name, fn):
         check(name, False, traceback.format_exc().strip().splitlines()[-1])
 
 
+def room(n, bits):
+    """The output room the hook encodes with (encode_bound_coded: the coder's choice then never
+    depends on the room)."""
+    return np.empty(dqsgd.encode_bound_coded(n, bits), np.uint8)
+
+
 def bits_equal(a, b):
     a, b = np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32)
     return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
@@ -303,8 +309,8 @@ def fake_bucket_remap(rank, outdir):
     m_p2 = state.last[0]["msg"]
     dqsgd_hook(state, FakeBucket(1, [p1], True)).wait()
     m_p1 = state.last[1]["msg"]
-    e_p2 = dqsgd.encode(p2.grad.clone(), seed=5, step=1, stream=rank, residual=r0[40:].clone(), **kw)
-    e_p1 = dqsgd.encode(p1.grad.clone(), seed=6, step=1, stream=rank, residual=r0[:40].clone(), **kw)
+    e_p2 = dqsgd.encode(p2.grad.clone(), seed=5, step=1, stream=rank, residual=r0[40:].clone(), out=room(600, 2), **kw)
+    e_p1 = dqsgd.encode(p1.grad.clone(), seed=6, step=1, stream=rank, residual=r0[:40].clone(), out=room(40, 2), **kw)
     ok = bytes(m_p2) == bytes(e_p2) and bytes(m_p1) == bytes(e_p1) and state.iterations == 2
     with open(os.path.join(outdir, "remap_rank%d.txt" % rank), "w") as f:
         f.write("ok" if ok else "messages differ (p2 %s, p1 %s, iterations %d)" % (
@@ -401,10 +407,10 @@ def worker(rank, world, port, outdir):
         rec["init"] = init.numpy()
         rec["widths"] = np.array(state.widths, np.int64)
         rec["iterations"] = np.array([state.iterations], np.int64)
-        s = state.summary(0)
-        rec["stats"] = np.array([[state.stats[i][k] for k in ("encode_s", "comm_s", "decode_s", "bytes")]
-                                 for i in range(STEPS)], np.float64)
-        rec["summary"] = np.array([s["encode_s"], s["comm_s"], s["decode_s"], s["bytes"], s["iterations"]])
+        state.summary()  # closes the last step's record
+        rows = state.stats.records()
+        rec["stats"] = np.array([[r[k] for k in ("encode_s", "comm_s", "decode_s", "bytes")] for r in rows], np.float64)
+        rec["stats_iter"] = np.array([r["iter"] for r in rows], np.int64)
         np.savez(os.path.join(outdir, "%s_rank%d.npz" % (name, rank)), **rec)
         del ddp, opt
 
@@ -480,7 +486,7 @@ def sra_reference(world, kw, recs, k, step, idx, res2_prev):
                 return acc, False, "step %d bucket %d: rank %d's message for shard %d: %r" % (step, idx, r, j, h)
             if not ef and "min_compress_numel" not in kw:  # the bucket is the compressed part: encode it here
                 x = np.ascontiguousarray(recs[r]["in_" + k][lo:hi])
-                if bytes(dqsgd.encode(x, stream=j * world + r, **p)) != bytes(m):
+                if bytes(dqsgd.encode(x, stream=j * world + r, out=room(hi - lo, width), **p)) != bytes(m):
                     return acc, False, "step %d bucket %d: rank %d's message for shard %d != encoding its slice" % (
                         step, idx, r, j)
                 first_checked[0] += 1
@@ -493,7 +499,7 @@ def sra_reference(world, kw, recs, k, step, idx, res2_prev):
                 if not bits_equal(prev[1], res):
                     return acc, False, "step %d bucket %d shard %d: second residual != the last step's" % (step, idx, j)
                 res2_prev["checked"] += 1
-        m2 = dqsgd.encode(mean, stream=world * world + j, residual=res, **p)
+        m2 = dqsgd.encode(mean, stream=world * world + j, residual=res, out=room(hi - lo, width), **p)
         if bytes(m2) != bytes(recs[j]["msg2_" + k]):
             return acc, False, "step %d bucket %d: owner %d's message != re-encoding the mean of the shard" % (
                 step, idx, j)
@@ -602,6 +608,9 @@ def check_config(world, name, recs):
           all(v == widths[0] for v in widths) and len(widths[0]) == STEPS - start)
     st = recs[0]["stats"]
     d = recs[0]["params"].size
+    if list(recs[0]["stats_iter"]) != list(range(STEPS)):
+        check("%s: stats keep one record per step" % tag, False, str(recs[0]["stats_iter"]))
+        return
     comp = st[start:]
     ok_t = bool(np.all(comp[:, 0] > 0) and np.all(comp[:, 1] > 0) and np.all(comp[:, 2] > 0) and np.all(st[:, 3] > 0))
     if start:  # warm start: one float32 allreduce of everything, no coding
