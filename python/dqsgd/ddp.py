@@ -592,7 +592,7 @@ class DQSGDHookState:
         steps (after optimizer.step()); torch.save() takes it."""
         names = self._need_names("state_dict")
         with self._lock:
-            groups = {}
+            groups = dict(self._template or [])  # a loaded layout no bucket has used yet
             for plan in self._plans.values():
                 for g in plan.groups:
                     if g.members and all(pid in names for pid in g.members):
@@ -610,8 +610,9 @@ class DQSGDHookState:
                 "iterations": self.iterations,
                 "width": self.width,
                 "width_iter": self.width_iter,
-                "schedule": None if self.sched is None else {"norm_prior": self.sched.params.norm_prior,
-                                                             "state": self.sched.save()},
+                "schedule": {"norm_prior": self.sched.params.norm_prior, "state": self.sched.save()}
+                if self.sched is not None else None if self._sched_saved is None else
+                {"norm_prior": self._sched_prior, "state": self._sched_saved},
                 "norm2": {it: dict(v) for it, v in self._norm2.items()},
                 "bits_iter": dict(self._bits_iter),
                 "residuals": {names[pid]: r.clone() for pid, r in self._param_residual.items() if pid in names},
@@ -923,7 +924,8 @@ class _AllreduceChain(_Chain):
 
     def start(self):
         st = self.state
-        t = _gather(self.call.x, self.slices) / st.world_size
+        x = _gather(self.call.x, self.slices)
+        t = (x.float() if x.dtype == torch.bfloat16 else x) / st.world_size  # gloo has no bfloat16 sums
         t0 = time.perf_counter()
         work = dist.all_reduce(t, group=st.process_group, async_op=True)
         size = t.numel() * t.element_size()
@@ -931,7 +933,7 @@ class _AllreduceChain(_Chain):
 
         def finished():
             st.stats.add(self.it, comm_s=time.perf_counter() - t0)
-            self.done(t)
+            self.done(t.to(x.dtype))
         self.on_completion(work, finished)
 
 
