@@ -873,6 +873,12 @@ class _Chain:
         self.call, self.state, self.it, self.slices = call, call.state, call.it, slices
         self.out = None
         self._ended = False
+        self._end_lock = threading.Lock()  # done() and fail() may race (a worker's, gloo's thread)
+
+    def _end(self):
+        with self._end_lock:
+            ended, self._ended = self._ended, True
+        return not ended
 
     def run(self):
         try:
@@ -884,14 +890,12 @@ class _Chain:
         pass
 
     def done(self, out):
-        if not self._ended:
-            self._ended = True
+        if self._end():
             self.out = out
             self.call.part_done(self)
 
     def fail(self, e):
-        if not self._ended:
-            self._ended = True
+        if self._end():
             self.call.part_done(self, e)
 
     def later(self, fn, *args):
