@@ -119,7 +119,7 @@ def test_options():
 
 
 # ---------------------------------------------------------------- one rank in this process
-def footprint(obj, depth=3):
+def footprint(obj, depth=6):
     """How many entries the containers an object holds have (what grows if it keeps history)."""
     if depth < 0:
         return 0
