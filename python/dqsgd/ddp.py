@@ -46,7 +46,8 @@ ROUNDINGS = {"stochastic": dqsgd.ROUND_STOCHASTIC, "nearest": dqsgd.ROUND_NEARES
 NORMS = {"l2": dqsgd.NORM_L2, "max": dqsgd.NORM_MAX}
 BUCKET_TYPES = (torch.float32, torch.float16, torch.bfloat16)
 SLOT_HEAD = 8           # a slot starts with the message's size (int64 LE; negative: a dq_status)
-SLOT_PAD_MIN = 64       # the least room a slot leaves above the last largest message
+SLOT_PAD_MIN = 64       # the least room a slot leaves above the recent largest message
+SLOT_HISTORY = 8        # a slot is sized from the largest message of this many recent exchanges
 PARALLEL_MIN = 1 << 16  # elements from which workers > 1 share one message's encode and decode
 STATE_VERSION = 1
 # the schedule's keys (dq_sched_params but dim, which the state holds) and the hook's own
@@ -244,13 +245,13 @@ class DQSGDHookState:
         start_iter steps are plain float32 allreduces. seed: the dither key.
     model: the model (or its named_parameters()), whose names key the checkpoint.
     workers: threads that encode and decode. stats_window: steps kept in stats.records().
-    slot_margin: the room a slot leaves above the last largest message, as a fraction of it.
+    slot_margin: the room a slot leaves above the recent largest message, as a fraction of it.
     process_group: the group to aggregate over (None: the default group).
     keep_messages: keep the last call's messages and results per bucket in .last (tests)."""
 
     def __init__(self, process_group=None, bits=4, schedule=None, dim=None, error_feedback=False, seed=0,
                  bucket_size=512, rounding=None, norm=None, keep_messages=False, pattern="allgather",
-                 min_compress_numel=0, start_iter=0, model=None, workers=1, stats_window=100, slot_margin=0.25):
+                 min_compress_numel=0, start_iter=0, model=None, workers=1, stats_window=100, slot_margin=0.125):
         if pattern not in PATTERNS:
             raise _bad("pattern", pattern, "one of %s" % ", ".join(repr(p) for p in PATTERNS))
         self.pattern = pattern
@@ -360,7 +361,8 @@ class DQSGDHookState:
         self._residual2 = {}     # group id -> (key, float32 tensor): sra's second residual
         self._plans = {}         # bucket index -> _Plan
         self._groups = {}        # group id -> [ids, bits per element of its largest message (auto),
-        #                          {width: its largest message the last time}]
+        #                          {width: its largest message in recent exchanges}]
+        self._per_elem = {}      # width -> bytes per element of the last exchange's largest message
         self._template = None    # a checkpoint's groups: [(gid, names)], to split a bucket as they were
         self._norm2 = {}         # iteration -> {group id: squared norm of its aggregate} (schedule)
         self._bits_iter = {}     # iteration -> fixed-layout bits of its messages (the schedule's unit)
@@ -547,19 +549,28 @@ class DQSGDHookState:
         return "allgather" if w == 0 or self.world_size * b <= 2 * w else "shared"
 
     def _slot(self, g, width, n, capacity):
-        """The message room of group g's next slot: the largest message of its last exchange at
-        this width plus the margin, at most the capacity (the first time: the capacity)."""
-        last = self._groups[g.gid][2].get(width)
-        if last is None:
+        """The message room of group g's next slot (its messages have at most n elements): the
+        largest message of its last SLOT_HISTORY exchanges at this width, plus the margin. A new
+        group (DDP rebuilt its buckets) starts from the bytes per element of the last exchange
+        at this width, the first exchange at a width from the capacity (the largest message)."""
+        with self._lock:
+            recent = self._groups[g.gid][2].get(width)
+            base = max(recent) if recent else None
+            if base is None and width in self._per_elem:
+                base = int(math.ceil(self._per_elem[width] * n))
+        if base is None:
             return capacity
-        return min(capacity, last + max(SLOT_PAD_MIN, int(math.ceil(last * self.slot_margin))))
+        return min(capacity, base + max(SLOT_PAD_MIN, int(math.ceil(base * self.slot_margin))))
 
-    def _measured(self, g, width, sizes, n):
+    def _measured(self, g, width, sizes, n, auto=True):
+        """An exchange's sizes (every rank sees the same): the next slots', and auto's measure."""
         with self._lock:
             st = self._groups.get(g.gid)
             if st is not None and st[0] == g.ids:
-                st[1] = 8.0 * max(sizes) / n
-                st[2][width] = max(sizes)
+                if auto:
+                    st[1] = 8.0 * max(sizes) / n
+                st[2].setdefault(width, collections.deque(maxlen=SLOT_HISTORY)).append(max(sizes))
+                self._per_elem[width] = max(sizes) / n
 
     # ------------------------------------------------------------ checkpoints
     def attach(self, model, process_group=None):
@@ -619,9 +630,11 @@ class DQSGDHookState:
                 "residual2": res2,
                 "groups": sorted(groups.items()),
                 "group_state": {gid: {"params": [(names[pid], c) for pid, c in st[0]], "bpe": st[1],
-                                      "slots": dict(st[2]), "pattern": self.patterns.get(gid)}
+                                      "slots": {w: list(v) for w, v in st[2].items()},
+                                      "pattern": self.patterns.get(gid)}
                                 for gid, st in self._groups.items() if all(pid in names for pid, _ in st[0])},
                 "bucket_calls": dict(self.bucket_calls),
+                "per_elem": dict(self._per_elem),
                 "bytes": (self.bytes_msg, self.bytes_moved, self.bytes_control),
             }
 
@@ -656,7 +669,8 @@ class DQSGDHookState:
         self._template = [(gid, list(nm)) for gid, nm in sd["groups"]]
         for gid, st in sd["group_state"].items():
             if all(nm in by_name for nm, _ in st["params"]):
-                self._groups[gid] = [tuple((by_name[nm], c) for nm, c in st["params"]), st["bpe"], dict(st["slots"])]
+                slots = {w: collections.deque(v, maxlen=SLOT_HISTORY) for w, v in st["slots"].items()}
+                self._groups[gid] = [tuple((by_name[nm], c) for nm, c in st["params"]), st["bpe"], slots]
                 if st["pattern"] is not None:
                     self.patterns[gid] = st["pattern"]
         for gid, r2 in sd["residual2"].items():
@@ -664,6 +678,7 @@ class DQSGDHookState:
                 ids = tuple((by_name[nm], c) for nm, c in r2["params"])
                 self._residual2[gid] = ((ids, r2["n"], r2["lo"], r2["hi"]), r2["residual"].clone())
         self.bucket_calls = dict(sd["bucket_calls"])
+        self._per_elem = dict(sd["per_elem"])
         self.bytes_msg, self.bytes_moved, self.bytes_control = sd["bytes"]
         self.stats = HookStats(self.stats_window)
         self.stats.close(self.iter)
@@ -1298,7 +1313,7 @@ class _SraChain(_Chain):
         st._sent(it, others, 8 * world + sum(m.size for m in msgs))
         if st.keep_messages:
             self.record(msg2=buf[SLOT_HEAD: SLOT_HEAD + max(size2, 0)].copy())
-        self.slots = _Slots(self, buf, size2, st._slot(g, width, n, m2max), self._messages)
+        self.slots = _Slots(self, buf, size2, st._slot(g, width, max(b - a for a, b in shards), m2max), self._messages)
         self.slots.start()
 
     def settle(self):
@@ -1310,10 +1325,7 @@ class _SraChain(_Chain):
 
     def _messages(self, msgs):
         st, g, sizes = self.state, self.group, self.slots.sizes
-        with st._lock:
-            gs = st._groups.get(g.gid)
-            if gs is not None and gs[0] == g.ids:
-                gs[2][self.width] = max(sizes)
+        st._measured(g, self.width, sizes, max(b - a for a, b in self.shards), auto=False)
         self.record(sizes2=sizes)
 
         def decode():
