@@ -338,6 +338,10 @@ class DQSGDHookState:
         if self._group_bound:
             return
         group = self.process_group if self.process_group is not None else dist.group.WORLD
+        backend = dist.get_backend(group)
+        if backend not in ("gloo", "mpi"):  # NCCL carries CUDA tensors only; the hook's are on the CPU
+            raise _bad("process_group", backend, "a group whose backend sends CPU tensors (gloo): with an NCCL "
+                       "default group pass process_group=torch.distributed.new_group(backend='gloo')")
         self.rank = dist.get_rank(group)
         self.world_size = dist.get_world_size(group)
         self.src0 = 0 if self.process_group is None else dist.get_global_rank(group, 0)
