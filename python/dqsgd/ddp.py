@@ -17,8 +17,8 @@ the GIL). So the backward pass goes on while buckets are coded and on the wire, 
 call waits for nothing.
 
 The allgather pattern sends one collective per bucket: each rank's message travels in a slot
-of a size every rank knows beforehand (the largest message of the bucket's last exchange at
-this width, plus a margin; the fixed layout's size the first time), led by its size. A message
+of a size every rank knows beforehand (the largest message of the bucket's recent exchanges at
+this width, plus a margin; the largest possible message the first time), led by its size. A message
 that outgrows its slot sends the rest in a second all_gather, started by the communication
 thread after the iteration's last bucket (the one place all ranks reach in the same order);
 errors (NaN or Inf in a gradient) travel as negative sizes and are raised on every rank once
@@ -39,11 +39,9 @@ import torch.distributed as dist
 
 import dqsgd
 
-__all__ = ["DQSGDHookState", "dqsgd_hook", "HookStats", "PATTERNS", "ROUNDINGS", "NORMS"]
+__all__ = ["DQSGDHookState", "dqsgd_hook", "HookStats", "PATTERNS"]
 
 PATTERNS = ("allgather", "shared", "sra", "auto")
-ROUNDINGS = {"stochastic": dqsgd.ROUND_STOCHASTIC, "nearest": dqsgd.ROUND_NEAREST}
-NORMS = {"l2": dqsgd.NORM_L2, "max": dqsgd.NORM_MAX}
 BUCKET_TYPES = (torch.float32, torch.float16, torch.bfloat16)
 SLOT_HEAD = 8           # a slot starts with the message's size (int64 LE; negative: a dq_status)
 SLOT_PAD_MIN = 64       # the least room a slot leaves above the recent largest message
@@ -78,14 +76,15 @@ def _enum(name, value, names):
 
 
 def _named_parameters(model):
-    """{id(parameter): name} of an nn.Module (a DDP wrapper is unwrapped, so its names are the
-    module's) or of an iterable of (name, parameter) pairs."""
+    """({id(parameter): name}, their elements) of an nn.Module (a DDP wrapper is unwrapped, so
+    its names are the module's) or of an iterable of (name, parameter) pairs."""
     if isinstance(model, torch.nn.parallel.DistributedDataParallel):
         model = model.module
     pairs = model.named_parameters() if isinstance(model, torch.nn.Module) else model
     try:
-        return {id(p): str(name) for name, p in pairs}
-    except (TypeError, ValueError):
+        pairs = [(str(name), p) for name, p in pairs]
+        return {id(p): name for name, p in pairs}, sum(p.numel() for _, p in pairs)
+    except (TypeError, ValueError, AttributeError):
         raise _bad("model", model, "an nn.Module or an iterable of (name, parameter) pairs") from None
 
 
@@ -169,27 +168,18 @@ class HookStats:
         with self._lock:
             return [dict(r) for r in self.window] if self.window is not None else []
 
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        del d["_lock"]
-        return d
-
-    def __setstate__(self, d):
-        self.__dict__.update(d)
-        self._lock = threading.Lock()
-
 
 # ---------------------------------------------------------------- plans
 class _Group:
     """The parameters of a bucket that share one message: gid (its index: the dither seed is
     seed + gid, and per-message state is kept under it), ids ((id, numel) of the compressed
     parameters, in order), big ((offset, count) of their slices in the bucket), every (the
-    slices of all its parameters, compressed or not), n (compressed elements), whole (the big
-    part is the entire bucket)."""
+    slices of all its parameters, compressed or not), members (the ids of all its parameters, in
+    order), n (compressed elements)."""
 
-    def __init__(self, gid, members, ids, big, every, whole):
+    def __init__(self, gid, members, ids, big, every):
         self.gid, self.members, self.ids = gid, tuple(members), tuple(ids)
-        self.big, self.every, self.whole = big, every, whole
+        self.big, self.every = big, every
         self.n = sum(c for _, c in big)
 
 
@@ -199,7 +189,6 @@ class _Plan:
 
     def __init__(self, layout, groups, small):
         self.layout, self.groups, self.small = layout, groups, small
-        self.n_small = sum(c for _, c in small)
 
 
 def _slices_of(layout, ids, min_numel):
@@ -259,8 +248,8 @@ class DQSGDHookState:
         if not isinstance(error_feedback, bool):
             raise _bad("error_feedback", error_feedback, "True or False")
         self.error_feedback = error_feedback
-        self.rounding = _enum("rounding", rounding, ROUNDINGS)
-        self.norm = _enum("norm", norm, NORMS)
+        self.rounding = _enum("rounding", rounding, dqsgd.ROUNDINGS)
+        self.norm = _enum("norm", norm, dqsgd.NORMS)
         if self.rounding is None:
             self.rounding = dqsgd.ROUND_NEAREST if error_feedback else dqsgd.ROUND_STOCHASTIC
         if self.norm is None:
@@ -286,43 +275,36 @@ class DQSGDHookState:
         if process_group is not None and not isinstance(process_group, dist.ProcessGroup):
             raise _bad("process_group", process_group, "None or a torch.distributed ProcessGroup")
         self.process_group = process_group
-        self._names = _named_parameters(model) if model is not None else None
-        if dim is None and schedule is not None and self._names is not None:
-            dim = sum(p.numel() for p in self._model_params(model))
-        if dim is not None:
-            dim = _integer("dim", dim, 1)
-        self.dim = dim
+        self._names, numel = _named_parameters(model) if model is not None else (None, None)
+        if dim is None and schedule is not None:
+            dim = numel
+        self.dim = _integer("dim", dim, 1) if dim is not None else None
+        if schedule is not None and (not isinstance(schedule, dict) or "steps" not in schedule):
+            raise _bad("schedule", schedule, "None or a dict with at least 'steps'")
+        self.sched_spec = dict(schedule) if schedule is not None else None
         self._group_bound = False
         self.rank = self.world_size = self.src0 = None
-        self.sched_spec = self._check_schedule(schedule)
         if dist.is_available() and dist.is_initialized():
             self._bind_group()
+        self._check_schedule()
         self._threads = None     # (_Comm, pool), started by the first hook call
         self._lock = threading.Lock()
         self._reset()
 
-    @staticmethod
-    def _model_params(model):
-        if isinstance(model, torch.nn.parallel.DistributedDataParallel):
-            model = model.module
-        return [p for _, p in (model.named_parameters() if isinstance(model, torch.nn.Module) else model)]
-
-    def _check_schedule(self, schedule):
-        if schedule is None:
-            return None
-        if not isinstance(schedule, dict) or "steps" not in schedule:
-            raise _bad("schedule", schedule, "None or a dict with at least 'steps'")
-        unknown = sorted(set(schedule) - set(_SCHED_KEYS))
+    def _check_schedule(self):
+        spec = self.sched_spec
+        if spec is None:
+            return
+        unknown = sorted(set(spec) - set(_SCHED_KEYS))
         if unknown:
-            raise _bad("schedule", schedule, "unknown key(s) %s; known: %s" % (", ".join(unknown), ", ".join(_SCHED_KEYS)))
+            raise _bad("schedule", spec, "unknown key(s) %s; known: %s" % (", ".join(unknown), ", ".join(_SCHED_KEYS)))
         if self.dim is None:
             raise _bad("dim", None, "a schedule needs dim (the model's elements) or model=")
-        _integer("schedule['steps']", schedule["steps"], 1)
-        try:  # dq_sched_init's own checks, with a stand-in norm prior
-            self._new_schedule(dict(schedule), 1.0)
+        _integer("schedule['steps']", spec["steps"], 1)
+        try:  # dq_sched_init's own checks (a stand-in for the norm prior rank 0 will send)
+            self._new_schedule(dict(spec), spec.get("norm_prior") or 1.0)
         except (dqsgd.DQError, TypeError, KeyError, ValueError) as e:
-            raise _bad("schedule", schedule, "dqsgd.Schedule refuses it: %s" % e) from None
-        return dict(schedule)
+            raise _bad("schedule", spec, "dqsgd.Schedule refuses it: %s" % e) from None
 
     def _new_schedule(self, spec, norm_prior):
         mode = spec.pop("mode", "dqsgd")
@@ -469,7 +451,7 @@ class DQSGDHookState:
             return plan
         m = self.min_compress_numel
         if sum(c for _, c in layout) != n:  # not DDP's layout: the whole bucket, one message
-            plan = _Plan(layout, [_Group(idx, (), (), [(0, n)], [(0, n)], True)], [])
+            plan = _Plan(layout, [_Group(idx, (), (), [(0, n)], [(0, n)])], [])
         else:
             parts = self._template_groups(layout) or [(idx, [pid for pid, _ in layout])]
             numel = dict(layout)
@@ -478,7 +460,7 @@ class DQSGDHookState:
                 big, every = _slices_of(layout, pids, m)
                 bigset = set(big)
                 ids = [(pid, numel[pid]) for pid in pids if m <= 0 or numel[pid] >= m]
-                groups.append(_Group(gid, pids, ids, big, every, big == [(0, n)]))
+                groups.append(_Group(gid, pids, ids, big, every))
                 small.extend(s for s in every if s not in bigset)
             plan = _Plan(layout, groups, sorted(small))
         self._plans[idx] = plan
@@ -580,7 +562,7 @@ class DQSGDHookState:
     def attach(self, model, process_group=None):
         """Give the state its model (for the parameter names a checkpoint uses) and, after
         torch.load, its process group; applies a state loaded by unpickling."""
-        self._names = _named_parameters(model)
+        self._names = _named_parameters(model)[0]
         if process_group is not None:
             self.process_group = process_group
             self._group_bound = False
