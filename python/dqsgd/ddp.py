@@ -288,6 +288,7 @@ class DQSGDHookState:
             self._bind_group()
         self._check_schedule()
         self._threads = None     # (_Comm, pool), started by the first hook call
+        self._streams = {}       # CUDA device -> the side stream of its copies
         self._lock = threading.Lock()
         self._reset()
 
@@ -1382,10 +1383,9 @@ def _to_host(state, x):
     """A CUDA bucket's copy into pinned memory, on the state's side stream after the work queued
     so far: (the host tensor, an event the copy records, the stream)."""
     dev = x.device
-    streams = state.__dict__.setdefault("_streams", {})
-    stream = streams.get(dev)
+    stream = state._streams.get(dev)
     if stream is None:
-        stream = streams[dev] = torch.cuda.Stream(dev)
+        stream = state._streams[dev] = torch.cuda.Stream(dev)
     host = torch.empty(x.shape, dtype=x.dtype, pin_memory=True)
     stream.wait_stream(torch.cuda.current_stream(dev))
     with torch.cuda.stream(stream):
