@@ -389,8 +389,9 @@ def nonblocking(rank, outdir):
 
 def finish_order(rank, outdir):
     """Buckets finish in different orders on the two ranks: on rank 0 decoding large messages is
-    slow, on rank 1 small ones. Collectives must still start in the same order on both (no
-    callback or worker starts one), so the runs end, with identical replicas."""
+    slow, on rank 1 small ones, and two workers decode at once. Collectives must still start in
+    the same order on both (no callback or worker starts one), so the runs end, with identical
+    replicas. (A collective started by the decoding worker aborts this test.)"""
     import torch.distributed as dist
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -419,7 +420,7 @@ def finish_order(rank, outdir):
         for pattern in ("allgather", "shared", "sra"):
             model = make_model()
             ddp = DDP(model, bucket_cap_mb=0.008)
-            ddp.register_comm_hook(DQSGDHookState(bits=4, pattern=pattern, seed=4), dqsgd_hook)
+            ddp.register_comm_hook(DQSGDHookState(bits=4, pattern=pattern, seed=4, workers=2), dqsgd_hook)
             opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
             for step in range(3):
                 opt.zero_grad()
