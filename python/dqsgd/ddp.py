@@ -349,7 +349,7 @@ class DQSGDHookState:
         self._plans = {}         # bucket index -> _Plan
         self._groups = {}        # group id -> [ids, bits per element of its largest message (auto),
         #                          {width: its largest message in recent exchanges}]
-        self._per_elem = {}      # width -> bytes per element of the last exchange's largest message
+        self._per_elem = {}      # width -> {step: the largest bytes per element of its messages}
         self._template = None    # a checkpoint's groups: [(gid, names)], to split a bucket as they were
         self._norm2 = {}         # iteration -> {group id: squared norm of its aggregate} (schedule)
         self._bits_iter = {}     # iteration -> fixed-layout bits of its messages (the schedule's unit)
@@ -535,21 +535,24 @@ class DQSGDHookState:
         w = 32 if w == 16 else w
         return "allgather" if w == 0 or self.world_size * b <= 2 * w else "shared"
 
-    def _slot(self, g, width, n, capacity):
-        """The message room of group g's next slot (its messages have at most n elements): the
-        largest message of its last SLOT_HISTORY exchanges at this width, plus the margin. A new
-        group (DDP rebuilt its buckets) starts from the bytes per element of the last exchange
-        at this width, the first exchange at a width from the capacity (the largest message)."""
+    def _slot(self, g, width, n, capacity, it):
+        """The message room of group g's next slot at step `it` (its messages have at most n
+        elements): the largest message of its last SLOT_HISTORY exchanges at this width, plus the
+        margin. A new group (DDP rebuilt its buckets) starts from the largest bytes per element
+        at this width of the last step before `it` that had one (not of this step: other buckets
+        of it may have finished on one rank and not on another); the first exchange at a width
+        from the capacity (the largest message)."""
         with self._lock:
             recent = self._groups[g.gid][2].get(width)
             base = max(recent) if recent else None
-            if base is None and width in self._per_elem:
-                base = int(math.ceil(self._per_elem[width] * n))
+            earlier = [i for i in self._per_elem.get(width, {}) if i < it]
+            if base is None and earlier:
+                base = int(math.ceil(self._per_elem[width][max(earlier)] * n))
         if base is None:
             return capacity
         return min(capacity, base + max(SLOT_PAD_MIN, int(math.ceil(base * self.slot_margin))))
 
-    def _measured(self, g, width, sizes, n, auto=True):
+    def _measured(self, g, width, sizes, n, it, auto=True):
         """An exchange's sizes (every rank sees the same): the next slots', and auto's measure."""
         with self._lock:
             st = self._groups.get(g.gid)
@@ -557,7 +560,12 @@ class DQSGDHookState:
                 if auto:
                     st[1] = 8.0 * max(sizes) / n
                 st[2].setdefault(width, collections.deque(maxlen=SLOT_HISTORY)).append(max(sizes))
-                self._per_elem[width] = max(sizes) / n
+            per = self._per_elem.setdefault(width, {})
+            per[it] = max(per.get(it, 0.0), max(sizes) / n)
+            older = [i for i in per if i < it]
+            for i in older:  # keep this step's and the last one before it
+                if i != max(older):
+                    del per[i]
 
     # ------------------------------------------------------------ checkpoints
     def attach(self, model, process_group=None):
@@ -621,7 +629,7 @@ class DQSGDHookState:
                                       "pattern": self.patterns.get(gid)}
                                 for gid, st in self._groups.items() if all(pid in names for pid, _ in st[0])},
                 "bucket_calls": dict(self.bucket_calls),
-                "per_elem": dict(self._per_elem),
+                "per_elem": {w: dict(v) for w, v in self._per_elem.items()},
                 "bytes": (self.bytes_msg, self.bytes_moved, self.bytes_control),
             }
 
@@ -665,7 +673,7 @@ class DQSGDHookState:
                 ids = tuple((by_name[nm], c) for nm, c in r2["params"])
                 self._residual2[gid] = ((ids, r2["n"], r2["lo"], r2["hi"]), r2["residual"].clone())
         self.bucket_calls = dict(sd["bucket_calls"])
-        self._per_elem = dict(sd["per_elem"])
+        self._per_elem = {w: dict(v) for w, v in sd["per_elem"].items()}
         self.bytes_msg, self.bytes_moved, self.bytes_control = sd["bytes"]
         self.stats = HookStats(self.stats_window)
         self.stats.close(self.iter)
@@ -1033,7 +1041,7 @@ class _AllgatherChain(_Chain):
         st.stats.add(self.it, encode_s=secs)
         if st.keep_messages and size >= 0:
             self.record(msg=buf[SLOT_HEAD: SLOT_HEAD + size].copy())
-        self.slots = _Slots(self, buf, size, st._slot(g, self.width, g.n, capacity), self._messages)
+        self.slots = _Slots(self, buf, size, st._slot(g, self.width, g.n, capacity, self.it), self._messages)
         self.slots.start()
 
     def settle(self):
@@ -1046,7 +1054,7 @@ class _AllgatherChain(_Chain):
     def _messages(self, msgs):
         st, g = self.state, self.group
         sizes = self.slots.sizes
-        st._measured(g, self.width, sizes, g.n)
+        st._measured(g, self.width, sizes, g.n, self.it)
         self.record(sizes=sizes)
         _decode_mean(self, msgs, g.n, self.width)
 
@@ -1300,7 +1308,8 @@ class _SraChain(_Chain):
         st._sent(it, others, 8 * world + sum(m.size for m in msgs))
         if st.keep_messages:
             self.record(msg2=buf[SLOT_HEAD: SLOT_HEAD + max(size2, 0)].copy())
-        self.slots = _Slots(self, buf, size2, st._slot(g, width, max(b - a for a, b in shards), m2max), self._messages)
+        self.slots = _Slots(self, buf, size2, st._slot(g, width, max(b - a for a, b in shards), m2max, it),
+                            self._messages)
         self.slots.start()
 
     def settle(self):
@@ -1312,7 +1321,7 @@ class _SraChain(_Chain):
 
     def _messages(self, msgs):
         st, g, sizes = self.state, self.group, self.slots.sizes
-        st._measured(g, self.width, sizes, max(b - a for a, b in self.shards), auto=False)
+        st._measured(g, self.width, sizes, max(b - a for a, b in self.shards), self.it, auto=False)
         self.record(sizes2=sizes)
 
         def decode():

@@ -515,6 +515,39 @@ def overflow(rank, outdir):
     np.savez(os.path.join(outdir, "overflow_rank%d.npz" % rank), **rec)
 
 
+def slot_agreement(rank, outdir):
+    """Every rank must size a slot alike. Step 1 brings a new bucket (as DDP's rebuild does) after
+    one whose message this step is far smaller than at step 0; rank 0 starts the new bucket only
+    after the first one's sizes are in, rank 1 before them (its bookkeeping of sizes is held
+    back). A slot sized from anything of the current step would differ between the ranks, and
+    gloo would abort on the mismatched all_gather."""
+    from dqsgd.ddp import DQSGDHookState, dqsgd_hook
+    real = DQSGDHookState._measured
+
+    def late(self, *a, **kw):
+        time.sleep(0.3)
+        return real(self, *a, **kw)
+    if rank == 1:
+        DQSGDHookState._measured = late
+    try:
+        g = torch.Generator().manual_seed(85 + rank)
+        state = DQSGDHookState(bits=4, seed=2)
+        p0, p1 = torch.nn.Parameter(torch.zeros(20000)), torch.nn.Parameter(torch.zeros(20000))
+        p0.grad = torch.randn(20000, generator=g)
+        dqsgd_hook(state, FakeBucket(0, [p0], True)).wait()
+        p0.grad = torch.randn(20000, generator=g) * (torch.rand(20000, generator=g) < 0.01).float()
+        p1.grad = torch.randn(20000, generator=g)
+        f0 = dqsgd_hook(state, FakeBucket(0, [p0], False))
+        if rank == 0:
+            f0.wait()
+        out = dqsgd_hook(state, FakeBucket(1, [p1], True)).wait()
+        f0.wait()
+    finally:
+        DQSGDHookState._measured = real
+    with open(os.path.join(outdir, "slots_rank%d.txt" % rank), "w") as f:
+        f.write(out.numpy().tobytes().hex()[:64])
+
+
 def cuda_buckets(rank, outdir):
     """A CUDA bucket (through pinned memory, encoded on the CPU): the same result as the same
     gradient on the CPU, on the bucket's device. Needs a GPU."""
@@ -601,6 +634,7 @@ def worker(rank, world, port, outdir):
         half_buckets(rank, outdir)
         workers_same_bytes(rank, outdir)
         overflow(rank, outdir)
+        slot_agreement(rank, outdir)
         if torch.cuda.is_available():
             cuda_buckets(rank, outdir)
 
@@ -863,6 +897,9 @@ def check_w2(outdir):
         ok &= all(bits_equal(acc, o["out%d" % step]) for o in ov)
     check("a message larger than its slot goes on in a second all_gather (overflows %s), result = offline decode" % (
         list(ov[0]["overflows"])), ok and list(ov[0]["overflows"]) == [0, 1] == list(ov[1]["overflows"]))
+    sl = [open(path("slots_rank%d.txt", r)).read() for r in range(2)]
+    check("every rank sizes a new bucket's slot alike, though one rank has this step's sizes of another bucket and "
+          "the other not yet", sl[0] == sl[1] and len(sl[0]) == 64, str(sl))
     if torch.cuda.is_available():
         cu = [open(path("cuda_rank%d.txt", r)).read() for r in range(2)]
         check("a CUDA bucket: the CPU path's result, on the device", cu == ["1", "1"], str(cu))
