@@ -451,11 +451,11 @@ class DQSGDHookState:
         if plan is not None and plan.layout == layout:
             return plan
         m = self.min_compress_numel
+        # a bucket the checkpoint's layout does not cover gets an id none of its groups has
+        own = idx + 1 + max(gid for gid, _ in self._template) if self._template else idx
         if sum(c for _, c in layout) != n:  # not DDP's layout: the whole bucket, one message
-            plan = _Plan(layout, [_Group(idx, (), (), [(0, n)], [(0, n)])], [])
+            plan = _Plan(layout, [_Group(own, (), (), [(0, n)], [(0, n)])], [])
         else:
-            # a bucket the checkpoint's layout does not cover gets an id none of its groups has
-            own = idx + 1 + max(gid for gid, _ in self._template) if self._template else idx
             parts = self._template_groups(layout) or [(own, [pid for pid, _ in layout])]
             numel = dict(layout)
             groups, small = [], []
