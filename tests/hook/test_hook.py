@@ -7,9 +7,9 @@
 In this process: the ctypes mirrors against the C structs (offsets and sizes from the library,
 and sizes printed by a separately compiled C program), encode/decode through numpy and torch,
 errors, and the schedule wrapper. Then 2 processes (gloo, CPU) train a small MLP under DDP with
-the hook, several DDP buckets, for three configurations (fixed 4 bits; 2 bits nearest max-norm
-with error feedback; a DQSGD-P2 schedule) and save every message each rank sent and every
-tensor the hook returned; this process then checks that
+the hook, several DDP buckets, for several configurations (fixed 4 bits; 2 bits nearest max-norm
+with error feedback; a DQSGD-P2 schedule; the patterns; float32 biases; warm start) and save
+every message each rank sent and every tensor the hook returned; this process then checks that
   (a) the hook's result equals decoding all ranks' messages here with decode_add in rank order,
       weight 1/2, bit for bit, on both ranks;
   (b) the parameters are bitwise equal on both ranks after the run, and have moved;
@@ -19,6 +19,13 @@ reference is rebuilt from each rank's shard messages: every owner's re-quantized
 equal encoding, here, the decode_add of its shard's W messages (with the owner's second residual
 under error feedback, which must carry over from step to step), and the result must equal the
 owners' messages decoded.
+At 2 processes, the hook's machinery: rank 1 starts its backward pass late and rank 0's hook
+calls must return at once with no collective started in the backward's thread (nonblocking);
+buckets finishing in different orders on the two ranks (finish_order); fp16 and bf16 buckets
+against the float32 encoder and an offline decode (half_buckets); workers=2 against workers=1
+(workers_same_bytes); a message outgrowing its slot (overflow); ranks sizing a new bucket's
+slot alike whatever they know of the current step (slot_agreement); CUDA buckets where a GPU
+is present (cuda_buckets). The hook's state (options, statistics, checkpoints): test_state.py.
 Prints `N passed, M failed (hook, ...)`; the exit code is nonzero on any failure.
 """
 
