@@ -152,7 +152,7 @@ class HookStats:
                     self.window.append(r)
             self._closed = max(self._closed, before)
 
-    def summary(self, warm=False):
+    def summary(self, *, warm=False):
         """Means per step over the finished compressed steps (warm=True: the warm-start steps):
         the SUMS keys, hook_max_s (the largest), width_mean/min/max, iterations (their count)."""
         with self._lock:
@@ -390,7 +390,7 @@ class DQSGDHookState:
             self.bytes_moved += moved
         self.stats.add(it, bytes=moved, bytes_msg=payload)
 
-    def summary(self, warm=False):
+    def summary(self, *, warm=False):
         """Means per step of stats over the finished compressed steps (warm=True: the warm-start
         steps): hook_s, hook_max_s, block_s, encode_s, comm_s, decode_s, bytes, bytes_msg,
         overflows, width_mean/min/max, iterations."""
