@@ -395,7 +395,7 @@ class DQSGDHookState:
         steps): hook_s, hook_max_s, block_s, encode_s, comm_s, decode_s, bytes, bytes_msg,
         overflows, width_mean/min/max, iterations."""
         self.stats.close(self.iter)
-        return self.stats.summary(warm)
+        return self.stats.summary(warm=warm)
 
     @property
     def widths(self):
