@@ -63,8 +63,8 @@ dist-build: mpi-build $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh'
 # The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
-# about 45 s), its state's options, statistics and checkpoints (tests/hook/test_state.py, resumed
-# runs in new processes, about 20 s), the offline install of the Python package
+# 35-45 s), its state's options, statistics and checkpoints (tests/hook/test_state.py, resumed
+# runs in new processes, 10-20 s), the offline install of the Python package
 # (tests/hook/test_install.sh, 20-30 s) and the binding against the C library's results
 # (tests/python/test_binding.py, 3 s).
 HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 $(HOOK_PY) tests/hook/test_state.py' \

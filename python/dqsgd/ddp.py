@@ -1019,17 +1019,34 @@ class _Slots:
         ch.on_completion(work, finished)
 
 
+class _GroupChain(_Chain):
+    """The chain of one group's compressed part: its width and residual; where its messages go
+    in slots (allgather, sra), settle() ends the slots' exchange at the iteration's end, and a
+    negative size a rank sent fails the chain on every rank."""
+
+    failure = "dq_encode"  # what a negative size in the slots reports
+    slots = None
+
+    def __init__(self, call, group, width, residual):
+        super().__init__(call, group.big)
+        self.group, self.width, self.residual = group, width, residual
+
+    def settle(self):
+        if self.slots is not None:
+            self.slots.settle()
+
+    def failed_sizes(self, sizes):
+        r = min(i for i, s in enumerate(sizes) if s < 0)
+        self.fail(dqsgd.DQError(sizes[r], "dqsgd_hook: %s on rank %d (step %d)" % (self.failure, r, self.it)))
+
+
 def _encode_params(state, g, width, stream, **extra):
     return dict(bits=width, seed=state.seed + g.gid, step=0, stream=stream, bucket=state.bucket_size,
                 rounding=state.rounding, norm=state.norm, **extra)
 
 
-class _AllgatherChain(_Chain):
+class _AllgatherChain(_GroupChain):
     """One dqsgd message per rank in slots (_Slots), decode_added in rank order with weight 1/W."""
-
-    def __init__(self, call, group, width, residual):
-        super().__init__(call, group.big)
-        self.group, self.width, self.residual = group, width, residual
 
     def start(self):
         st, g, call = self.state, self.group, self.call
@@ -1045,13 +1062,6 @@ class _AllgatherChain(_Chain):
             self.record(msg=buf[SLOT_HEAD: SLOT_HEAD + size].copy())
         self.slots = _Slots(self, buf, size, st._slot(g, self.width, g.n, capacity, self.it), self._messages)
         self.slots.start()
-
-    def settle(self):
-        self.slots.settle()
-
-    def failed_sizes(self, sizes):
-        r = min(i for i, s in enumerate(sizes) if s < 0)
-        self.fail(dqsgd.DQError(sizes[r], "dqsgd_hook: dq_encode on rank %d (step %d)" % (r, self.it)))
 
     def _messages(self, msgs):
         st, g = self.state, self.group
@@ -1119,14 +1129,10 @@ def _decode_mean(chain, msgs, n, width):
     chain.later(split)
 
 
-class _SharedChain(_Chain):
+class _SharedChain(_GroupChain):
     """The shared-scale integer allreduce: exponents max-allreduced (the communication thread
     waits for them: the levels depend on them), integer levels sum-allreduced, decoded with
     weight 1/W. Exact: the integer sum times the unit is the sum of every rank's levels."""
-
-    def __init__(self, call, group, width, residual):
-        super().__init__(call, group.big)
-        self.group, self.width, self.residual = group, width, residual
 
     def start(self):
         st, g, it, width = self.state, self.group, self.it, self.width
@@ -1218,7 +1224,7 @@ def _room(n, width):
     return dqsgd.encode_bound_coded(n, width)
 
 
-class _SraChain(_Chain):
+class _SraChain(_GroupChain):
     """Scatter-reduce-allgather with re-quantization: shard j of the message is encoded for rank
     j (stream j*W + rank, with its slice of the residual), the shard messages go by
     all_to_all_single (their sizes first); rank j decode_adds its shard's W messages in rank
@@ -1227,9 +1233,7 @@ class _SraChain(_Chain):
     them. The communication thread waits for the two all_to_alls: what follows each is another
     collective."""
 
-    def __init__(self, call, group, width, residual):
-        super().__init__(call, group.big)
-        self.group, self.width, self.residual = group, width, residual
+    failure = "sra reduce or re-encode"
 
     def start(self):
         st, g, it, width = self.state, self.group, self.it, self.width
@@ -1313,13 +1317,6 @@ class _SraChain(_Chain):
         self.slots = _Slots(self, buf, size2, st._slot(g, width, max(b - a for a, b in shards), m2max, it),
                             self._messages)
         self.slots.start()
-
-    def settle(self):
-        self.slots.settle()
-
-    def failed_sizes(self, sizes):
-        r = min(i for i, s in enumerate(sizes) if s < 0)
-        self.fail(dqsgd.DQError(sizes[r], "dqsgd_hook: sra reduce or re-encode on rank %d (step %d)" % (r, self.it)))
 
     def _messages(self, msgs):
         st, g, sizes = self.state, self.group, self.slots.sizes

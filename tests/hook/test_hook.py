@@ -37,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -47,28 +46,12 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import dqsgd  # noqa: E402
+from checks import Checks, FakeBucket, free_port  # noqa: E402
 
 STEPS = 6
 
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("  ok    %s" % name)
-    else:
-        failed += 1
-        print("  FAIL  %s%s" % (name, (": " + detail) if detail else ""))
-
-
-def run(name, fn):
-    """Run a test body; an exception is one failure."""
-    try:
-        fn()
-    except Exception:  # noqa: BLE001
-        check(name, False, traceback.format_exc().strip().splitlines()[-1])
+CHECKS = Checks()
+check, run = CHECKS.check, CHECKS.run
 
 
 def room(n, bits):
@@ -277,25 +260,6 @@ CONFIGS = {
 }
 PATTERN_CODE = {"allgather": 0, "shared": 1, "warm": 2, "none": 3, "sra": 4}
 
-
-class FakeBucket:
-    """The part of dist.GradBucket the hook uses."""
-
-    def __init__(self, idx, params, last):
-        self.idx, self.params, self.last = idx, params, last
-        self.buf = torch.cat([p.grad.reshape(-1) for p in params])
-
-    def buffer(self):
-        return self.buf
-
-    def index(self):
-        return self.idx
-
-    def parameters(self):
-        return self.params
-
-    def is_last(self):
-        return self.last
 
 
 def fake_bucket_remap(rank, outdir):
@@ -915,22 +879,16 @@ def check_w2(outdir):
 
 
 def test_distributed():
-    import socket
     import torch.multiprocessing as mp
     for world in [int(v) for v in os.environ.get("HOOK_WORLDS", "2,3,4").split(",")]:  # all by default
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         with tempfile.TemporaryDirectory() as outdir:
             t0 = time.time()
             mp.spawn(worker, args=(world, port, outdir), nprocs=world, join=True)
             print("  (%d processes: %.1f s)" % (world, time.time() - t0))
             for name in CONFIGS[world]:
                 recs = [dict(np.load(os.path.join(outdir, "%s_rank%d.npz" % (name, r)))) for r in range(world)]
-                try:
-                    check_config(world, name, recs)
-                except Exception:  # noqa: BLE001
-                    check("W=%d %s" % (world, name), False, traceback.format_exc().strip().splitlines()[-1])
+                run("W=%d %s" % (world, name), lambda: check_config(world, name, recs))
             if world == 2:
                 remap = [open(os.path.join(outdir, "remap_rank%d.txt" % r)).read() for r in range(world)]
                 check("error feedback follows each parameter when DDP rebuilds its buckets", remap == ["ok"] * world,
@@ -952,8 +910,8 @@ def main():
     run("shared binding", test_shared_binding)
     run("schedule", test_schedule)
     run("distributed", test_distributed)
-    print("%d passed, %d failed (hook, %.1f s)" % (passed, failed, time.time() - t0))
-    return 1 if failed else 0
+    print("%d passed, %d failed (hook, %.1f s)" % (CHECKS.passed, CHECKS.failed, time.time() - t0))
+    return 1 if CHECKS.failed else 0
 
 
 if __name__ == "__main__":

@@ -17,11 +17,9 @@ Prints `N passed, M failed (state, ...)`; the exit code is nonzero on any failur
 import datetime
 import io
 import os
-import socket
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -31,52 +29,13 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import dqsgd  # noqa: E402
+from checks import Checks, FakeBucket, free_port  # noqa: E402
 from dqsgd.ddp import DQSGDHookState, dqsgd_hook  # noqa: E402
 
-passed = failed = 0
+CHECKS = Checks()
+check, run = CHECKS.check, CHECKS.run
 
 
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("  ok    %s" % name)
-    else:
-        failed += 1
-        print("  FAIL  %s%s" % (name, (": " + detail) if detail else ""))
-
-
-def run(name, fn):
-    try:
-        fn()
-    except Exception:  # noqa: BLE001
-        check(name, False, traceback.format_exc().strip().splitlines()[-1])
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class FakeBucket:
-    """The part of dist.GradBucket the hook uses."""
-
-    def __init__(self, idx, params, last):
-        self.idx, self.params, self.last = idx, params, last
-        self.buf = torch.cat([p.grad.reshape(-1) for p in params])
-
-    def buffer(self):
-        return self.buf
-
-    def index(self):
-        return self.idx
-
-    def parameters(self):
-        return self.params
-
-    def is_last(self):
-        return self.last
 
 
 # ---------------------------------------------------------------- options
@@ -311,8 +270,8 @@ def main():
     run("options", test_options)
     run("one rank", one_rank)
     run("resume", test_resume)
-    print("%d passed, %d failed (state, %.1f s)" % (passed, failed, time.time() - t0))
-    return 1 if failed else 0
+    print("%d passed, %d failed (state, %.1f s)" % (CHECKS.passed, CHECKS.failed, time.time() - t0))
+    return 1 if CHECKS.failed else 0
 
 
 if __name__ == "__main__":
