@@ -68,11 +68,13 @@ dist-build: mpi-build $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh'
 # The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
-# about 20 s), the Python package installed as doc/PYTHON.md says, with the same bytes from each
-# of its kernel levels (tests/hook/test_install.sh, about 50 s of CPU: four compiles of dqsgd.h;
-# under `make check` (INSTALL_TEST_ALL=1) also the doc's other claims, 20 s more)
-# and the binding against the C library's results (tests/python/test_binding.py, 3 s).
-HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 sh tests/hook/test_install.sh' \
+# 35-45 s), its state's options, statistics and checkpoints (tests/hook/test_state.py, resumed
+# runs in new processes, 10-20 s), the Python package installed as doc/PYTHON.md says, with the
+# same bytes from each of its kernel levels (tests/hook/test_install.sh, about 50 s of CPU: four
+# compiles of dqsgd.h; under `make check` (INSTALL_TEST_ALL=1) also the doc's other claims, 20 s
+# more) and the binding against the C library's results (tests/python/test_binding.py, 3 s).
+HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 $(HOOK_PY) tests/hook/test_state.py' \
+           'timeout 300 sh tests/hook/test_install.sh' \
            'timeout 120 $(HOOK_PY) tests/python/test_binding.py $(BUILD)/binding_ref'
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
