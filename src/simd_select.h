@@ -131,7 +131,10 @@
 #elif DQ__HAS_SSE2_KERNELS
 #define DQ__HALF_BACKEND "sse2"
 #endif
+#if DQ__HAS_SSE42_KERNELS
+#define dq__k_crc32c dq__crc32c__sse42
+#endif
+#if DQ__HAS_SSSE3_KERNELS
+#define dq__k_svb_decode dq__svb_decode__ssse3
+#endif
 
-
-#endif /* DQSGD_H_INCLUDED / DQ_NO_SIMD */
-#endif /* DQSGD_SIMD_H_INCLUDED */

@@ -138,6 +138,19 @@
 #else
 #define DQ__HAS_SSSE3_KERNELS 0
 #endif
+/* The crc32 instruction (SSE4.2) of the CRC32C kernel: x86 only. */
+#if DQ__HAS_SSE2_KERNELS && defined(SIMDE_X86_SSE4_2_NATIVE)
+#define DQ__HAS_SSE42_KERNELS 1
+#else
+#define DQ__HAS_SSE42_KERNELS 0
+#endif
+/* The F16C conversions (8 lanes, AVX encoding): x86 targets with F16C and AVX. */
+#if DQ__HAS_SSE2_KERNELS && DQ_SIMD != DQ_SIMD_NEON && defined(SIMDE_X86_F16C_NATIVE) && \
+    defined(SIMDE_X86_AVX_NATIVE)
+#define DQ__HAS_F16C_KERNELS 1
+#else
+#define DQ__HAS_F16C_KERNELS 0
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,8 @@
+/* ================================================================ end of dqsgd_simd.h
+ * Closes the C linkage block and the include guard that src/simd_setup.h opens. */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DQSGD_H_INCLUDED / DQ_NO_SIMD */
+#endif /* DQSGD_SIMD_H_INCLUDED */
