@@ -1408,6 +1408,19 @@ static inline uint32_t dq__draw24(uint32_t k0, uint32_t k1h, uint32_t lo) { retu
  * sizing, CRC32C, the VARINT index decoder, 32-way rANS chunks, fp16/bf16 conversions, the
  * sparsifiers' scan, count-sketch hashes. */
 
+/* ---- the dither round's hoisted key. The SIMD dither rounds (dq__draw__<isa>) compute
+ * dq__draw32 for a run of counters lo .. lo + cnt - 1 (mod 2^32). The round's first step,
+ * x ^= x >> 16 with x = counter ^ k0, is counter ^ k0h with k0h = k0 ^ ((lo ^ k0) >> 16) when the
+ * counters share their high 16 bits (a block of 256 never crosses a multiple of 2^16 unless it
+ * starts unaligned), and the step then costs nothing per lane. Returns 1 and that key in *k0h,
+ * else 0 and k0. */
+static inline int dq__draw_hoist(uint32_t k0, uint32_t lo, size_t cnt, uint32_t *k0h) {
+    uint32_t last = lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    int ok = cnt <= 65536u && ((lo ^ last) >> 16) == 0u;
+    *k0h = ok ? k0 ^ ((lo ^ k0) >> 16) : k0;
+    return ok;
+}
+
 /* ---- per-bucket statistics: one pass, fixed association order.
  * sumsq and sumabs accumulate in double in 16 lanes (element i into lane i % 16, in index
  * order; 16 independent chains keep the adds' latency hidden); the lanes are combined as

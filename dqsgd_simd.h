@@ -175,15 +175,17 @@ static inline simde__m128i dq__mullo__sse2(simde__m128i a, simde__m128i b) {
     od = simde_mm_shuffle_epi32(od, SIMDE_MM_SHUFFLE(0, 0, 2, 0));
     return simde_mm_unpacklo_epi32(ev, od);
 }
-/* dq__draw24 on 4 lanes: x = index low halves. */
-static inline simde__m128i dq__draw24__sse2(simde__m128i x, simde__m128i k0, simde__m128i k1) {
-    x = simde_mm_xor_si128(x, k0);
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 4 lanes, the one SSE2 spelling of the generator
+ * (doc/FORMAT.md 7.2). idx holds the counters, k0 and k1 the keys in every lane; with hoisted,
+ * k0 is dq__draw_hoist's key and the first xorshift is left out. The 24-bit draw is the result
+ * >> 8. */
+static inline simde__m128i dq__draw__sse2(simde__m128i idx, simde__m128i k0, simde__m128i k1, int hoisted) {
+    simde__m128i x = simde_mm_xor_si128(idx, k0);
+    if (!hoisted) x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm_xor_si128(x, simde_mm_xor_si128(simde_mm_srli_epi32(x, 15), k1));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
-    return simde_mm_srli_epi32(x, 8);
+    return simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
 }
 
 /* Statistics of x (or x + e) over one bucket; computes only what the norm needs (`what` is
@@ -238,14 +240,16 @@ static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
 
 static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), zero = simde_mm_setzero_si128();
-    const simde__m128i one = simde_mm_set1_epi32(1), k0 = simde_mm_set1_epi32((int32_t)q->k0);
-    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h);
+    const simde__m128i one = simde_mm_set1_epi32(1), k1 = simde_mm_set1_epi32((int32_t)q->k1h);
     const simde__m128i lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
     const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
     const simde__m128 neg = simde_mm_set1_ps(q->neg);
     const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
     const int stoch = q->thresh < 0.0f;
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
+    const simde__m128i k0 = simde_mm_set1_epi32((int32_t)k0h);
     size_t i = 0;
     dq__qctx rest;
     for (; i + 4 <= cnt; i += 4) {
@@ -253,7 +257,7 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
         simde__m128i xb = simde_mm_castps_si128(xv), code;
         if (stoch) {
             simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
-            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, k0, k1)), ulp24);
+            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, k0, k1, hoisted), 8)), ulp24);
         } else {
             t = half;
         }
@@ -568,7 +572,7 @@ static inline void dq__tq128_init(dq__tq128 *c, const dq__qctx *q) {
 static inline simde__m128 dq__tq128_t(const dq__tq128 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, c->k0, c->k1, 0), 8)), c->ulp24);
     }
     return c->thr;
 }
@@ -719,7 +723,8 @@ static inline void dq__shared_q__sse2(const float *x, float *r, size_t cnt, size
         t = simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(bits, absm)), vinv);
         lo = simde_mm_cvttps_epi32(t);
         f = simde_mm_sub_ps(t, simde_mm_cvtepi32_ps(lo));
-        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(idx, K0, K1)), simde_mm_mul_ps(f, two24))
+        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(idx, K0, K1, 0), 8)),
+                                       simde_mm_mul_ps(f, two24))
                    : simde_mm_cmpgt_ps(f, half);
         lo = simde_mm_sub_epi32(lo, simde_mm_castps_si128(up)); /* the mask is -1 where rounding up */
         s = simde_mm_srai_epi32(bits, 31);
@@ -1100,15 +1105,14 @@ static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__
     }
 }
 
-
-static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, simde__m256i k1) {
-    x = simde_mm256_xor_si256(x, k0);
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 8 lanes (see dq__draw__sse2) */
+static inline simde__m256i dq__draw__avx2(simde__m256i idx, simde__m256i k0, simde__m256i k1, int hoisted) {
+    simde__m256i x = simde_mm256_xor_si256(idx, k0);
+    if (!hoisted) x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), k1));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-    return simde_mm256_srli_epi32(x, 8);
+    return simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
 }
 
 static inline void dq__stats__avx2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
@@ -1175,16 +1179,17 @@ typedef struct dq__q256 {
     simde__m256i sbit; /* bit b-1 */
     simde__m128i shs, sgn; /* b-1; 32-b */
     simde__m256 inv, smax, step, neg, half, ulp24;
-    int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q256;
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm256_setzero_si256();
     c->one = simde_mm256_set1_epi32(1);
-    c->k0 = simde_mm256_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm256_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
@@ -1204,12 +1209,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
     simde__m256i xb = simde_mm256_castps_si256(xv), code;
     if (c->stoch) {
-        simde__m256i h = simde_mm256_xor_si256(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0);
-        if (!c->k0x) h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        simde__m256i h = dq__draw__avx2(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0, c->k1,
+                                        c->k0x);
         t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     } else {
         t = c->half;
@@ -1242,12 +1243,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
  * the low halves of the 8 element indices. The sign goes to bit b-1 by one shift of x and a
  * mask, and psignd (by the level, never negative) clears it where the level is 0. */
 static inline simde__m256i dq__q256_codes_sk(const dq__q256 *c, const float *x, simde__m256i idx) {
-    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = simde_mm256_xor_si256(idx, c->k0), l;
+    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = dq__draw__avx2(idx, c->k0, c->k1, 1), l;
     simde__m256 r, t, f;
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
     t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     r = simde_mm256_min_ps(simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
     l = simde_mm256_cvttps_epi32(r);
@@ -1634,7 +1631,8 @@ static inline void dq__tq256_init(dq__tq256 *c, const dq__qctx *q, int isexp) {
 static inline simde__m256 dq__tq256_t(const dq__tq256 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(h, c->k0, c->k1, 0), 8)),
+                                  c->ulp24);
     }
     return c->thr;
 }
@@ -1805,7 +1803,7 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
         t = simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(bits, absm)), vinv);
         lo = simde_mm256_cvttps_epi32(t);
         f = simde_mm256_sub_ps(t, simde_mm256_cvtepi32_ps(lo));
-        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(idx, K0, K1)),
+        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(idx, K0, K1, 0), 8)),
                                         simde_mm256_mul_ps(f, two24), SIMDE_CMP_LT_OQ)
                    : simde_mm256_cmp_ps(f, half, SIMDE_CMP_GT_OQ);
         lo = simde_mm256_sub_epi32(lo, simde_mm256_castps_si256(up));
@@ -1845,21 +1843,16 @@ static inline uint64_t dq__sp_mask64__avx2(const float *x, const float *e, float
 /* ---- count-sketch hashes (twin: dq__sk_hash__scalar): 8 lanes of the same 32-bit arithmetic;
  * the multiply-shift takes the high halves of two 32x32->64 products (even and odd lanes) */
 static inline void dq__sk_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                         uint32_t *out) {
-    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0), vk1 = simde_mm256_set1_epi32((int32_t)k1);
-    const simde__m256i m1 = simde_mm256_set1_epi32((int32_t)0x7FEB352D),
-                       m2 = simde_mm256_set1_epi32((int32_t)0x846CA68Bu);
+                                     uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0h), vk1 = simde_mm256_set1_epi32((int32_t)k1);
     const simde__m256i vc = simde_mm256_set1_epi32((int32_t)cols), eight = simde_mm256_set1_epi32(8);
     simde__m256i idx =
-        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids));
     size_t t = 0;
     for (; t + 8u <= cnt; t += 8u) {
-        simde__m256i x = simde_mm256_xor_si256(idx, vk0), lo, hi;
-        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-        x = simde_mm256_mullo_epi32(x, m1);
-        x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), vk1));
-        x = simde_mm256_mullo_epi32(x, m2);
-        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+        simde__m256i x = dq__draw__avx2(idx, vk0, vk1, hoisted), lo, hi;
         lo = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, vc), 32); /* even lanes */
         hi = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), vc); /* odd lanes, high half in place */
         lo = simde_mm256_blend_epi32(lo, hi, 0xAA);
@@ -2217,14 +2210,17 @@ static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #if DQ__HAS_AVX512_KERNELS
-static inline simde__m512i dq__draw24__avx512(simde__m512i x, simde__m512i k0, simde__m512i k1) {
-    x = simde_mm512_xor_si512(x, k0);
-    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 16 lanes (see dq__draw__sse2), ANDed with keep: all ones
+ * for the 32-bit draw, 0xFFFFFF00 for the 24-bit draw d as d << 8. The middle and last steps
+ * are one ternary-logic operation each (the last with the AND). */
+static inline simde__m512i dq__draw__avx512(simde__m512i idx, simde__m512i k0, simde__m512i k1, int hoisted,
+                                            simde__m512i keep) {
+    simde__m512i x = simde_mm512_xor_si512(idx, k0);
+    if (!hoisted) x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
     x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-    x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), k1));
+    x = simde_mm512_ternarylogic_epi32(x, simde_mm512_srli_epi32(x, 15), k1, 0x96); /* a ^ b ^ c */
     x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
-    return simde_mm512_srli_epi32(x, 8);
+    return simde_mm512_ternarylogic_epi32(x, simde_mm512_srli_epi32(x, 16), keep, 0x28); /* (a ^ b) & c */
 }
 
 static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
@@ -2240,20 +2236,17 @@ typedef struct dq__q512 {
     simde__m512i absm, zero, one, k0, k1, lane, lmask, dmask;
     simde__m128i sgn; /* shift count 32 - b: the sign bit lands at bit b-1 */
     simde__m512 inv, smax, step, neg, half, two32, magic;
-    int stoch, k0x; /* k0x: k0 holds k0 ^ (the draw's first xorshift of the high half) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q512;
-/* The quantizer constants for the `cnt` elements from index q->lo on. When their indices share
- * the high 16 bits (a block never crosses a multiple of 2^16 unless it starts unaligned), the
- * draw's first step, x ^= x >> 16 with x = lo ^ k0, is lo ^ (k0 ^ ((lo0 ^ k0) >> 16)): a
- * constant key, two vector operations fewer per draw. */
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm512_setzero_si512();
     c->one = simde_mm512_set1_epi32(1);
-    c->k0 = simde_mm512_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm512_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm512_loadu_si512(dq__lane_ids);
     c->lmask = simde_mm512_set1_epi32(q->bits >= 2 ? (int32_t)((1u << (q->bits - 1)) - 1u) : 0);
@@ -2272,19 +2265,11 @@ static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
 /* idx holds the low halves of the 16 element indices. The dither test t < f, t = d * 2^-24
  * with d the 24-bit draw, is evaluated as d * 2^8 < f * 2^32: both sides are exact floats (d * 2^8
  * has at most 24 significant bits, scaling by 2^32 is exact), so the outcome is the same, and
- * the draw's last xorshift and the low-byte clear merge into one ternary-logic operation. */
+ * d * 2^8 is what the dither round gives with keep = 0xFFFFFF00. */
 static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
     simde__m512 xv = simde_mm512_loadu_ps(x), td = c->half, v = simde_mm512_setzero_ps();
     simde__m512i xb = simde_mm512_castps_si512(xv), code;
-    if (c->stoch) {
-        simde__m512i h = simde_mm512_xor_si512(idx, c->k0);
-        if (!c->k0x) h = simde_mm512_xor_si512(h, simde_mm512_srli_epi32(h, 16));
-        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96); /* a ^ b ^ c */
-        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28); /* (a ^ b) & c */
-        td = simde_mm512_cvtepu32_ps(h);
-    }
+    if (c->stoch) td = simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, c->k0x, c->dmask));
     if (c->bits == 1) {
         simde__m512 t = c->stoch ? simde_mm512_mul_ps(td, simde_mm512_set1_ps(2.3283064365386963e-10f)) : c->half;
         simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
@@ -2324,14 +2309,9 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
 
 /* dq__q512_codes for stochastic rounding, b >= 2, the hoisted key and no residual. */
 static inline simde__m512i dq__q512_codes_sk(const dq__q512 *c, const float *x, simde__m512i idx) {
-    simde__m512i xb = simde_mm512_loadu_si512(x), h = simde_mm512_xor_si512(idx, c->k0), lm, sg;
-    simde__m512 r, tr, td;
+    simde__m512i xb = simde_mm512_loadu_si512(x), lm, sg;
+    simde__m512 r, tr, td = simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, 1, c->dmask));
     simde__mmask16 up, nz;
-    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96);
-    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28);
-    td = simde_mm512_cvtepu32_ps(h);
     r = simde_mm512_min_ps(simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
     tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
     up = simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(simde_mm512_sub_ps(r, tr), c->two32), SIMDE_CMP_LT_OQ);
@@ -2498,7 +2478,8 @@ static inline simde__m512 dq__tlook512_get(const dq__tlook512 *L, simde__m512i i
 
 typedef struct dq__tq512 {
     simde__m512i absm, zero, one, k0, k1, sv, c127, sm127, mant, onei, sgnm, shs;
-    simde__m512 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    simde__m512i dmask;
+    simde__m512 inv, scale, onef, pw, ulp32, thr, top, lo0, inf;
     dq__tlook512 look;
     float lv[8]; /* s <= 7: tab[0..s], then +Inf */
     unsigned s;
@@ -2522,7 +2503,8 @@ static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
     c->scale = simde_mm512_set1_ps(q->scale);
     c->onef = simde_mm512_set1_ps(1.0f);
     c->pw = simde_mm512_castsi512_ps(simde_mm512_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
-    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->dmask = simde_mm512_set1_epi32((int32_t)0xFFFFFF00u);
+    c->ulp32 = simde_mm512_set1_ps(2.3283064365386963e-10f); /* 2^-32 */
     c->thr = simde_mm512_set1_ps(q->thresh);
     c->top = simde_mm512_set1_ps(q->tab[s]);
     c->lo0 = simde_mm512_set1_ps(q->tab[0]);
@@ -2532,9 +2514,10 @@ static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
     c->s = s;
     c->stoch = q->thresh < 0.0f;
 }
-/* The dither t of 16 elements (idx: low halves of their indices), or the threshold. */
+/* The dither t of 16 elements (idx: low halves of their indices), or the threshold; d << 8
+ * (24 significant bits) converts exactly, so t = (d << 8) * 2^-32 = d * 2^-24 exactly. */
 static inline simde__m512 dq__tq512_t(const dq__tq512 *c, simde__m512i idx) {
-    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
+    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, 0, c->dmask)), c->ulp32);
     return c->thr;
 }
 /* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
@@ -2664,22 +2647,16 @@ static inline uint64_t dq__sp_mask64__avx512(const float *x, const float *e, flo
 
 /* ---- count-sketch hashes (see the AVX2 section): 16 lanes */
 static inline void dq__sk_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                           uint32_t *out) {
-    const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0), vk1 = simde_mm512_set1_epi32((int32_t)k1);
-    const simde__m512i m1 = simde_mm512_set1_epi32((int32_t)0x7FEB352D),
-                       m2 = simde_mm512_set1_epi32((int32_t)0x846CA68Bu);
+                                       uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0h), vk1 = simde_mm512_set1_epi32((int32_t)k1);
+    const simde__m512i all = simde_mm512_set1_epi32(-1);
     const simde__m512i vc = simde_mm512_set1_epi32((int32_t)cols), sixteen = simde_mm512_set1_epi32(16);
-    simde__m512i idx =
-        simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)first),
-                              simde_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)first), simde_mm512_loadu_si512(dq__lane_ids));
     size_t t = 0;
     for (; t + 16u <= cnt; t += 16u) {
-        simde__m512i x = simde_mm512_xor_si512(idx, vk0), lo, hi;
-        x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
-        x = simde_mm512_mullo_epi32(x, m1);
-        x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), vk1));
-        x = simde_mm512_mullo_epi32(x, m2);
-        x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+        simde__m512i x = dq__draw__avx512(idx, vk0, vk1, hoisted, all), lo, hi;
         lo = simde_mm512_srli_epi64(simde_mm512_mul_epu32(x, vc), 32);
         hi = simde_mm512_mul_epu32(simde_mm512_srli_epi64(x, 32), vc);
         lo = simde_mm512_mask_blend_epi32((simde__mmask16)0xAAAAu, lo, hi);

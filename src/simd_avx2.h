@@ -16,15 +16,14 @@ static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__
     }
 }
 
-
-static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, simde__m256i k1) {
-    x = simde_mm256_xor_si256(x, k0);
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 8 lanes (see dq__draw__sse2) */
+static inline simde__m256i dq__draw__avx2(simde__m256i idx, simde__m256i k0, simde__m256i k1, int hoisted) {
+    simde__m256i x = simde_mm256_xor_si256(idx, k0);
+    if (!hoisted) x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), k1));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-    return simde_mm256_srli_epi32(x, 8);
+    return simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
 }
 
 static inline void dq__stats__avx2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
@@ -91,16 +90,17 @@ typedef struct dq__q256 {
     simde__m256i sbit; /* bit b-1 */
     simde__m128i shs, sgn; /* b-1; 32-b */
     simde__m256 inv, smax, step, neg, half, ulp24;
-    int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q256;
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm256_setzero_si256();
     c->one = simde_mm256_set1_epi32(1);
-    c->k0 = simde_mm256_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm256_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
@@ -120,12 +120,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
     simde__m256i xb = simde_mm256_castps_si256(xv), code;
     if (c->stoch) {
-        simde__m256i h = simde_mm256_xor_si256(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0);
-        if (!c->k0x) h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        simde__m256i h = dq__draw__avx2(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0, c->k1,
+                                        c->k0x);
         t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     } else {
         t = c->half;
@@ -158,12 +154,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
  * the low halves of the 8 element indices. The sign goes to bit b-1 by one shift of x and a
  * mask, and psignd (by the level, never negative) clears it where the level is 0. */
 static inline simde__m256i dq__q256_codes_sk(const dq__q256 *c, const float *x, simde__m256i idx) {
-    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = simde_mm256_xor_si256(idx, c->k0), l;
+    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = dq__draw__avx2(idx, c->k0, c->k1, 1), l;
     simde__m256 r, t, f;
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
     t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     r = simde_mm256_min_ps(simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
     l = simde_mm256_cvttps_epi32(r);
@@ -550,7 +542,8 @@ static inline void dq__tq256_init(dq__tq256 *c, const dq__qctx *q, int isexp) {
 static inline simde__m256 dq__tq256_t(const dq__tq256 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(h, c->k0, c->k1, 0), 8)),
+                                  c->ulp24);
     }
     return c->thr;
 }
@@ -721,7 +714,7 @@ static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size
         t = simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(bits, absm)), vinv);
         lo = simde_mm256_cvttps_epi32(t);
         f = simde_mm256_sub_ps(t, simde_mm256_cvtepi32_ps(lo));
-        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(idx, K0, K1)),
+        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(idx, K0, K1, 0), 8)),
                                         simde_mm256_mul_ps(f, two24), SIMDE_CMP_LT_OQ)
                    : simde_mm256_cmp_ps(f, half, SIMDE_CMP_GT_OQ);
         lo = simde_mm256_sub_epi32(lo, simde_mm256_castps_si256(up));
@@ -761,21 +754,16 @@ static inline uint64_t dq__sp_mask64__avx2(const float *x, const float *e, float
 /* ---- count-sketch hashes (twin: dq__sk_hash__scalar): 8 lanes of the same 32-bit arithmetic;
  * the multiply-shift takes the high halves of two 32x32->64 products (even and odd lanes) */
 static inline void dq__sk_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                         uint32_t *out) {
-    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0), vk1 = simde_mm256_set1_epi32((int32_t)k1);
-    const simde__m256i m1 = simde_mm256_set1_epi32((int32_t)0x7FEB352D),
-                       m2 = simde_mm256_set1_epi32((int32_t)0x846CA68Bu);
+                                     uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0h), vk1 = simde_mm256_set1_epi32((int32_t)k1);
     const simde__m256i vc = simde_mm256_set1_epi32((int32_t)cols), eight = simde_mm256_set1_epi32(8);
     simde__m256i idx =
-        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids));
     size_t t = 0;
     for (; t + 8u <= cnt; t += 8u) {
-        simde__m256i x = simde_mm256_xor_si256(idx, vk0), lo, hi;
-        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-        x = simde_mm256_mullo_epi32(x, m1);
-        x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), vk1));
-        x = simde_mm256_mullo_epi32(x, m2);
-        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+        simde__m256i x = dq__draw__avx2(idx, vk0, vk1, hoisted), lo, hi;
         lo = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, vc), 32); /* even lanes */
         hi = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), vc); /* odd lanes, high half in place */
         lo = simde_mm256_blend_epi32(lo, hi, 0xAA);

@@ -17,15 +17,17 @@ static inline simde__m128i dq__mullo__sse2(simde__m128i a, simde__m128i b) {
     od = simde_mm_shuffle_epi32(od, SIMDE_MM_SHUFFLE(0, 0, 2, 0));
     return simde_mm_unpacklo_epi32(ev, od);
 }
-/* dq__draw24 on 4 lanes: x = index low halves. */
-static inline simde__m128i dq__draw24__sse2(simde__m128i x, simde__m128i k0, simde__m128i k1) {
-    x = simde_mm_xor_si128(x, k0);
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 4 lanes, the one SSE2 spelling of the generator
+ * (doc/FORMAT.md 7.2). idx holds the counters, k0 and k1 the keys in every lane; with hoisted,
+ * k0 is dq__draw_hoist's key and the first xorshift is left out. The 24-bit draw is the result
+ * >> 8. */
+static inline simde__m128i dq__draw__sse2(simde__m128i idx, simde__m128i k0, simde__m128i k1, int hoisted) {
+    simde__m128i x = simde_mm_xor_si128(idx, k0);
+    if (!hoisted) x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm_xor_si128(x, simde_mm_xor_si128(simde_mm_srli_epi32(x, 15), k1));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
-    return simde_mm_srli_epi32(x, 8);
+    return simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
 }
 
 /* Statistics of x (or x + e) over one bucket; computes only what the norm needs (`what` is
@@ -80,14 +82,16 @@ static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
 
 static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), zero = simde_mm_setzero_si128();
-    const simde__m128i one = simde_mm_set1_epi32(1), k0 = simde_mm_set1_epi32((int32_t)q->k0);
-    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h);
+    const simde__m128i one = simde_mm_set1_epi32(1), k1 = simde_mm_set1_epi32((int32_t)q->k1h);
     const simde__m128i lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
     const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
     const simde__m128 neg = simde_mm_set1_ps(q->neg);
     const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
     const int stoch = q->thresh < 0.0f;
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
+    const simde__m128i k0 = simde_mm_set1_epi32((int32_t)k0h);
     size_t i = 0;
     dq__qctx rest;
     for (; i + 4 <= cnt; i += 4) {
@@ -95,7 +99,7 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
         simde__m128i xb = simde_mm_castps_si128(xv), code;
         if (stoch) {
             simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
-            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, k0, k1)), ulp24);
+            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, k0, k1, hoisted), 8)), ulp24);
         } else {
             t = half;
         }
@@ -410,7 +414,7 @@ static inline void dq__tq128_init(dq__tq128 *c, const dq__qctx *q) {
 static inline simde__m128 dq__tq128_t(const dq__tq128 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, c->k0, c->k1, 0), 8)), c->ulp24);
     }
     return c->thr;
 }
@@ -561,7 +565,8 @@ static inline void dq__shared_q__sse2(const float *x, float *r, size_t cnt, size
         t = simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(bits, absm)), vinv);
         lo = simde_mm_cvttps_epi32(t);
         f = simde_mm_sub_ps(t, simde_mm_cvtepi32_ps(lo));
-        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(idx, K0, K1)), simde_mm_mul_ps(f, two24))
+        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(idx, K0, K1, 0), 8)),
+                                       simde_mm_mul_ps(f, two24))
                    : simde_mm_cmpgt_ps(f, half);
         lo = simde_mm_sub_epi32(lo, simde_mm_castps_si128(up)); /* the mask is -1 where rounding up */
         s = simde_mm_srai_epi32(bits, 31);

@@ -124,12 +124,13 @@ static void test_hash_check_values(void) {
 
 static void test_hash_kernel_twin(void) {
     static const uint32_t colsv[6] = {1, 3, 1000, 65536, 1234567, DQ_SKETCH_MAX_COLS};
-    static const uint32_t firsts[5] = {0, 1, 77777, 0xFFFFFF00u, 0xFFFFFFFFu - 300u};
+    /* 0xFFC0: runs that cross a multiple of 2^16 (the SIMD dither rounds' unhoisted key) */
+    static const uint32_t firsts[6] = {0, 1, 77777, 0xFFC0u, 0xFFFFFF00u, 0xFFFFFFFFu - 300u};
     uint32_t a[301], b[301];
     unsigned ci, fi;
     size_t cnt;
     for (ci = 0; ci < 6; ci++)
-        for (fi = 0; fi < 5; fi++)
+        for (fi = 0; fi < 6; fi++)
             for (cnt = 0; cnt <= 301; cnt += (cnt < 40 ? 1u : 37u)) {
                 size_t c2 = cnt > 301 ? 301 : cnt;
                 memset(a, 0xAB, sizeof a);
