@@ -4,5 +4,4 @@
 }
 #endif
 
-#endif /* DQSGD_H_INCLUDED / DQ_NO_SIMD */
-#endif /* DQSGD_SIMD_H_INCLUDED */
+#endif /* DQ__SIMD_PART && !DQSGD_SIMD_H_INCLUDED */
