@@ -149,11 +149,21 @@ static inline void dqt_qtab_make(dqt_qctx *q, unsigned bits, const float *tab, f
 #define dqt_pack_tail dq__pack_tail
 #define dqt_unpack_tail dq__unpack_tail
 
-/* ---- Dither key: (seed, step, stream) -> key, its high-index half, one 24-bit draw. */
+/* ---- The dither generator (doc/FORMAT.md 7), the library's one scalar definition: (seed, step,
+ * stream) -> key, its high-index half, one 32-bit or 24-bit draw; dqt_draw24_at and dqt_draw_at
+ * (u = d * 2^-24) draw for a 64-bit element index. Tests take draws from here, not a copy. */
 typedef dq__key dqt_key;
 #define dqt_key_make dq__key_make
 #define dqt_key_hi dq__key_hi
 #define dqt_draw24 dq__draw24
+#define dqt_draw32 dq__draw32
+static inline uint32_t dqt_draw24_at(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
+    dq__key k = dq__key_make(seed, step, stream);
+    return dq__draw24(k.k0, dq__key_hi(k, (uint32_t)(i >> 32)), (uint32_t)i);
+}
+static inline float dqt_draw_at(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
+    return (float)dqt_draw24_at(seed, step, stream, i) * 5.96046448e-08f; /* exact */
+}
 
 /* ---- Integrity and bit scans: CRC32C (the register update is the crc32c kernel family), the
  * 64-bit leading/trailing zero counts and their portable twins. */
