@@ -159,7 +159,7 @@ extern "C" {
 #endif
 
 /* ================================================================ SSE2 kernels
- * The SSE2 twin of every scalar kernel family that has one (also the NEON kernels: SIMDe runs
+ * The SSE2 kernel of each family that has one (also the NEON kernels: SIMDe runs
  * these intrinsics on native NEON), then the SSSE3 VARINT decoder and the SSE4.2 CRC32C. In
  * order: the dither round, bucket statistics, error feedback, quantization, packing, block
  * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
@@ -1090,7 +1090,7 @@ static inline uint32_t dq__crc32c__sse42(uint32_t c, const uint8_t *p, size_t n)
 }
 #endif /* SSE4.2 */
 /* ================================================================ AVX2 kernels
- * The AVX2 twin of every scalar kernel family that has one, then the F16C fp16 conversions. In
+ * The AVX2 kernel of each family that has one, then the F16C fp16 conversions. In
  * order: packing, the dither round, bucket statistics, error feedback, quantization, block
  * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
  * count-sketch hashes, fp16/bf16 conversions, the 32-way rANS chunk kernels. */
@@ -2196,11 +2196,11 @@ static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
 }
 #endif /* F16C */
 /* ================================================================ AVX-512 kernels
- * The AVX-512F twins of the families where 512 bits pay (the others run their AVX2 kernel at
- * this level: see the kernel list in src/select.h), and two AVX-512VL kernels on 256-bit
- * vectors: the rANS decoder's expand step and the Elias early-stop pass. In order: the dither
- * round, error feedback, quantization, block decoding, table schemes, the Elias early-stop
- * pass, the sparsifiers' scan, count-sketch hashes, fp16/bf16 conversions, the rANS decoder.
+ * The AVX-512F kernels of the families where 512 bits pay (the others run their AVX2 kernel at
+ * this level: see the kernel list in dqsgd.h, src/select.h), then two AVX-512VL kernels on
+ * 256-bit vectors. In order: the dither round, error feedback, quantization, block decoding,
+ * table schemes, the sparsifiers' scan, count-sketch hashes, fp16/bf16 conversions; the Elias
+ * early-stop pass and the rANS decoder's expand step (AVX-512VL).
  * The levels are non-negative, so the unsigned conversion (which SIMDe 0.7.4 provides at 512
  * bits) equals the signed one. */
 

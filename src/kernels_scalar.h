@@ -3,10 +3,11 @@
  * each SIMD kernel dq__<family>__<isa> (dqsgd_simd.h) is its twin, bit for bit (tests/test_simd*.c
  * and the other kernel tests compare them). The SIMD kernels hand their tails to these, so this
  * part comes before dqsgd_simd.h is included; the selection (src/select.h) binds each family's
- * dq__k_<family> to its best kernel compiled in. In order: bucket statistics (and two-means),
- * error feedback, quantization (uniform, table, shared-scale), packing, block decoding, Elias
- * sizing, CRC32C, the VARINT index decoder, 32-way rANS chunks, fp16/bf16 conversions, the
- * sparsifiers' scan, count-sketch hashes. */
+ * dq__k_<family> to its best kernel compiled in. In order: the dither round's hoisted key (for
+ * the SIMD rounds), bucket statistics (and two-means), error feedback, quantization (uniform,
+ * table, shared-scale), packing, block decoding, Elias sizing, CRC32C, the VARINT index
+ * decoder, 32-way rANS chunks, fp16/bf16 conversions, the sparsifiers' scan, count-sketch
+ * hashes. (The Elias early-stop pass, dq__elias_gaps__scalar, is still with the coders.) */
 
 /* ---- the dither round's hoisted key. The SIMD dither rounds (dq__draw__<isa>) compute
  * dq__draw32 for a run of counters lo .. lo + cnt - 1 (mod 2^32). The round's first step,

@@ -1,5 +1,5 @@
 /* ================================================================ AVX2 kernels
- * The AVX2 twin of every scalar kernel family that has one, then the F16C fp16 conversions. In
+ * The AVX2 kernel of each family that has one, then the F16C fp16 conversions. In
  * order: packing, the dither round, bucket statistics, error feedback, quantization, block
  * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
  * count-sketch hashes, fp16/bf16 conversions, the 32-way rANS chunk kernels. */

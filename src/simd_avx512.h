@@ -1,9 +1,9 @@
 /* ================================================================ AVX-512 kernels
- * The AVX-512F twins of the families where 512 bits pay (the others run their AVX2 kernel at
- * this level: see the kernel list in src/select.h), and two AVX-512VL kernels on 256-bit
- * vectors: the rANS decoder's expand step and the Elias early-stop pass. In order: the dither
- * round, error feedback, quantization, block decoding, table schemes, the Elias early-stop
- * pass, the sparsifiers' scan, count-sketch hashes, fp16/bf16 conversions, the rANS decoder.
+ * The AVX-512F kernels of the families where 512 bits pay (the others run their AVX2 kernel at
+ * this level: see the kernel list in dqsgd.h, src/select.h), then two AVX-512VL kernels on
+ * 256-bit vectors. In order: the dither round, error feedback, quantization, block decoding,
+ * table schemes, the sparsifiers' scan, count-sketch hashes, fp16/bf16 conversions; the Elias
+ * early-stop pass and the rANS decoder's expand step (AVX-512VL).
  * The levels are non-negative, so the unsigned conversion (which SIMDe 0.7.4 provides at 512
  * bits) equals the signed one. */
 

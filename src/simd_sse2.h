@@ -1,5 +1,5 @@
 /* ================================================================ SSE2 kernels
- * The SSE2 twin of every scalar kernel family that has one (also the NEON kernels: SIMDe runs
+ * The SSE2 kernel of each family that has one (also the NEON kernels: SIMDe runs
  * these intrinsics on native NEON), then the SSSE3 VARINT decoder and the SSE4.2 CRC32C. In
  * order: the dither round, bucket statistics, error feedback, quantization, packing, block
  * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
