@@ -32,20 +32,20 @@
  * dq__<family>__<isa>, compiled in when DQ__HAS_<ISA>_KERNELS is 1 (isa/FLAG: when FLAG is).
  * tools/kernels.sh writes the selection below from these rows (`make headers` runs it, and
  * `make test` fails when the two differ). A new kernel is a row entry here and a function in
- * src/simd_<isa>.h; a new family also needs its scalar twin in src/kernels_scalar.h. Notes
- * after "--" say why a level runs a lower level's kernel.
+ * src/simd_<isa>.h; a new family also needs its scalar twin in src/kernels_scalar.h. What follows
+ * "--" is a note (mostly why AVX-512 builds run an AVX2 kernel).
  * ---------------------------------------------------------------------------------------------
  *   family            kernels, best first      notes
  *   stats             avx2 sse2                -- SIMDe 0.7.4 has no 512-bit cvtps_pd
  *   compensate        avx512 avx2 sse2
  *   quant             avx512 avx2 sse2
  *   quant_pack        avx512 avx2 sse2
- *   pack_block        avx2 sse2                -- 256 bits hold the block's 8 lanes
+ *   pack_block        avx2 sse2                -- a row of the block's 8 lanes is 256 bits
  *   decode_block      avx512 avx2 sse2
  *   quant_tab         avx512 avx2 sse2
  *   decode_block_tab  avx2 sse2
  *   tm_acc            avx2 sse2                -- as stats
- *   decode_block_tm   avx2 sse2                -- 256 bits hold the block's 8 lanes
+ *   decode_block_tm   avx2 sse2                -- a 1-bit block is 256 bits
  *   shared_q          avx2 sse2                -- SIMDe 0.7.4 has no 512-bit cvtepi32_ps
  *   elias_scan        avx2 sse2
  *   elias_nz          avx2
