@@ -1,22 +1,24 @@
 /* dqsgd_simd.h - SIMD kernels for dqsgd.h, written with SIMDe (simde_ names only).
  *
- * Included by dqsgd.h when SIMDe is on the include path (or include this file instead of
- * dqsgd.h; the result is the same). The kernel set is chosen at compile time from what the
- * compiler targets natively: AVX-512F, AVX2, SSE2, or NEON on little-endian AArch64 (which runs
- * the SSE2 kernels: SIMDe implements those intrinsics with native NEON); anything else uses the
- * scalar reference in dqsgd.h rather than SIMDe's emulation. Every kernel here has a scalar
- * twin in dqsgd.h named with __scalar and produces the same bits. This file never defines SIMDe
- * configuration macros. Runtime dispatch is not built in: compile one translation unit per ISA
- * instead. */
-#ifndef DQSGD_SIMD_H_INCLUDED
+ * Part of dqsgd.h, not a header of its own: dqsgd.h includes it where the kernels are chosen,
+ * when SIMDe is on the include path and DQ_NO_SIMD is not defined. Include dqsgd.h; including
+ * this file before it is an error, and after it adds nothing. The kernel set is chosen at
+ * compile time from what the compiler targets natively: AVX-512F, AVX2, SSE2, or NEON on
+ * little-endian AArch64 (which runs the SSE2 kernels: SIMDe implements those intrinsics with
+ * native NEON); anything else uses the scalar reference in dqsgd.h rather than SIMDe's
+ * emulation. Every kernel here has a scalar twin in dqsgd.h named with __scalar and produces
+ * the same bits; dqsgd.h's kernel list says which kernel each family uses. This file never
+ * defines SIMDe configuration macros. Runtime dispatch is not built in: compile one
+ * translation unit per ISA instead.
+ *
+ * This part (src/simd_setup.h) sets the level, includes SIMDe and sets the kernel flags; the
+ * kernels follow by ISA (src/simd_sse2.h, simd_avx2.h, simd_avx512.h) and src/simd_end.h
+ * closes the file. */
 #ifndef DQSGD_H_INCLUDED
-#include "dqsgd.h" /* includes this file back at the point where kernels are chosen */
-#elif !defined(DQ_NO_SIMD)
-#define DQSGD_SIMD_H_INCLUDED
-
-#ifdef DQ__KERNELS_SELECTED
-#error "dqsgd_simd.h must be reached through dqsgd.h before the kernels are chosen"
+#error "dqsgd_simd.h is part of dqsgd.h, which includes it: include dqsgd.h instead"
 #endif
+#if defined(DQ__SIMD_PART) && !defined(DQSGD_SIMD_H_INCLUDED)
+#define DQSGD_SIMD_H_INCLUDED
 
 /* Requested or detected level, from the compiler's target macros. */
 #ifndef DQ_SIMD
@@ -138,14 +140,31 @@
 #else
 #define DQ__HAS_SSSE3_KERNELS 0
 #endif
+/* The crc32 instruction (SSE4.2) of the CRC32C kernel: x86 only. */
+#if DQ__HAS_SSE2_KERNELS && defined(SIMDE_X86_SSE4_2_NATIVE)
+#define DQ__HAS_SSE42_KERNELS 1
+#else
+#define DQ__HAS_SSE42_KERNELS 0
+#endif
+/* The F16C conversions (8 lanes, AVX encoding): x86 targets with F16C and AVX. */
+#if DQ__HAS_SSE2_KERNELS && DQ_SIMD != DQ_SIMD_NEON && defined(SIMDE_X86_F16C_NATIVE) && \
+    defined(SIMDE_X86_AVX_NATIVE)
+#define DQ__HAS_F16C_KERNELS 1
+#else
+#define DQ__HAS_F16C_KERNELS 0
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ================================================================ SSE2 (also the base of AVX2 and NEON) */
+/* ================================================================ SSE2 kernels
+ * The SSE2 kernel of each family that has one (also the NEON kernels: SIMDe runs
+ * these intrinsics on native NEON), then the SSSE3 VARINT decoder and the SSE4.2 CRC32C. In
+ * order: the dither round, bucket statistics, error feedback, quantization, packing, block
+ * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
+ * fp16/bf16 conversions, the 32-way rANS chunk decoder. */
 #if DQ__HAS_SSE2_KERNELS
-
 /* Lane offsets 0..15, loaded rather than built with setr (which SIMDe 0.7.4 expands into a
  * long mask sequence at 512 bits under GCC). */
 static const int32_t dq__lane_ids[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -158,19 +177,21 @@ static inline simde__m128i dq__mullo__sse2(simde__m128i a, simde__m128i b) {
     od = simde_mm_shuffle_epi32(od, SIMDE_MM_SHUFFLE(0, 0, 2, 0));
     return simde_mm_unpacklo_epi32(ev, od);
 }
-/* dq__draw24 on 4 lanes: x = index low halves. */
-static inline simde__m128i dq__draw24__sse2(simde__m128i x, simde__m128i k0, simde__m128i k1) {
-    x = simde_mm_xor_si128(x, k0);
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 4 lanes, the one SSE2 spelling of the generator
+ * (doc/FORMAT.md 7.2). idx holds the counters, k0 and k1 the keys in every lane; with hoisted,
+ * k0 is dq__draw_hoist's key and the first xorshift is left out. The 24-bit draw is the result
+ * >> 8. */
+static inline simde__m128i dq__draw__sse2(simde__m128i idx, simde__m128i k0, simde__m128i k1, int hoisted) {
+    simde__m128i x = simde_mm_xor_si128(idx, k0);
+    if (!hoisted) x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm_xor_si128(x, simde_mm_xor_si128(simde_mm_srli_epi32(x, 15), k1));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
-    return simde_mm_srli_epi32(x, 8);
+    return simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
 }
 
 /* Statistics of x (or x + e) over one bucket; computes only what the norm needs (`what` is
- * one of DQ__ST_*; other masks go to the scalar reference). 16 double lanes as in dqsgd.h:
+ * one of DQ__ST_*; other masks go to the scalar reference). 16 double lanes as in the scalar twin:
  * SSE2 keeps them in 8 registers of 2. */
 static inline void dq__stats__sse2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
@@ -221,14 +242,16 @@ static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
 
 static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), zero = simde_mm_setzero_si128();
-    const simde__m128i one = simde_mm_set1_epi32(1), k0 = simde_mm_set1_epi32((int32_t)q->k0);
-    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h);
+    const simde__m128i one = simde_mm_set1_epi32(1), k1 = simde_mm_set1_epi32((int32_t)q->k1h);
     const simde__m128i lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
     const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
     const simde__m128 neg = simde_mm_set1_ps(q->neg);
     const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
     const int stoch = q->thresh < 0.0f;
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
+    const simde__m128i k0 = simde_mm_set1_epi32((int32_t)k0h);
     size_t i = 0;
     dq__qctx rest;
     for (; i + 4 <= cnt; i += 4) {
@@ -236,7 +259,7 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
         simde__m128i xb = simde_mm_castps_si128(xv), code;
         if (stoch) {
             simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
-            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, k0, k1)), ulp24);
+            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, k0, k1, hoisted), 8)), ulp24);
         } else {
             t = half;
         }
@@ -551,7 +574,7 @@ static inline void dq__tq128_init(dq__tq128 *c, const dq__qctx *q) {
 static inline simde__m128 dq__tq128_t(const dq__tq128 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, c->k0, c->k1, 0), 8)), c->ulp24);
     }
     return c->thr;
 }
@@ -684,11 +707,394 @@ static inline void dq__decode_block_tab__sse2(const uint8_t *in, unsigned b, con
         simde_mm_storeu_ps(out + 8 * r + 4, f1);
     }
 }
+
+/* ---- shared-scale levels (twin: dq__shared_q__scalar): 4 lanes */
+static inline void dq__shared_q__sse2(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
+                                      uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
+    const simde__m128 vinv = simde_mm_set1_ps(inv), vunit = simde_mm_set1_ps(unit);
+    const simde__m128 two24 = simde_mm_set1_ps(16777216.0f), half = simde_mm_set1_ps(0.5f);
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), K0 = simde_mm_set1_epi32((int32_t)k0);
+    const simde__m128i K1 = simde_mm_set1_epi32((int32_t)k1h), four = simde_mm_set1_epi32(4);
+    simde__m128i idx = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(uint32_t)i0), simde_mm_setr_epi32(0, 1, 2, 3));
+    size_t j = 0;
+    for (; j + 4u <= cnt; j += 4u) {
+        simde__m128 v = simde_mm_loadu_ps(x + j), t, f, up;
+        simde__m128i bits, lo, s;
+        if (r) v = simde_mm_add_ps(v, simde_mm_loadu_ps(r + j));
+        bits = simde_mm_castps_si128(v);
+        t = simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(bits, absm)), vinv);
+        lo = simde_mm_cvttps_epi32(t);
+        f = simde_mm_sub_ps(t, simde_mm_cvtepi32_ps(lo));
+        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(idx, K0, K1, 0), 8)),
+                                       simde_mm_mul_ps(f, two24))
+                   : simde_mm_cmpgt_ps(f, half);
+        lo = simde_mm_sub_epi32(lo, simde_mm_castps_si128(up)); /* the mask is -1 where rounding up */
+        s = simde_mm_srai_epi32(bits, 31);
+        lo = simde_mm_sub_epi32(simde_mm_xor_si128(lo, s), s);
+        simde_mm_storeu_si128((simde__m128i *)(void *)(lv + j), lo);
+        if (r) simde_mm_storeu_ps(r + j, simde_mm_sub_ps(v, simde_mm_mul_ps(simde_mm_cvtepi32_ps(lo), vunit)));
+        idx = simde_mm_add_epi32(idx, four);
+    }
+    if (j < cnt) dq__shared_q__scalar(x + j, r ? r + j : NULL, cnt - j, i0 + j, inv, unit, k0, k1h, stoch, lv + j);
+}
+
+/* ---- the sparsifiers' scan (twin: dq__sp_mask64__scalar). c = x (+ e) is one float add per
+ * element, identical in every width; the key test key >= lo is a signed 32-bit compare
+ * key > lo - 1, exact because keys are <= 0x7FFFFFFF and lo <= 0x7F800000. The 64 compares are
+ * ORed first and the mask is built only when one is set (rare: the passes look for the top of
+ * the vector). */
+static inline uint64_t dq__sp_mask64__sse2(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m128i abs = simde_mm_set1_epi32(0x7FFFFFFF), lim = simde_mm_set1_epi32((int32_t)lo - 1);
+    simde__m128i any = simde_mm_setzero_si128();
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 16u; v++) { /* mostly nothing reaches lo: one test for the 64 */
+        simde__m128 c = simde_mm_loadu_ps(x + 4u * v);
+        if (e) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
+        if (eo) simde_mm_storeu_ps(eo + 4u * v, c);
+        any = simde_mm_or_si128(any, simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim));
+    }
+    if (simde_mm_movemask_epi8(any) == 0) return 0;
+    for (v = 0; v < 16u; v++) {
+        simde__m128 c = eo ? simde_mm_loadu_ps(eo + 4u * v) : simde_mm_loadu_ps(x + 4u * v);
+        simde__m128i gt;
+        if (e && !eo) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
+        gt = simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim);
+        m |= (uint64_t)(uint32_t)simde_mm_movemask_ps(simde_mm_castsi128_ps(gt)) << (4u * v);
+    }
+    return m;
+}
+
+/* ---- fp16 and bf16 conversions (twins: dq__f16_to_f32__scalar, dq__f32_to_f16__scalar,
+ * dq__bf16_to_f32__scalar, dq__f32_to_bf16__scalar), integer operations plus exact
+ * int-to-float conversions, and the carried statistics of the typed codec (dq__hstat_acc).
+ *   fp16 -> f32  exact; NaN: quiet bit set, sign and payload kept (payload << 13).
+ *   f32 -> fp16  round to nearest even; overflow (|x| >= 65520) gives Inf; NaN: quiet bit set,
+ *                sign and the top 10 payload bits kept. This is what F16C's vcvtps2ph/vcvtph2ps
+ *                do with the immediate rounding mode 0, so the F16C kernels are twins too.
+ *   bf16 -> f32  exact (h << 16); NaN: quiet bit set.
+ *   f32 -> bf16  round to nearest even on the bit pattern; NaN: quiet bit set, top 7 payload bits.
+ * Rounding-mode note: the one floating-point operation whose result depends on the rounding mode
+ * is the subnormal-half branch of f32 -> fp16 (|x| < 2^-14 is rounded by adding 0.5f, whose ulp
+ * is 2^-24); dqsgd requires the default environment (round to nearest) anyway. DAZ/FTZ do not
+ * change any result here: the only float inputs that DAZ would zero round to a zero half. */
+/* 4 halves, zero-extended to 32-bit lanes, to 4 floats. */
+static inline simde__m128 dq__h2f__sse2(simde__m128i w) {
+    const simde__m128i a = simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFF));
+    const simde__m128i sgn = simde_mm_slli_epi32(simde_mm_xor_si128(w, a), 16);
+    /* normal: rebias the exponent; subnormal: a * 2^-24, exact from the integer a */
+    const simde__m128i nrm = simde_mm_add_epi32(simde_mm_slli_epi32(a, 13), simde_mm_set1_epi32(0x38000000));
+    const simde__m128i sub =
+        simde_mm_castps_si128(simde_mm_mul_ps(simde_mm_cvtepi32_ps(a), simde_mm_set1_ps(5.96046448e-08f)));
+    const simde__m128i issub = simde_mm_cmplt_epi32(a, simde_mm_set1_epi32(0x0400));
+    simde__m128i r = simde_mm_or_si128(simde_mm_and_si128(issub, sub), simde_mm_andnot_si128(issub, nrm));
+    /* Inf / NaN: exponent 0x8F + 0x70 = 0xFF; NaN: quiet bit */
+    r = simde_mm_add_epi32(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7BFF)),
+                                                 simde_mm_set1_epi32(0x38000000)));
+    r = simde_mm_or_si128(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7C00)),
+                                                simde_mm_set1_epi32(0x00400000)));
+    return simde_mm_castsi128_ps(simde_mm_or_si128(r, sgn));
+}
+/* 4 floats to 4 halves, each sign-extended to its 32-bit lane (so packs_epi32 is exact). */
+static inline simde__m128i dq__f2h__sse2(simde__m128 v) {
+    const simde__m128i u = simde_mm_castps_si128(v);
+    const simde__m128i a = simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF));
+    const simde__m128i sgn = simde_mm_and_si128(simde_mm_srai_epi32(u, 31), simde_mm_set1_epi32((int32_t)0xFFFF8000u));
+    /* normal halves: rebias, then round to nearest even at bit 13 */
+    const simde__m128i t = simde_mm_sub_epi32(a, simde_mm_set1_epi32(0x38000000));
+    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(t, 13), simde_mm_set1_epi32(1));
+    const simde__m128i nrm =
+        simde_mm_srli_epi32(simde_mm_add_epi32(simde_mm_add_epi32(t, simde_mm_set1_epi32(0x0FFF)), odd), 13);
+    /* subnormal halves (|x| < 2^-14): |x| + 0.5 rounds |x| to a multiple of 2^-24 */
+    const simde__m128i sub = simde_mm_sub_epi32(
+        simde_mm_castps_si128(simde_mm_add_ps(simde_mm_castsi128_ps(a), simde_mm_set1_ps(0.5f))),
+        simde_mm_set1_epi32(0x3F000000));
+    const simde__m128i isn = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x387FFFFF));
+    const simde__m128i inf = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x477FEFFF));
+    const simde__m128i nan = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7F800000));
+    simde__m128i h = simde_mm_or_si128(simde_mm_and_si128(isn, nrm), simde_mm_andnot_si128(isn, sub));
+    h = simde_mm_or_si128(simde_mm_andnot_si128(inf, h), simde_mm_and_si128(inf, simde_mm_set1_epi32(0x7C00)));
+    h = simde_mm_or_si128(h, simde_mm_and_si128(nan, simde_mm_or_si128(simde_mm_and_si128(simde_mm_srli_epi32(a, 13),
+                                                                                        simde_mm_set1_epi32(0x03FF)),
+                                                                       simde_mm_set1_epi32(0x0200))));
+    return simde_mm_or_si128(h, sgn);
+}
+/* 4 bf16 in the high halves of 32-bit lanes (low halves zero) to 4 floats. */
+static inline simde__m128 dq__b2f__sse2(simde__m128i w) {
+    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFFFFFF)),
+                                                  simde_mm_set1_epi32(0x7F800000));
+    return simde_mm_castsi128_ps(simde_mm_or_si128(w, simde_mm_and_si128(nan, simde_mm_set1_epi32(0x00400000))));
+}
+/* 4 floats to 4 bf16, sign-extended in their 32-bit lanes. */
+static inline simde__m128i dq__f2b__sse2(simde__m128 v) {
+    const simde__m128i u = simde_mm_castps_si128(v);
+    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF)),
+                                                  simde_mm_set1_epi32(0x7F800000));
+    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(u, 16), simde_mm_set1_epi32(1));
+    const simde__m128i rnd = simde_mm_add_epi32(u, simde_mm_add_epi32(odd, simde_mm_set1_epi32(0x7FFF)));
+    const simde__m128i qn = simde_mm_or_si128(u, simde_mm_set1_epi32(0x00400000));
+    return simde_mm_srai_epi32(simde_mm_or_si128(simde_mm_and_si128(nan, qn), simde_mm_andnot_si128(nan, rnd)), 16);
+}
+
+static inline void dq__f16_to_f32__sse2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    const simde__m128i zero = simde_mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
+        simde_mm_storeu_ps(dst + i, dq__h2f__sse2(simde_mm_unpacklo_epi16(h, zero)));
+        simde_mm_storeu_ps(dst + i + 4, dq__h2f__sse2(simde_mm_unpackhi_epi16(h, zero)));
+    }
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__sse2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h0 = dq__f2h__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2h__sse2(simde_mm_loadu_ps(src + i + 4));
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
+    }
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__sse2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    const simde__m128i zero = simde_mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
+        simde_mm_storeu_ps(dst + i, dq__b2f__sse2(simde_mm_unpacklo_epi16(zero, h)));
+        simde_mm_storeu_ps(dst + i + 4, dq__b2f__sse2(simde_mm_unpackhi_epi16(zero, h)));
+    }
+    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__sse2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h0 = dq__f2b__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2b__sse2(simde_mm_loadu_ps(src + i + 4));
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
+    }
+    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
+}
+
+/* Carried statistics (twin: dq__hstat_acc__scalar), 16 elements a step into 8 registers of 2
+ * double lanes, as dq__stats__sse2 does; the tail continues in the scalar twin. */
+static inline void dq__hstat_acc__sse2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
+                                       uint32_t *mx) {
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
+    simde__m128d qs[8], qa[8];
+    simde__m128i m = simde_mm_setzero_si128();
+    uint32_t m4[4];
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 8; k++) {
+        qs[k] = simde_mm_loadu_pd(sq + 2 * k);
+        qa[k] = simde_mm_loadu_pd(ab + 2 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        for (k = 0; k < 4; k++) { /* 4 floats -> lanes 4k .. 4k+3 */
+            simde__m128 v = simde_mm_loadu_ps(x + i + 4 * k);
+            simde__m128i u;
+            if (e) v = simde_mm_add_ps(v, simde_mm_loadu_ps(e + i + 4 * k));
+            u = simde_mm_and_si128(simde_mm_castps_si128(v), absm);
+            if (what & DQ__ST_MAX) { /* |x| bits fit in 31 bits: the signed compare orders them */
+                simde__m128i g = simde_mm_cmpgt_epi32(u, m);
+                m = simde_mm_or_si128(simde_mm_and_si128(g, u), simde_mm_andnot_si128(g, m));
+            }
+            if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
+                simde__m128 f = simde_mm_castsi128_ps(u);
+                simde__m128d d0 = simde_mm_cvtps_pd(f), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f, f));
+                if (what & DQ__ST_ABS) {
+                    qa[2 * k] = simde_mm_add_pd(qa[2 * k], d0);
+                    qa[2 * k + 1] = simde_mm_add_pd(qa[2 * k + 1], d1);
+                }
+                if (what & DQ__ST_SQ) {
+                    qs[2 * k] = simde_mm_add_pd(qs[2 * k], simde_mm_mul_pd(d0, d0));
+                    qs[2 * k + 1] = simde_mm_add_pd(qs[2 * k + 1], simde_mm_mul_pd(d1, d1));
+                }
+            }
+        }
+    }
+    for (k = 0; k < 8; k++) {
+        if (what & DQ__ST_SQ) simde_mm_storeu_pd(sq + 2 * k, qs[k]);
+        if (what & DQ__ST_ABS) simde_mm_storeu_pd(ab + 2 * k, qa[k]);
+    }
+    simde_mm_storeu_si128((simde__m128i *)m4, m);
+    if (what & DQ__ST_MAX)
+        for (k = 0; k < 4; k++)
+            if (m4[k] > *mx) *mx = m4[k];
+    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
+}
+
+/* ---- 32-way rANS chunks (coder 3)
+ * Twins of dq__r32_get__scalar and dq__r32_encode__scalar. The 32 states are 8 SSE2
+ * vectors or 4 AVX2 vectors; a group of 32 symbols is one step of every state. A decoder group
+ * reads at most 32 words (64 bytes) and an encoder group writes at most 64 bytes, so the vector
+ * loops run while that much is left and hand the rest (and any group a call starts or ends in
+ * the middle of) to the scalar twin, which carries the same state: the bytes out are the same
+ * for every input, corrupt or not. Renormalization moves the words of the lanes that need one,
+ * in increasing lane order: the decoder expands consecutive words into those lanes, the encoder
+ * compresses those lanes' low halves into consecutive words, with these tables:
+ *   dq__r32_exp8[m]: for lane i (3 bits at 3i) the rank of i among the set bits of m below i;
+ *   dq__r32_cmp8[m]: right-justified compress: position p (3 bits at 3p) takes lane number
+ *                    k-th set bit of m, k = p - (8 - popcount m), for p >= 8 - popcount m;
+ *   dq__r32_pop8[m]: popcount of m. */
+static const uint32_t dq__r32_exp8[128] = { /* bit 7 of m is below no lane: index m & 127 */
+    0x000000u, 0x249248u, 0x249240u, 0x492488u, 0x249200u, 0x492448u, 0x492440u, 0x6DB688u,
+    0x249000u, 0x492248u, 0x492240u, 0x6DB488u, 0x492200u, 0x6DB448u, 0x6DB440u, 0x924688u,
+    0x248000u, 0x491248u, 0x491240u, 0x6DA488u, 0x491200u, 0x6DA448u, 0x6DA440u, 0x923688u,
+    0x491000u, 0x6DA248u, 0x6DA240u, 0x923488u, 0x6DA200u, 0x923448u, 0x923440u, 0xB6C688u,
+    0x240000u, 0x489248u, 0x489240u, 0x6D2488u, 0x489200u, 0x6D2448u, 0x6D2440u, 0x91B688u,
+    0x489000u, 0x6D2248u, 0x6D2240u, 0x91B488u, 0x6D2200u, 0x91B448u, 0x91B440u, 0xB64688u,
+    0x488000u, 0x6D1248u, 0x6D1240u, 0x91A488u, 0x6D1200u, 0x91A448u, 0x91A440u, 0xB63688u,
+    0x6D1000u, 0x91A248u, 0x91A240u, 0xB63488u, 0x91A200u, 0xB63448u, 0xB63440u, 0xDAC688u,
+    0x200000u, 0x449248u, 0x449240u, 0x692488u, 0x449200u, 0x692448u, 0x692440u, 0x8DB688u,
+    0x449000u, 0x692248u, 0x692240u, 0x8DB488u, 0x692200u, 0x8DB448u, 0x8DB440u, 0xB24688u,
+    0x448000u, 0x691248u, 0x691240u, 0x8DA488u, 0x691200u, 0x8DA448u, 0x8DA440u, 0xB23688u,
+    0x691000u, 0x8DA248u, 0x8DA240u, 0xB23488u, 0x8DA200u, 0xB23448u, 0xB23440u, 0xD6C688u,
+    0x440000u, 0x689248u, 0x689240u, 0x8D2488u, 0x689200u, 0x8D2448u, 0x8D2440u, 0xB1B688u,
+    0x689000u, 0x8D2248u, 0x8D2240u, 0xB1B488u, 0x8D2200u, 0xB1B448u, 0xB1B440u, 0xD64688u,
+    0x688000u, 0x8D1248u, 0x8D1240u, 0xB1A488u, 0x8D1200u, 0xB1A448u, 0xB1A440u, 0xD63688u,
+    0x8D1000u, 0xB1A248u, 0xB1A240u, 0xD63488u, 0xB1A200u, 0xD63448u, 0xD63440u, 0xFAC688u,
+};
+static const uint8_t dq__r32_pop8[256] = {
+    0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5, 6, 6, 7, 6, 7, 7, 8,
+};
+
+/* 4 lanes: x = f (x >> 12) + bias from the table entries, then the renormalization of the
+ * lanes that fell below 2^16 (words loaded one per lane at their rank; in the vector loop at
+ * least 8 bytes are readable past p). Returns the symbols in the low byte of each lane. */
+static inline simde__m128i dq__r32_step__sse2(simde__m128i *xp, const uint32_t *tab, const uint8_t **pp) {
+    const simde__m128i m12 = simde_mm_set1_epi32(0xFFF), zero = simde_mm_setzero_si128();
+    simde__m128i x = *xp, e, f, need, wv;
+    uint32_t sl[4], r;
+    const uint8_t *p = *pp;
+    unsigned mask;
+    simde_mm_storeu_si128((simde__m128i *)sl, simde_mm_and_si128(x, m12));
+    e = simde_mm_setr_epi32((int32_t)tab[sl[0]], (int32_t)tab[sl[1]], (int32_t)tab[sl[2]], (int32_t)tab[sl[3]]);
+    f = simde_mm_add_epi32(simde_mm_and_si128(simde_mm_srli_epi32(e, 8), m12), simde_mm_set1_epi32(1));
+    x = dq__mullo__sse2(f, simde_mm_srli_epi32(x, 12));
+    x = simde_mm_add_epi32(x, simde_mm_srli_epi32(e, 20));
+    need = simde_mm_cmpeq_epi32(simde_mm_srli_epi32(x, 16), zero);
+    mask = (unsigned)simde_mm_movemask_ps(simde_mm_castsi128_ps(need));
+    r = dq__r32_exp8[mask & 127u];
+    wv = simde_mm_setr_epi32((int32_t)dq__ld16(p + 2u * (r & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 3 & 7u)),
+                             (int32_t)dq__ld16(p + 2u * (r >> 6 & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 9 & 7u)));
+    wv = simde_mm_or_si128(simde_mm_slli_epi32(x, 16), wv);
+    *xp = simde_mm_or_si128(simde_mm_and_si128(need, wv), simde_mm_andnot_si128(need, x));
+    *pp = p + 2u * dq__r32_pop8[mask];
+    return simde_mm_and_si128(e, simde_mm_set1_epi32(0xFF));
+}
+static inline void dq__r32_get__sse2(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
+    size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS;
+    if (head) {
+        i = head < cnt ? head : cnt;
+        dq__r32_get__scalar(d, tab, out, i);
+    }
+    if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) {
+        simde__m128i x[8], s[8];
+        const uint8_t *p = d->p;
+        size_t i0 = i;
+        unsigned k;
+        for (k = 0; k < 8; k++) x[k] = simde_mm_loadu_si128((const simde__m128i *)(d->x + 4u * k));
+        for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) {
+            for (k = 0; k < 8; k++) s[k] = dq__r32_step__sse2(x + k, tab, &p);
+            for (k = 0; k < 2; k++) {
+                simde__m128i a = simde_mm_packs_epi32(s[4 * k], s[4 * k + 1]);
+                simde__m128i b = simde_mm_packs_epi32(s[4 * k + 2], s[4 * k + 3]);
+                simde_mm_storeu_si128((simde__m128i *)(out + i + 16u * k), simde_mm_packus_epi16(a, b));
+            }
+        }
+        for (k = 0; k < 8; k++) simde_mm_storeu_si128((simde__m128i *)(d->x + 4u * k), x[k]);
+        d->p = p;
+        d->j += i - i0;
+    }
+    dq__r32_get__scalar(d, tab, out + i, cnt - i);
+}
 #endif /* SSE2 */
 
-/* ================================================================ AVX2 */
-#if DQ__HAS_AVX2_KERNELS
+/* ================================================================ SSSE3: the VARINT index decoder
+ * (twin: dq__svb_decode__scalar), where the byte shuffle is native: x86 with SSSE3, and NEON
+ * (one table lookup). */
+#if DQ__HAS_SSSE3_KERNELS
+/* Four values a control byte: the byte's two nibbles each describe two values. For a nibble
+ * q (lengths (q & 3) + 1 and (q >> 2) + 1) nib[q] holds the 8 shuffle indices that spread
+ * their bytes over two 32-bit lanes (0x80: zero); the high nibble's indices are shifted by
+ * the low nibble's byte count (0x80 + 8 keeps the zeroing bit). least[q]: each lane's
+ * smallest value for its length, XOR 2^31 (for a signed compare). Full groups run while 16
+ * data bytes remain readable; the rest, and the k % 4 tail, go to the scalar twin. */
+static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *data, size_t data_len, size_t k,
+                                         uint32_t *out, dq__svb_acc *a) {
+    static const uint64_t nib[16] = {
+        0x8080800180808000u, 0x8080800280800100u, 0x8080800380020100u, 0x8080800403020100u,
+        0x8080020180808000u, 0x8080030280800100u, 0x8080040380020100u, 0x8080050403020100u,
+        0x8003020180808000u, 0x8004030280800100u, 0x8005040380020100u, 0x8006050403020100u,
+        0x0403020180808000u, 0x0504030280800100u, 0x0605040380020100u, 0x0706050403020100u};
+    static const uint64_t least[16] = {
+        0x8000000080000000u, 0x8000000080000100u, 0x8000000080010000u, 0x8000000081000000u,
+        0x8000010080000000u, 0x8000010080000100u, 0x8000010080010000u, 0x8000010081000000u,
+        0x8001000080000000u, 0x8001000080000100u, 0x8001000080010000u, 0x8001000081000000u,
+        0x8100000080000000u, 0x8100000080000100u, 0x8100000080010000u, 0x8100000081000000u};
+    const simde__m128i zero = simde_mm_setzero_si128(), one = simde_mm_set1_epi32(1);
+    const simde__m128i sign = simde_mm_set1_epi32(INT32_MIN);
+    simde__m128i prev = simde_mm_set1_epi32((int32_t)a->prev), bad = zero, s0 = zero, s1 = zero;
+    uint64_t sums[4];
+    size_t g = 0, groups = k / 4u, pos = 0;
+    for (; g < groups && data_len - pos >= 16; g++) {
+        unsigned c = ctrl[g], lo = c & 15u, hi = c >> 4, nlo = (lo & 3u) + (lo >> 2) + 2u;
+        uint64_t mhi = nib[hi] + nlo * 0x0101010101010101u;
+        simde__m128i m = simde_mm_set_epi64x((int64_t)mhi, (int64_t)nib[lo]);
+        simde__m128i v = simde_mm_shuffle_epi8(simde_mm_loadu_si128((const simde__m128i *)(data + pos)), m);
+        simde__m128i mn = simde_mm_set_epi64x((int64_t)least[hi], (int64_t)least[lo]);
+        bad = simde_mm_or_si128(bad, simde_mm_cmpgt_epi32(mn, simde_mm_xor_si128(v, sign)));
+        s0 = simde_mm_add_epi64(s0, simde_mm_unpacklo_epi32(v, zero));
+        s1 = simde_mm_add_epi64(s1, simde_mm_unpackhi_epi32(v, zero));
+        pos += nlo + (hi & 3u) + (hi >> 2) + 2u;
+        v = simde_mm_add_epi32(v, one); /* gaps */
+        v = simde_mm_add_epi32(v, simde_mm_slli_si128(v, 4));
+        v = simde_mm_add_epi32(v, simde_mm_slli_si128(v, 8));
+        v = simde_mm_add_epi32(v, prev);
+        simde_mm_storeu_si128((simde__m128i *)(out + 4u * g), v);
+        prev = simde_mm_shuffle_epi32(v, 0xFF);
+    }
+    simde_mm_storeu_si128((simde__m128i *)sums, s0);
+    simde_mm_storeu_si128((simde__m128i *)(sums + 2), s1);
+    a->sum += sums[0] + sums[1] + sums[2] + sums[3];
+    a->prev = (uint32_t)simde_mm_cvtsi128_si32(prev);
+    a->bad |= (uint32_t)(simde_mm_movemask_epi8(bad) != 0);
+    dq__svb_decode__scalar(ctrl + g, data + pos, data_len - pos, k - 4u * g, out + 4u * g, a);
+}
+#endif /* SSSE3 */
 
+/* ================================================================ SSE4.2: CRC32C
+ * (twin: dq__crc32c__scalar) The crc32 instruction computes the raw CRC32C register update;
+ * eight bytes at a time in one dependency chain (3-cycle latency) gives about 8 bytes per 3
+ * cycles, ample beside the codec. */
+#if DQ__HAS_SSE42_KERNELS
+static inline uint32_t dq__crc32c__sse42(uint32_t c, const uint8_t *p, size_t n) {
+    uint64_t c64 = c, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8); /* x86 is little-endian: the bytes in memory order */
+        c64 = simde_mm_crc32_u64(c64, w);
+    }
+    c = (uint32_t)c64;
+    for (; n; p++, n--) c = simde_mm_crc32_u8(c, *p);
+    return c;
+}
+#endif /* SSE4.2 */
+/* ================================================================ AVX2 kernels
+ * The AVX2 kernel of each family that has one, then the F16C fp16 conversions. In
+ * order: packing, the dither round, bucket statistics, error feedback, quantization, block
+ * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
+ * count-sketch hashes, fp16/bf16 conversions, the 32-way rANS chunk kernels. */
+#if DQ__HAS_AVX2_KERNELS
 /* Add one row of 8 codes to the lane accumulator; a full 32-bit word per lane is stored. */
 static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__m256i v, unsigned b, uint8_t **out) {
     *acc = simde_mm256_or_si256(*acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)*have)));
@@ -701,15 +1107,14 @@ static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__
     }
 }
 
-
-static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, simde__m256i k1) {
-    x = simde_mm256_xor_si256(x, k0);
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 8 lanes (see dq__draw__sse2) */
+static inline simde__m256i dq__draw__avx2(simde__m256i idx, simde__m256i k0, simde__m256i k1, int hoisted) {
+    simde__m256i x = simde_mm256_xor_si256(idx, k0);
+    if (!hoisted) x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), k1));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-    return simde_mm256_srli_epi32(x, 8);
+    return simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
 }
 
 static inline void dq__stats__avx2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
@@ -776,16 +1181,17 @@ typedef struct dq__q256 {
     simde__m256i sbit; /* bit b-1 */
     simde__m128i shs, sgn; /* b-1; 32-b */
     simde__m256 inv, smax, step, neg, half, ulp24;
-    int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q256;
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm256_setzero_si256();
     c->one = simde_mm256_set1_epi32(1);
-    c->k0 = simde_mm256_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm256_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
@@ -805,12 +1211,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
     simde__m256i xb = simde_mm256_castps_si256(xv), code;
     if (c->stoch) {
-        simde__m256i h = simde_mm256_xor_si256(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0);
-        if (!c->k0x) h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        simde__m256i h = dq__draw__avx2(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0, c->k1,
+                                        c->k0x);
         t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     } else {
         t = c->half;
@@ -843,12 +1245,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
  * the low halves of the 8 element indices. The sign goes to bit b-1 by one shift of x and a
  * mask, and psignd (by the level, never negative) clears it where the level is 0. */
 static inline simde__m256i dq__q256_codes_sk(const dq__q256 *c, const float *x, simde__m256i idx) {
-    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = simde_mm256_xor_si256(idx, c->k0), l;
+    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = dq__draw__avx2(idx, c->k0, c->k1, 1), l;
     simde__m256 r, t, f;
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
     t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     r = simde_mm256_min_ps(simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
     l = simde_mm256_cvttps_epi32(r);
@@ -1088,73 +1486,6 @@ static inline void dq__elias_nz__avx2(const uint8_t *in, unsigned b, uint64_t *n
     }
 }
 
-#if DQ__HAS_GAPS_VL
-/* dq__elias_gaps__scalar with a block's 4 words in the 4 lanes: each word's predecessor comes
- * from the lane below (lane 0: the previous block's lane 3) through one vpermt2q per level;
- * the counts stay in vector lanes until the end. */
-static inline void dq__elias_gaps__avx512(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
-    const simde__m256i up = simde_mm256_setr_epi64x(7, 0, 1, 2); /* lane i takes a[i - 1], lane 0 b[3] */
-    simde__m256i pm = simde_mm256_set1_epi64x((long long)st[0]), pt[6], c[7], m, p, t;
-    uint64_t nz[4], part[4];
-    size_t k;
-    unsigned j;
-    for (j = 1; j <= 5; j++) pt[j] = simde_mm256_set1_epi64x((long long)st[j]);
-    for (j = 0; j < 7; j++) c[j] = simde_mm256_setzero_si256();
-    for (k = 0; k < nblk; k++) {
-        if (b == 2u || b == 4u || b == 8u) { /* as dq__elias_nz__avx2, each row's flags by vptestmd */
-            const uint8_t *q = in + k * DQ__BLOCK_BYTES(b);
-            uint32_t lm = 0;
-            unsigned rpg = 32u / b, g, r, row = 0;
-            simde__m256i L;
-            for (r = 0; r < rpg; r++) lm |= ((1u << (b - 1u)) - 1u) << (r * b);
-            L = simde_mm256_set1_epi32((int32_t)lm);
-            nz[0] = nz[1] = nz[2] = nz[3] = 0;
-            for (g = 0; g < b; g++) {
-                simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(q + 32u * g));
-                v = simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L);
-                for (r = 0; r < rpg; r++, row++) {
-                    simde__mmask8 f = simde_mm256_test_epi32_mask(v, simde_mm256_set1_epi32((int32_t)(1u << (r * b + b - 1u))));
-                    nz[row >> 3] |= (uint64_t)f << (8u * (row & 7u));
-                }
-            }
-        } else {
-            dq__elias_nz__avx2(in + k * DQ__BLOCK_BYTES(b), b, nz);
-        }
-        m = simde_mm256_loadu_si256((const simde__m256i *)nz);
-        p = simde_mm256_permutex2var_epi64(m, up, pm);
-        c[0] = simde_mm256_add_epi64(c[0], simde_mm256_popcnt_epi64(m));
-        t = simde_mm256_or_si256(simde_mm256_slli_epi64(m, 1), simde_mm256_srli_epi64(p, 63));
-#define DQ__GAPS_LEVEL(J, H)                                                                                       \
-    c[J - 1] = simde_mm256_add_epi64(c[J - 1], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));       \
-    {                                                                                                              \
-        simde__m256i q = simde_mm256_permutex2var_epi64(t, up, pt[J - 1]);                                        \
-        pt[J - 1] = t;                                                                                             \
-        t = simde_mm256_or_si256(simde_mm256_or_si256(t, simde_mm256_slli_epi64(t, H)),                           \
-                                 simde_mm256_or_si256(simde_mm256_srli_epi64(q, 64 - H),                           \
-                                                      simde_mm256_or_si256(simde_mm256_slli_epi64(m, H),           \
-                                                                           simde_mm256_srli_epi64(p, 64 - H))));   \
-    }
-        DQ__GAPS_LEVEL(2, 2)
-        DQ__GAPS_LEVEL(3, 4)
-        DQ__GAPS_LEVEL(4, 8)
-        DQ__GAPS_LEVEL(5, 16)
-        DQ__GAPS_LEVEL(6, 32)
-#undef DQ__GAPS_LEVEL
-        c[6] = simde_mm256_add_epi64(c[6], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));
-        pm = m;
-    }
-    simde_mm256_storeu_si256((simde__m256i *)part, pm);
-    st[0] = part[3];
-    for (j = 1; j <= 5; j++) {
-        simde_mm256_storeu_si256((simde__m256i *)part, pt[j]);
-        st[j] = part[3];
-    }
-    for (j = 0; j < 7; j++) {
-        simde_mm256_storeu_si256((simde__m256i *)part, c[j]);
-        cnt[j] += part[0] + part[1] + part[2] + part[3];
-    }
-}
-#endif /* DQ__HAS_GAPS_VL */
 
 /* ---- two-means (see the SSE2 section): statistics in 4 + 4 registers of 4 double lanes, and
  * the block decoder */
@@ -1302,7 +1633,8 @@ static inline void dq__tq256_init(dq__tq256 *c, const dq__qctx *q, int isexp) {
 static inline simde__m256 dq__tq256_t(const dq__tq256 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(h, c->k0, c->k1, 0), 8)),
+                                  c->ulp24);
     }
     return c->thr;
 }
@@ -1453,7 +1785,424 @@ static inline void dq__decode_block_tab__avx2(const uint8_t *in, unsigned b, con
         simde_mm256_storeu_ps(out + 8 * r, f);
     }
 }
+
+/* ---- shared-scale levels (twin: dq__shared_q__scalar): 8 lanes; AVX-512 builds use this one
+ * (the sign-magnitude to signed conversion needs cvtepi32_ps at 512 bits) */
+static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
+                                      uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
+    const simde__m256 vinv = simde_mm256_set1_ps(inv), vunit = simde_mm256_set1_ps(unit);
+    const simde__m256 two24 = simde_mm256_set1_ps(16777216.0f), half = simde_mm256_set1_ps(0.5f);
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF), K0 = simde_mm256_set1_epi32((int32_t)k0);
+    const simde__m256i K1 = simde_mm256_set1_epi32((int32_t)k1h), eight = simde_mm256_set1_epi32(8);
+    simde__m256i idx = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(uint32_t)i0),
+                                             simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    size_t j = 0;
+    for (; j + 8u <= cnt; j += 8u) {
+        simde__m256 v = simde_mm256_loadu_ps(x + j), t, f, up;
+        simde__m256i bits, lo, s;
+        if (r) v = simde_mm256_add_ps(v, simde_mm256_loadu_ps(r + j));
+        bits = simde_mm256_castps_si256(v);
+        t = simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(bits, absm)), vinv);
+        lo = simde_mm256_cvttps_epi32(t);
+        f = simde_mm256_sub_ps(t, simde_mm256_cvtepi32_ps(lo));
+        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(idx, K0, K1, 0), 8)),
+                                        simde_mm256_mul_ps(f, two24), SIMDE_CMP_LT_OQ)
+                   : simde_mm256_cmp_ps(f, half, SIMDE_CMP_GT_OQ);
+        lo = simde_mm256_sub_epi32(lo, simde_mm256_castps_si256(up));
+        s = simde_mm256_srai_epi32(bits, 31);
+        lo = simde_mm256_sub_epi32(simde_mm256_xor_si256(lo, s), s);
+        simde_mm256_storeu_si256((simde__m256i *)(void *)(lv + j), lo);
+        if (r)
+            simde_mm256_storeu_ps(r + j, simde_mm256_sub_ps(v, simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(lo), vunit)));
+        idx = simde_mm256_add_epi32(idx, eight);
+    }
+    if (j < cnt) dq__shared_q__scalar(x + j, r ? r + j : NULL, cnt - j, i0 + j, inv, unit, k0, k1h, stoch, lv + j);
+}
+
+/* ---- the sparsifiers' scan (see the SSE2 section) */
+static inline uint64_t dq__sp_mask64__avx2(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m256i abs = simde_mm256_set1_epi32(0x7FFFFFFF), lim = simde_mm256_set1_epi32((int32_t)lo - 1);
+    simde__m256i any = simde_mm256_setzero_si256();
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 8u; v++) { /* mostly nothing reaches lo: one test for the 64 */
+        simde__m256 c = simde_mm256_loadu_ps(x + 8u * v);
+        if (e) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
+        if (eo) simde_mm256_storeu_ps(eo + 8u * v, c);
+        any = simde_mm256_or_si256(any, simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim));
+    }
+    if (simde_mm256_movemask_epi8(any) == 0) return 0;
+    for (v = 0; v < 8u; v++) {
+        simde__m256 c = eo ? simde_mm256_loadu_ps(eo + 8u * v) : simde_mm256_loadu_ps(x + 8u * v);
+        simde__m256i gt;
+        if (e && !eo) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
+        gt = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim);
+        m |= (uint64_t)(uint32_t)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(gt)) << (8u * v);
+    }
+    return m;
+}
+
+/* ---- count-sketch hashes (twin: dq__sk_hash__scalar): 8 lanes of the same 32-bit arithmetic;
+ * the multiply-shift takes the high halves of two 32x32->64 products (even and odd lanes) */
+static inline void dq__sk_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+                                     uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0h), vk1 = simde_mm256_set1_epi32((int32_t)k1);
+    const simde__m256i vc = simde_mm256_set1_epi32((int32_t)cols), eight = simde_mm256_set1_epi32(8);
+    simde__m256i idx =
+        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids));
+    size_t t = 0;
+    for (; t + 8u <= cnt; t += 8u) {
+        simde__m256i x = dq__draw__avx2(idx, vk0, vk1, hoisted), lo, hi;
+        lo = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, vc), 32); /* even lanes */
+        hi = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), vc); /* odd lanes, high half in place */
+        lo = simde_mm256_blend_epi32(lo, hi, 0xAA);
+        simde_mm256_storeu_si256((simde__m256i *)(void *)(out + t),
+                                 simde_mm256_or_si256(lo, simde_mm256_slli_epi32(x, 31)));
+        idx = simde_mm256_add_epi32(idx, eight);
+    }
+    dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+}
+
+/* ---- fp16 and bf16 conversions (see the SSE2 section) */
+/* 8 halves in 32-bit lanes to 8 floats; selects with blendv (see the SSE2 twin for the steps). */
+static inline simde__m256 dq__h2f__avx2(simde__m256i w) {
+    const simde__m256i a = simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFF));
+    const simde__m256i sgn = simde_mm256_slli_epi32(simde_mm256_xor_si256(w, a), 16);
+    const simde__m256i nrm = simde_mm256_add_epi32(simde_mm256_slli_epi32(a, 13), simde_mm256_set1_epi32(0x38000000));
+    const simde__m256i sub = simde_mm256_castps_si256(
+        simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(a), simde_mm256_set1_ps(5.96046448e-08f)));
+    const simde__m256i issub = simde_mm256_cmpgt_epi32(simde_mm256_set1_epi32(0x0400), a);
+    simde__m256i r = simde_mm256_blendv_epi8(nrm, sub, issub);
+    r = simde_mm256_add_epi32(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7BFF)),
+                                                       simde_mm256_set1_epi32(0x38000000)));
+    r = simde_mm256_or_si256(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7C00)),
+                                                      simde_mm256_set1_epi32(0x00400000)));
+    return simde_mm256_castsi256_ps(simde_mm256_or_si256(r, sgn));
+}
+static inline simde__m256i dq__f2h__avx2(simde__m256 v) {
+    const simde__m256i u = simde_mm256_castps_si256(v);
+    const simde__m256i a = simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF));
+    const simde__m256i sgn =
+        simde_mm256_and_si256(simde_mm256_srai_epi32(u, 31), simde_mm256_set1_epi32((int32_t)0xFFFF8000u));
+    const simde__m256i t = simde_mm256_sub_epi32(a, simde_mm256_set1_epi32(0x38000000));
+    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(t, 13), simde_mm256_set1_epi32(1));
+    const simde__m256i nrm =
+        simde_mm256_srli_epi32(simde_mm256_add_epi32(simde_mm256_add_epi32(t, simde_mm256_set1_epi32(0x0FFF)), odd), 13);
+    const simde__m256i sub = simde_mm256_sub_epi32(
+        simde_mm256_castps_si256(simde_mm256_add_ps(simde_mm256_castsi256_ps(a), simde_mm256_set1_ps(0.5f))),
+        simde_mm256_set1_epi32(0x3F000000));
+    const simde__m256i nanh = simde_mm256_or_si256(
+        simde_mm256_and_si256(simde_mm256_srli_epi32(a, 13), simde_mm256_set1_epi32(0x03FF)), simde_mm256_set1_epi32(0x7E00));
+    simde__m256i h = simde_mm256_blendv_epi8(sub, nrm, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x387FFFFF)));
+    h = simde_mm256_blendv_epi8(h, simde_mm256_set1_epi32(0x7C00),
+                                simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x477FEFFF)));
+    h = simde_mm256_blendv_epi8(h, nanh, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7F800000)));
+    return simde_mm256_or_si256(h, sgn);
+}
+static inline simde__m256 dq__b2f__avx2(simde__m256i w) {
+    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFFFFFF)),
+                                                     simde_mm256_set1_epi32(0x7F800000));
+    return simde_mm256_castsi256_ps(
+        simde_mm256_or_si256(w, simde_mm256_and_si256(nan, simde_mm256_set1_epi32(0x00400000))));
+}
+static inline simde__m256i dq__f2b__avx2(simde__m256 v) {
+    const simde__m256i u = simde_mm256_castps_si256(v);
+    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF)),
+                                                     simde_mm256_set1_epi32(0x7F800000));
+    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(u, 16), simde_mm256_set1_epi32(1));
+    const simde__m256i rnd = simde_mm256_add_epi32(u, simde_mm256_add_epi32(odd, simde_mm256_set1_epi32(0x7FFF)));
+    const simde__m256i qn = simde_mm256_or_si256(u, simde_mm256_set1_epi32(0x00400000));
+    return simde_mm256_srai_epi32(simde_mm256_blendv_epi8(rnd, qn, nan), 16);
+}
+/* Two vectors of 8 sign-extended 16-bit values to 16 halves in order (packs works per 128-bit
+ * lane: qwords 0,2,1,3 put them back in order). */
+static inline simde__m256i dq__pack16__avx2(simde__m256i a, simde__m256i b) {
+    return simde_mm256_permute4x64_epi64(simde_mm256_packs_epi32(a, b), 0xD8);
+}
+
+static inline void dq__f16_to_f32__avx2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, dq__h2f__avx2(simde_mm256_cvtepu16_epi32(
+                                           simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)))));
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__avx2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 dq__pack16__avx2(dq__f2h__avx2(simde_mm256_loadu_ps(src + i)),
+                                                  dq__f2h__avx2(simde_mm256_loadu_ps(src + i + 8))));
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__avx2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, dq__b2f__avx2(simde_mm256_slli_epi32(
+                                           simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))),
+                                           16)));
+    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__avx2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 dq__pack16__avx2(dq__f2b__avx2(simde_mm256_loadu_ps(src + i)),
+                                                  dq__f2b__avx2(simde_mm256_loadu_ps(src + i + 8))));
+    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
+}
+
+/* Carried statistics, 16 elements a step into 4 registers of 4 double lanes (dq__stats__avx2). */
+static inline void dq__hstat_acc__avx2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
+                                       uint32_t *mx) {
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    simde__m256d qs[4], qa[4];
+    simde__m256i m = simde_mm256_setzero_si256();
+    uint32_t m8[8];
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 4; k++) {
+        qs[k] = simde_mm256_loadu_pd(sq + 4 * k);
+        qa[k] = simde_mm256_loadu_pd(ab + 4 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 v0 = simde_mm256_loadu_ps(x + i), v1 = simde_mm256_loadu_ps(x + i + 8);
+        simde__m256i u0, u1;
+        if (e) {
+            v0 = simde_mm256_add_ps(v0, simde_mm256_loadu_ps(e + i));
+            v1 = simde_mm256_add_ps(v1, simde_mm256_loadu_ps(e + i + 8));
+        }
+        u0 = simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm);
+        u1 = simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm);
+        if (what & DQ__ST_MAX) m = simde_mm256_max_epu32(m, simde_mm256_max_epu32(u0, u1));
+        if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
+            simde__m256 f0 = simde_mm256_castsi256_ps(u0), f1 = simde_mm256_castsi256_ps(u1);
+            simde__m256d d[4];
+            d[0] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f0)); /* lanes 0..3 */
+            d[1] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f0, 1)); /* lanes 4..7 */
+            d[2] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f1));   /* lanes 8..11 */
+            d[3] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f1, 1)); /* lanes 12..15 */
+            for (k = 0; k < 4; k++) {
+                if (what & DQ__ST_ABS) qa[k] = simde_mm256_add_pd(qa[k], d[k]);
+                if (what & DQ__ST_SQ) qs[k] = simde_mm256_add_pd(qs[k], simde_mm256_mul_pd(d[k], d[k]));
+            }
+        }
+    }
+    for (k = 0; k < 4; k++) {
+        if (what & DQ__ST_SQ) simde_mm256_storeu_pd(sq + 4 * k, qs[k]);
+        if (what & DQ__ST_ABS) simde_mm256_storeu_pd(ab + 4 * k, qa[k]);
+    }
+    simde_mm256_storeu_si256((simde__m256i *)m8, m);
+    if (what & DQ__ST_MAX)
+        for (k = 0; k < 8; k++)
+            if (m8[k] > *mx) *mx = m8[k];
+    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
+}
+
+/* ---- 32-way rANS chunks (see the SSE2 section): the 8-lane decoder and encoder */
+static const uint32_t dq__r32_cmp8[256] = {
+    0x000000u, 0x000000u, 0x200000u, 0x200000u, 0x400000u, 0x400000u, 0x440000u, 0x440000u,
+    0x600000u, 0x600000u, 0x640000u, 0x640000u, 0x680000u, 0x680000u, 0x688000u, 0x688000u,
+    0x800000u, 0x800000u, 0x840000u, 0x840000u, 0x880000u, 0x880000u, 0x888000u, 0x888000u,
+    0x8C0000u, 0x8C0000u, 0x8C8000u, 0x8C8000u, 0x8D0000u, 0x8D0000u, 0x8D1000u, 0x8D1000u,
+    0xA00000u, 0xA00000u, 0xA40000u, 0xA40000u, 0xA80000u, 0xA80000u, 0xA88000u, 0xA88000u,
+    0xAC0000u, 0xAC0000u, 0xAC8000u, 0xAC8000u, 0xAD0000u, 0xAD0000u, 0xAD1000u, 0xAD1000u,
+    0xB00000u, 0xB00000u, 0xB08000u, 0xB08000u, 0xB10000u, 0xB10000u, 0xB11000u, 0xB11000u,
+    0xB18000u, 0xB18000u, 0xB19000u, 0xB19000u, 0xB1A000u, 0xB1A000u, 0xB1A200u, 0xB1A200u,
+    0xC00000u, 0xC00000u, 0xC40000u, 0xC40000u, 0xC80000u, 0xC80000u, 0xC88000u, 0xC88000u,
+    0xCC0000u, 0xCC0000u, 0xCC8000u, 0xCC8000u, 0xCD0000u, 0xCD0000u, 0xCD1000u, 0xCD1000u,
+    0xD00000u, 0xD00000u, 0xD08000u, 0xD08000u, 0xD10000u, 0xD10000u, 0xD11000u, 0xD11000u,
+    0xD18000u, 0xD18000u, 0xD19000u, 0xD19000u, 0xD1A000u, 0xD1A000u, 0xD1A200u, 0xD1A200u,
+    0xD40000u, 0xD40000u, 0xD48000u, 0xD48000u, 0xD50000u, 0xD50000u, 0xD51000u, 0xD51000u,
+    0xD58000u, 0xD58000u, 0xD59000u, 0xD59000u, 0xD5A000u, 0xD5A000u, 0xD5A200u, 0xD5A200u,
+    0xD60000u, 0xD60000u, 0xD61000u, 0xD61000u, 0xD62000u, 0xD62000u, 0xD62200u, 0xD62200u,
+    0xD63000u, 0xD63000u, 0xD63200u, 0xD63200u, 0xD63400u, 0xD63400u, 0xD63440u, 0xD63440u,
+    0xE00000u, 0xE00000u, 0xE40000u, 0xE40000u, 0xE80000u, 0xE80000u, 0xE88000u, 0xE88000u,
+    0xEC0000u, 0xEC0000u, 0xEC8000u, 0xEC8000u, 0xED0000u, 0xED0000u, 0xED1000u, 0xED1000u,
+    0xF00000u, 0xF00000u, 0xF08000u, 0xF08000u, 0xF10000u, 0xF10000u, 0xF11000u, 0xF11000u,
+    0xF18000u, 0xF18000u, 0xF19000u, 0xF19000u, 0xF1A000u, 0xF1A000u, 0xF1A200u, 0xF1A200u,
+    0xF40000u, 0xF40000u, 0xF48000u, 0xF48000u, 0xF50000u, 0xF50000u, 0xF51000u, 0xF51000u,
+    0xF58000u, 0xF58000u, 0xF59000u, 0xF59000u, 0xF5A000u, 0xF5A000u, 0xF5A200u, 0xF5A200u,
+    0xF60000u, 0xF60000u, 0xF61000u, 0xF61000u, 0xF62000u, 0xF62000u, 0xF62200u, 0xF62200u,
+    0xF63000u, 0xF63000u, 0xF63200u, 0xF63200u, 0xF63400u, 0xF63400u, 0xF63440u, 0xF63440u,
+    0xF80000u, 0xF80000u, 0xF88000u, 0xF88000u, 0xF90000u, 0xF90000u, 0xF91000u, 0xF91000u,
+    0xF98000u, 0xF98000u, 0xF99000u, 0xF99000u, 0xF9A000u, 0xF9A000u, 0xF9A200u, 0xF9A200u,
+    0xFA0000u, 0xFA0000u, 0xFA1000u, 0xFA1000u, 0xFA2000u, 0xFA2000u, 0xFA2200u, 0xFA2200u,
+    0xFA3000u, 0xFA3000u, 0xFA3200u, 0xFA3200u, 0xFA3400u, 0xFA3400u, 0xFA3440u, 0xFA3440u,
+    0xFA8000u, 0xFA8000u, 0xFA9000u, 0xFA9000u, 0xFAA000u, 0xFAA000u, 0xFAA200u, 0xFAA200u,
+    0xFAB000u, 0xFAB000u, 0xFAB200u, 0xFAB200u, 0xFAB400u, 0xFAB400u, 0xFAB440u, 0xFAB440u,
+    0xFAC000u, 0xFAC000u, 0xFAC200u, 0xFAC200u, 0xFAC400u, 0xFAC400u, 0xFAC440u, 0xFAC440u,
+    0xFAC600u, 0xFAC600u, 0xFAC640u, 0xFAC640u, 0xFAC680u, 0xFAC680u, 0xFAC688u, 0xFAC688u,
+};
+
+/* 8 lanes of the decoder: as dq__r32_step__sse2 with a gather, and the words of the lanes that
+ * need one expanded from 8 consecutive words (16 bytes readable at p in the vector loop). */
+static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *tab, const uint8_t **pp) {
+    const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
+    const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+    simde__m256i x = *xp, e, f, need, wv, idx;
+    const uint8_t *p = *pp;
+    unsigned mask;
+    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
+    x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
+    x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));
+    need = simde_mm256_cmpeq_epi32(simde_mm256_srli_epi32(x, 16), simde_mm256_setzero_si256());
+    mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(need));
+    wv = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)p));
+    idx = simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_exp8[mask & 127u]), sh3);
+    wv = simde_mm256_or_si256(simde_mm256_slli_epi32(x, 16), simde_mm256_permutevar8x32_epi32(wv, idx));
+    *xp = simde_mm256_blendv_epi8(x, wv, need);
+    *pp = p + 2u * dq__r32_pop8[mask];
+    return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
+}
+/* The 32-state decoder loop over a step kernel (four 8-lane states a round, the scalar twin for
+ * the head and tail); one definition for every ISA's step. */
+#define DQ__R32_GET_DEF(name, step)                                                                  \
+    static inline void name(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) { \
+        size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS; \
+        if (head) { \
+            i = head < cnt ? head : cnt; \
+            dq__r32_get__scalar(d, tab, out, i); \
+        } \
+        if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) { \
+            const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); \
+            simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x); \
+            simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8)); \
+            simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16)); \
+            simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24)); \
+            const uint8_t *p = d->p; \
+            size_t i0 = i; \
+            for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) { \
+                simde__m256i s0 = step(&x0, tab, &p); \
+                simde__m256i s1 = step(&x1, tab, &p); \
+                simde__m256i s2 = step(&x2, tab, &p); \
+                simde__m256i s3 = step(&x3, tab, &p); \
+                /* in-lane packs leave dwords s0[0..3] s1[0..3] s2[0..3] s3[0..3] s0[4..7] ...: reorder */ \
+                simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3); \
+                a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order); \
+                simde_mm256_storeu_si256((simde__m256i *)(out + i), a); \
+            } \
+            simde_mm256_storeu_si256((simde__m256i *)d->x, x0); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3); \
+            d->p = p; \
+            d->j += i - i0; \
+        } \
+        dq__r32_get__scalar(d, tab, out + i, cnt - i); \
+    }
+DQ__R32_GET_DEF(dq__r32_get__avx2, dq__r32_step__avx2)
+/* 8 lanes of the encoder on symbols sym[0..8): the words of the lanes with x >= f 2^20 go,
+ * right-justified in lane order, to the 16 bytes below offset *w (the bytes below the new *w
+ * are garbage that later words or the states overwrite); then x = x + q (M - f) + bias. */
+static inline void dq__r32_put8__avx2(simde__m256i *xp, const uint8_t *sym, const dq__r32_esym *et, uint8_t *buf,
+                                      size_t *w) {
+    const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+    simde__m256i x = *xp, sv, rcp, info, f, big, wv, t, od, q;
+    simde__m128i w16;
+    unsigned mask;
+    sv = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const simde__m128i *)sym));
+    rcp = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et, sv, 8);
+    info = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et + 1, sv, 8);
+    f = simde_mm256_and_si256(info, simde_mm256_set1_epi32(0x1FFF));
+    big = simde_mm256_cmpgt_epi32(simde_mm256_srli_epi32(x, 20), simde_mm256_sub_epi32(f, simde_mm256_set1_epi32(1)));
+    mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(big));
+    wv = simde_mm256_and_si256(x, simde_mm256_set1_epi32(0xFFFF));
+    wv = simde_mm256_permutevar8x32_epi32(
+        wv, simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_cmp8[mask]), sh3));
+    w16 = simde_mm_packus_epi32(simde_mm256_castsi256_si128(wv), simde_mm256_extracti128_si256(wv, 1));
+    simde_mm_storeu_si128((simde__m128i *)(buf + *w - 16u), w16);
+    *w -= 2u * dq__r32_pop8[mask];
+    x = simde_mm256_srlv_epi32(x, simde_mm256_and_si256(big, simde_mm256_set1_epi32(16)));
+    /* t = (x * rcp) >> 32 per lane: even lanes, then odd lanes, from 32x32->64 products */
+    t = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, rcp), 32);
+    od = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), simde_mm256_srli_epi64(rcp, 32));
+    t = simde_mm256_blend_epi32(t, od, 0xAA);
+    q = simde_mm256_add_epi32(t, simde_mm256_srli_epi32(simde_mm256_sub_epi32(x, t), 1));
+    q = simde_mm256_srlv_epi32(q, simde_mm256_and_si256(simde_mm256_srli_epi32(info, 13), simde_mm256_set1_epi32(15)));
+    t = simde_mm256_mullo_epi32(q, simde_mm256_sub_epi32(simde_mm256_set1_epi32(4096), f));
+    x = simde_mm256_add_epi32(x, t);
+    *xp = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(info, 17));
+}
+static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq__r32_esym *et, uint8_t *buf,
+                                          size_t cap) {
+    uint32_t x[DQ__R32_WAYS];
+    size_t w = cap, g = m / DQ__R32_WAYS;
+    unsigned k;
+    for (k = 0; k < DQ__R32_WAYS; k++) x[k] = DQ__R32_L;
+    if (!dq__r32_put_range(x, sym, m, g * DQ__R32_WAYS, et, buf, &w)) return 0;
+    if (g && w >= 64) {
+        simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)x);
+        simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(x + 8));
+        simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(x + 16));
+        simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(x + 24));
+        for (; g && w >= 64; g--) {
+            const uint8_t *s = sym + (g - 1u) * DQ__R32_WAYS;
+            dq__r32_put8__avx2(&x3, s + 24, et, buf, &w);
+            dq__r32_put8__avx2(&x2, s + 16, et, buf, &w);
+            dq__r32_put8__avx2(&x1, s + 8, et, buf, &w);
+            dq__r32_put8__avx2(&x0, s, et, buf, &w);
+        }
+        simde_mm256_storeu_si256((simde__m256i *)x, x0);
+        simde_mm256_storeu_si256((simde__m256i *)(x + 8), x1);
+        simde_mm256_storeu_si256((simde__m256i *)(x + 16), x2);
+        simde_mm256_storeu_si256((simde__m256i *)(x + 24), x3);
+    }
+    if (!dq__r32_put_range(x, sym, g * DQ__R32_WAYS, 0, et, buf, &w)) return 0;
+    return dq__r32_put_states(x, buf, w, cap);
+}
 #endif /* AVX2 */
+
+/* ================================================================ F16C: fp16 conversions
+ * vcvtph2ps / vcvtps2ph on 8 lanes (twins: dq__f16_to_f32__scalar, dq__f32_to_f16__scalar),
+ * where the compiler targets F16C (-mf16c, -march=x86-64-v3 or newer; clang's -mavx512f implies
+ * it, gcc 12's -mavx2 and -mavx512f do not). Preferred for fp16 over the integer kernels of any
+ * width. SIMDe 0.7.4 has no 512-bit vcvtph2ps/vcvtps2ph wrappers, so AVX-512 builds use these. */
+#if DQ__HAS_F16C_KERNELS
+static inline void dq__f16_to_f32__f16c(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 a = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)));
+        simde__m256 b = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i + 16u)));
+        simde_mm256_storeu_ps(dst + i, a);
+        simde_mm256_storeu_ps(dst + i + 8, b);
+    }
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))));
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+/* Immediate 0 (round to nearest even, whatever MXCSR says) with exceptions suppressed. */
+#define DQ__F16C_RNE (SIMDE_MM_FROUND_TO_NEAREST_INT | SIMDE_MM_FROUND_NO_EXC)
+static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        simde__m128i a = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE);
+        simde__m128i b = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i + 8), DQ__F16C_RNE);
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), a);
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i + 16u), b);
+    }
+    for (; i + 8 <= n; i += 8)
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE));
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+#endif /* F16C */
+/* ================================================================ AVX-512 kernels
+ * The AVX-512F kernels of the families where 512 bits pay (the others run their AVX2 kernel at
+ * this level: see the kernel list in dqsgd.h, src/select.h), then two AVX-512VL kernels on
+ * 256-bit vectors. In order: the dither round, error feedback, quantization, block decoding,
+ * table schemes, the sparsifiers' scan, count-sketch hashes, fp16/bf16 conversions; the Elias
+ * early-stop pass and the rANS decoder's expand step (AVX-512VL).
+ * The levels are non-negative, so the unsigned conversion (which SIMDe 0.7.4 provides at 512
+ * bits) equals the signed one. */
 
 /* GCC's AVX-512 intrinsics create "undefined" pass-through vectors by self-initialization,
  * which g++ -Wall reports as maybe-uninitialized once inlined; the values are never read. */
@@ -1461,22 +2210,19 @@ static inline void dq__decode_block_tab__avx2(const uint8_t *in, unsigned b, con
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#define DQ__POP_MAYBE_UNINIT
 #endif
-
-/* ================================================================ AVX-512F
- * Statistics, packing and decoding reuse the AVX2 kernels; the levels are non-negative, so the
- * unsigned conversion (which SIMDe 0.7.4 provides at 512 bits) equals the signed one. */
 #if DQ__HAS_AVX512_KERNELS
-
-static inline simde__m512i dq__draw24__avx512(simde__m512i x, simde__m512i k0, simde__m512i k1) {
-    x = simde_mm512_xor_si512(x, k0);
-    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 16 lanes (see dq__draw__sse2), ANDed with keep: all ones
+ * for the 32-bit draw, 0xFFFFFF00 for the 24-bit draw d as d << 8. The middle and last steps
+ * are one ternary-logic operation each (the last with the AND). */
+static inline simde__m512i dq__draw__avx512(simde__m512i idx, simde__m512i k0, simde__m512i k1, int hoisted,
+                                            simde__m512i keep) {
+    simde__m512i x = simde_mm512_xor_si512(idx, k0);
+    if (!hoisted) x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
     x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-    x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), k1));
+    x = simde_mm512_ternarylogic_epi32(x, simde_mm512_srli_epi32(x, 15), k1, 0x96); /* a ^ b ^ c */
     x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
-    return simde_mm512_srli_epi32(x, 8);
+    return simde_mm512_ternarylogic_epi32(x, simde_mm512_srli_epi32(x, 16), keep, 0x28); /* (a ^ b) & c */
 }
 
 static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
@@ -1492,20 +2238,17 @@ typedef struct dq__q512 {
     simde__m512i absm, zero, one, k0, k1, lane, lmask, dmask;
     simde__m128i sgn; /* shift count 32 - b: the sign bit lands at bit b-1 */
     simde__m512 inv, smax, step, neg, half, two32, magic;
-    int stoch, k0x; /* k0x: k0 holds k0 ^ (the draw's first xorshift of the high half) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q512;
-/* The quantizer constants for the `cnt` elements from index q->lo on. When their indices share
- * the high 16 bits (a block never crosses a multiple of 2^16 unless it starts unaligned), the
- * draw's first step, x ^= x >> 16 with x = lo ^ k0, is lo ^ (k0 ^ ((lo0 ^ k0) >> 16)): a
- * constant key, two vector operations fewer per draw. */
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm512_setzero_si512();
     c->one = simde_mm512_set1_epi32(1);
-    c->k0 = simde_mm512_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm512_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm512_loadu_si512(dq__lane_ids);
     c->lmask = simde_mm512_set1_epi32(q->bits >= 2 ? (int32_t)((1u << (q->bits - 1)) - 1u) : 0);
@@ -1524,19 +2267,11 @@ static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
 /* idx holds the low halves of the 16 element indices. The dither test t < f, t = d * 2^-24
  * with d the 24-bit draw, is evaluated as d * 2^8 < f * 2^32: both sides are exact floats (d * 2^8
  * has at most 24 significant bits, scaling by 2^32 is exact), so the outcome is the same, and
- * the draw's last xorshift and the low-byte clear merge into one ternary-logic operation. */
+ * d * 2^8 is what the dither round gives with keep = 0xFFFFFF00. */
 static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
     simde__m512 xv = simde_mm512_loadu_ps(x), td = c->half, v = simde_mm512_setzero_ps();
     simde__m512i xb = simde_mm512_castps_si512(xv), code;
-    if (c->stoch) {
-        simde__m512i h = simde_mm512_xor_si512(idx, c->k0);
-        if (!c->k0x) h = simde_mm512_xor_si512(h, simde_mm512_srli_epi32(h, 16));
-        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96); /* a ^ b ^ c */
-        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28); /* (a ^ b) & c */
-        td = simde_mm512_cvtepu32_ps(h);
-    }
+    if (c->stoch) td = simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, c->k0x, c->dmask));
     if (c->bits == 1) {
         simde__m512 t = c->stoch ? simde_mm512_mul_ps(td, simde_mm512_set1_ps(2.3283064365386963e-10f)) : c->half;
         simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
@@ -1576,14 +2311,9 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
 
 /* dq__q512_codes for stochastic rounding, b >= 2, the hoisted key and no residual. */
 static inline simde__m512i dq__q512_codes_sk(const dq__q512 *c, const float *x, simde__m512i idx) {
-    simde__m512i xb = simde_mm512_loadu_si512(x), h = simde_mm512_xor_si512(idx, c->k0), lm, sg;
-    simde__m512 r, tr, td;
+    simde__m512i xb = simde_mm512_loadu_si512(x), lm, sg;
+    simde__m512 r, tr, td = simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, 1, c->dmask));
     simde__mmask16 up, nz;
-    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96);
-    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28);
-    td = simde_mm512_cvtepu32_ps(h);
     r = simde_mm512_min_ps(simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
     tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
     up = simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(simde_mm512_sub_ps(r, tr), c->two32), SIMDE_CMP_LT_OQ);
@@ -1750,7 +2480,8 @@ static inline simde__m512 dq__tlook512_get(const dq__tlook512 *L, simde__m512i i
 
 typedef struct dq__tq512 {
     simde__m512i absm, zero, one, k0, k1, sv, c127, sm127, mant, onei, sgnm, shs;
-    simde__m512 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    simde__m512i dmask;
+    simde__m512 inv, scale, onef, pw, ulp32, thr, top, lo0, inf;
     dq__tlook512 look;
     float lv[8]; /* s <= 7: tab[0..s], then +Inf */
     unsigned s;
@@ -1774,7 +2505,8 @@ static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
     c->scale = simde_mm512_set1_ps(q->scale);
     c->onef = simde_mm512_set1_ps(1.0f);
     c->pw = simde_mm512_castsi512_ps(simde_mm512_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
-    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->dmask = simde_mm512_set1_epi32((int32_t)0xFFFFFF00u);
+    c->ulp32 = simde_mm512_set1_ps(2.3283064365386963e-10f); /* 2^-32 */
     c->thr = simde_mm512_set1_ps(q->thresh);
     c->top = simde_mm512_set1_ps(q->tab[s]);
     c->lo0 = simde_mm512_set1_ps(q->tab[0]);
@@ -1784,9 +2516,10 @@ static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
     c->s = s;
     c->stoch = q->thresh < 0.0f;
 }
-/* The dither t of 16 elements (idx: low halves of their indices), or the threshold. */
+/* The dither t of 16 elements (idx: low halves of their indices), or the threshold; d << 8
+ * (24 significant bits) converts exactly, so t = (d << 8) * 2^-32 = d * 2^-24 exactly. */
 static inline simde__m512 dq__tq512_t(const dq__tq512 *c, simde__m512i idx) {
-    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
+    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, 0, c->dmask)), c->ulp32);
     return c->thr;
 }
 /* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
@@ -1896,174 +2629,9 @@ static inline void dq__quant_tab__avx512(const dq__qctx *q, const float *x, size
     rest.lo = q->lo + (uint32_t)i;
     dq__quant_tab__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
 }
-#endif /* AVX-512 */
-#ifdef DQ__POP_MAYBE_UNINIT
-#pragma GCC diagnostic pop
-#undef DQ__POP_MAYBE_UNINIT
-#endif
 
-/* ================================================================ CRC32C with SSE4.2
- * The crc32 instruction computes the raw CRC32C register update; eight bytes at a time in one
- * dependency chain (3-cycle latency) gives about 8 bytes per 3 cycles, ample beside the codec. */
-#if defined(SIMDE_X86_SSE4_2_NATIVE)
-static inline uint32_t dq__crc32c__sse42(uint32_t c, const uint8_t *p, size_t n) {
-    uint64_t c64 = c, w;
-    for (; n >= 8; p += 8, n -= 8) {
-        memcpy(&w, p, 8); /* x86 is little-endian: the bytes in memory order */
-        c64 = simde_mm_crc32_u64(c64, w);
-    }
-    c = (uint32_t)c64;
-    for (; n; p++, n--) c = simde_mm_crc32_u8(c, *p);
-    return c;
-}
-#define dq__k_crc32c dq__crc32c__sse42
-#endif
-
-/* ================================================================ VARINT index decoder (SSSE3) */
-#if DQ__HAS_SSSE3_KERNELS
-/* Four values a control byte: the byte's two nibbles each describe two values. For a nibble
- * q (lengths (q & 3) + 1 and (q >> 2) + 1) nib[q] holds the 8 shuffle indices that spread
- * their bytes over two 32-bit lanes (0x80: zero); the high nibble's indices are shifted by
- * the low nibble's byte count (0x80 + 8 keeps the zeroing bit). least[q]: each lane's
- * smallest value for its length, XOR 2^31 (for a signed compare). Full groups run while 16
- * data bytes remain readable; the rest, and the k % 4 tail, go to the scalar twin. */
-static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *data, size_t data_len, size_t k,
-                                         uint32_t *out, dq__svb_acc *a) {
-    static const uint64_t nib[16] = {
-        0x8080800180808000u, 0x8080800280800100u, 0x8080800380020100u, 0x8080800403020100u,
-        0x8080020180808000u, 0x8080030280800100u, 0x8080040380020100u, 0x8080050403020100u,
-        0x8003020180808000u, 0x8004030280800100u, 0x8005040380020100u, 0x8006050403020100u,
-        0x0403020180808000u, 0x0504030280800100u, 0x0605040380020100u, 0x0706050403020100u};
-    static const uint64_t least[16] = {
-        0x8000000080000000u, 0x8000000080000100u, 0x8000000080010000u, 0x8000000081000000u,
-        0x8000010080000000u, 0x8000010080000100u, 0x8000010080010000u, 0x8000010081000000u,
-        0x8001000080000000u, 0x8001000080000100u, 0x8001000080010000u, 0x8001000081000000u,
-        0x8100000080000000u, 0x8100000080000100u, 0x8100000080010000u, 0x8100000081000000u};
-    const simde__m128i zero = simde_mm_setzero_si128(), one = simde_mm_set1_epi32(1);
-    const simde__m128i sign = simde_mm_set1_epi32(INT32_MIN);
-    simde__m128i prev = simde_mm_set1_epi32((int32_t)a->prev), bad = zero, s0 = zero, s1 = zero;
-    uint64_t sums[4];
-    size_t g = 0, groups = k / 4u, pos = 0;
-    for (; g < groups && data_len - pos >= 16; g++) {
-        unsigned c = ctrl[g], lo = c & 15u, hi = c >> 4, nlo = (lo & 3u) + (lo >> 2) + 2u;
-        uint64_t mhi = nib[hi] + nlo * 0x0101010101010101u;
-        simde__m128i m = simde_mm_set_epi64x((int64_t)mhi, (int64_t)nib[lo]);
-        simde__m128i v = simde_mm_shuffle_epi8(simde_mm_loadu_si128((const simde__m128i *)(data + pos)), m);
-        simde__m128i mn = simde_mm_set_epi64x((int64_t)least[hi], (int64_t)least[lo]);
-        bad = simde_mm_or_si128(bad, simde_mm_cmpgt_epi32(mn, simde_mm_xor_si128(v, sign)));
-        s0 = simde_mm_add_epi64(s0, simde_mm_unpacklo_epi32(v, zero));
-        s1 = simde_mm_add_epi64(s1, simde_mm_unpackhi_epi32(v, zero));
-        pos += nlo + (hi & 3u) + (hi >> 2) + 2u;
-        v = simde_mm_add_epi32(v, one); /* gaps */
-        v = simde_mm_add_epi32(v, simde_mm_slli_si128(v, 4));
-        v = simde_mm_add_epi32(v, simde_mm_slli_si128(v, 8));
-        v = simde_mm_add_epi32(v, prev);
-        simde_mm_storeu_si128((simde__m128i *)(out + 4u * g), v);
-        prev = simde_mm_shuffle_epi32(v, 0xFF);
-    }
-    simde_mm_storeu_si128((simde__m128i *)sums, s0);
-    simde_mm_storeu_si128((simde__m128i *)(sums + 2), s1);
-    a->sum += sums[0] + sums[1] + sums[2] + sums[3];
-    a->prev = (uint32_t)simde_mm_cvtsi128_si32(prev);
-    a->bad |= (uint32_t)(simde_mm_movemask_epi8(bad) != 0);
-    dq__svb_decode__scalar(ctrl + g, data + pos, data_len - pos, k - 4u * g, out + 4u * g, a);
-}
-#define dq__k_svb_decode dq__svb_decode__ssse3
-#endif /* DQ__HAS_SSSE3_KERNELS */
-
-#ifdef __cplusplus
-}
-#endif
-
-/* ================================================================ shared-scale levels
- * dq__shared_q (dqsgd.h has the scalar twin and the rules): 4 or 8 lanes; AVX-512 builds use the
- * AVX2 kernel (the sign-magnitude to signed conversion needs cvtepi32_ps at 512 bits). */
-#ifdef __cplusplus
-extern "C" {
-#endif
-#if DQ__HAS_SSE2_KERNELS
-static inline void dq__shared_q__sse2(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
-                                      uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
-    const simde__m128 vinv = simde_mm_set1_ps(inv), vunit = simde_mm_set1_ps(unit);
-    const simde__m128 two24 = simde_mm_set1_ps(16777216.0f), half = simde_mm_set1_ps(0.5f);
-    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), K0 = simde_mm_set1_epi32((int32_t)k0);
-    const simde__m128i K1 = simde_mm_set1_epi32((int32_t)k1h), four = simde_mm_set1_epi32(4);
-    simde__m128i idx = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(uint32_t)i0), simde_mm_setr_epi32(0, 1, 2, 3));
-    size_t j = 0;
-    for (; j + 4u <= cnt; j += 4u) {
-        simde__m128 v = simde_mm_loadu_ps(x + j), t, f, up;
-        simde__m128i bits, lo, s;
-        if (r) v = simde_mm_add_ps(v, simde_mm_loadu_ps(r + j));
-        bits = simde_mm_castps_si128(v);
-        t = simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(bits, absm)), vinv);
-        lo = simde_mm_cvttps_epi32(t);
-        f = simde_mm_sub_ps(t, simde_mm_cvtepi32_ps(lo));
-        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(idx, K0, K1)), simde_mm_mul_ps(f, two24))
-                   : simde_mm_cmpgt_ps(f, half);
-        lo = simde_mm_sub_epi32(lo, simde_mm_castps_si128(up)); /* the mask is -1 where rounding up */
-        s = simde_mm_srai_epi32(bits, 31);
-        lo = simde_mm_sub_epi32(simde_mm_xor_si128(lo, s), s);
-        simde_mm_storeu_si128((simde__m128i *)(void *)(lv + j), lo);
-        if (r) simde_mm_storeu_ps(r + j, simde_mm_sub_ps(v, simde_mm_mul_ps(simde_mm_cvtepi32_ps(lo), vunit)));
-        idx = simde_mm_add_epi32(idx, four);
-    }
-    if (j < cnt) dq__shared_q__scalar(x + j, r ? r + j : NULL, cnt - j, i0 + j, inv, unit, k0, k1h, stoch, lv + j);
-}
-#endif
-#if DQ__HAS_AVX2_KERNELS
-static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
-                                      uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
-    const simde__m256 vinv = simde_mm256_set1_ps(inv), vunit = simde_mm256_set1_ps(unit);
-    const simde__m256 two24 = simde_mm256_set1_ps(16777216.0f), half = simde_mm256_set1_ps(0.5f);
-    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF), K0 = simde_mm256_set1_epi32((int32_t)k0);
-    const simde__m256i K1 = simde_mm256_set1_epi32((int32_t)k1h), eight = simde_mm256_set1_epi32(8);
-    simde__m256i idx = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(uint32_t)i0),
-                                             simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    size_t j = 0;
-    for (; j + 8u <= cnt; j += 8u) {
-        simde__m256 v = simde_mm256_loadu_ps(x + j), t, f, up;
-        simde__m256i bits, lo, s;
-        if (r) v = simde_mm256_add_ps(v, simde_mm256_loadu_ps(r + j));
-        bits = simde_mm256_castps_si256(v);
-        t = simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(bits, absm)), vinv);
-        lo = simde_mm256_cvttps_epi32(t);
-        f = simde_mm256_sub_ps(t, simde_mm256_cvtepi32_ps(lo));
-        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(idx, K0, K1)),
-                                        simde_mm256_mul_ps(f, two24), SIMDE_CMP_LT_OQ)
-                   : simde_mm256_cmp_ps(f, half, SIMDE_CMP_GT_OQ);
-        lo = simde_mm256_sub_epi32(lo, simde_mm256_castps_si256(up));
-        s = simde_mm256_srai_epi32(bits, 31);
-        lo = simde_mm256_sub_epi32(simde_mm256_xor_si256(lo, s), s);
-        simde_mm256_storeu_si256((simde__m256i *)(void *)(lv + j), lo);
-        if (r)
-            simde_mm256_storeu_ps(r + j, simde_mm256_sub_ps(v, simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(lo), vunit)));
-        idx = simde_mm256_add_epi32(idx, eight);
-    }
-    if (j < cnt) dq__shared_q__scalar(x + j, r ? r + j : NULL, cnt - j, i0 + j, inv, unit, k0, k1h, stoch, lv + j);
-}
-#endif
-#ifdef __cplusplus
-}
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS /* as for the AVX-512 section */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#define DQ__POP_MAYBE_UNINIT
-#endif
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* ================================================================ sparse key masks
- * The sparsifiers' 64-element scan (dqsgd.h, sparsifiers).
- * Scalar twin: dq__sp_mask64__scalar. c = x (+ e) is one float add per element, identical in
- * every width; the key test key >= lo is a signed 32-bit compare key > lo - 1, exact because
- * keys are <= 0x7FFFFFFF and lo <= 0x7F800000. SSE2 and AVX2 first OR the 64 compares and
- * build the mask only when one is set (rare: the passes look for the top of the vector);
- * AVX-512 compares into mask registers, which costs nothing to combine. Reached only when
- * dqsgd_simd.h was included. */
-#if DQ__HAS_AVX512_KERNELS
+/* ---- the sparsifiers' scan (see the SSE2 section): compares into mask registers, which cost
+ * nothing to combine */
 static inline uint64_t dq__sp_mask64__avx512(const float *x, const float *e, float *eo, uint32_t lo) {
     const simde__m512i abs = simde_mm512_set1_epi32(0x7FFFFFFF), lim = simde_mm512_set1_epi32((int32_t)lo - 1);
     uint64_t m = 0;
@@ -2078,105 +2646,19 @@ static inline uint64_t dq__sp_mask64__avx512(const float *x, const float *e, flo
     }
     return m;
 }
-#elif DQ__HAS_AVX2_KERNELS
-static inline uint64_t dq__sp_mask64__avx2(const float *x, const float *e, float *eo, uint32_t lo) {
-    const simde__m256i abs = simde_mm256_set1_epi32(0x7FFFFFFF), lim = simde_mm256_set1_epi32((int32_t)lo - 1);
-    simde__m256i any = simde_mm256_setzero_si256();
-    uint64_t m = 0;
-    unsigned v;
-    for (v = 0; v < 8u; v++) { /* mostly nothing reaches lo: one test for the 64 */
-        simde__m256 c = simde_mm256_loadu_ps(x + 8u * v);
-        if (e) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
-        if (eo) simde_mm256_storeu_ps(eo + 8u * v, c);
-        any = simde_mm256_or_si256(any, simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim));
-    }
-    if (simde_mm256_movemask_epi8(any) == 0) return 0;
-    for (v = 0; v < 8u; v++) {
-        simde__m256 c = eo ? simde_mm256_loadu_ps(eo + 8u * v) : simde_mm256_loadu_ps(x + 8u * v);
-        simde__m256i gt;
-        if (e && !eo) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
-        gt = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim);
-        m |= (uint64_t)(uint32_t)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(gt)) << (8u * v);
-    }
-    return m;
-}
-#elif DQ__HAS_SSE2_KERNELS
-static inline uint64_t dq__sp_mask64__sse2(const float *x, const float *e, float *eo, uint32_t lo) {
-    const simde__m128i abs = simde_mm_set1_epi32(0x7FFFFFFF), lim = simde_mm_set1_epi32((int32_t)lo - 1);
-    simde__m128i any = simde_mm_setzero_si128();
-    uint64_t m = 0;
-    unsigned v;
-    for (v = 0; v < 16u; v++) { /* mostly nothing reaches lo: one test for the 64 */
-        simde__m128 c = simde_mm_loadu_ps(x + 4u * v);
-        if (e) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
-        if (eo) simde_mm_storeu_ps(eo + 4u * v, c);
-        any = simde_mm_or_si128(any, simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim));
-    }
-    if (simde_mm_movemask_epi8(any) == 0) return 0;
-    for (v = 0; v < 16u; v++) {
-        simde__m128 c = eo ? simde_mm_loadu_ps(eo + 4u * v) : simde_mm_loadu_ps(x + 4u * v);
-        simde__m128i gt;
-        if (e && !eo) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
-        gt = simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim);
-        m |= (uint64_t)(uint32_t)simde_mm_movemask_ps(simde_mm_castsi128_ps(gt)) << (4u * v);
-    }
-    return m;
-}
-#endif
 
-/* ================================================================ count-sketch hashes
- * dq__sk_hash (dqsgd.h, count sketch; scalar twin dq__sk_hash__scalar). SIMD twins (bit-identical): 8 or 16 lanes of the same 32-bit arithmetic; the multiply-shift
- * takes the high halves of two 32x32->64 products (even and odd lanes). */
-#if DQ__HAS_AVX2_KERNELS
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#pragma GCC diagnostic ignored "-Wcast-align"
-#endif
-static inline void dq__sk_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                         uint32_t *out) {
-    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0), vk1 = simde_mm256_set1_epi32((int32_t)k1);
-    const simde__m256i m1 = simde_mm256_set1_epi32((int32_t)0x7FEB352D),
-                       m2 = simde_mm256_set1_epi32((int32_t)0x846CA68Bu);
-    const simde__m256i vc = simde_mm256_set1_epi32((int32_t)cols), eight = simde_mm256_set1_epi32(8);
-    simde__m256i idx =
-        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    size_t t = 0;
-    for (; t + 8u <= cnt; t += 8u) {
-        simde__m256i x = simde_mm256_xor_si256(idx, vk0), lo, hi;
-        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-        x = simde_mm256_mullo_epi32(x, m1);
-        x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), vk1));
-        x = simde_mm256_mullo_epi32(x, m2);
-        x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-        lo = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, vc), 32); /* even lanes */
-        hi = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), vc); /* odd lanes, high half in place */
-        lo = simde_mm256_blend_epi32(lo, hi, 0xAA);
-        simde_mm256_storeu_si256((simde__m256i *)(void *)(out + t),
-                                 simde_mm256_or_si256(lo, simde_mm256_slli_epi32(x, 31)));
-        idx = simde_mm256_add_epi32(idx, eight);
-    }
-    dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
-}
-#if DQ__HAS_AVX512_KERNELS
+/* ---- count-sketch hashes (see the AVX2 section): 16 lanes */
 static inline void dq__sk_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                           uint32_t *out) {
-    const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0), vk1 = simde_mm512_set1_epi32((int32_t)k1);
-    const simde__m512i m1 = simde_mm512_set1_epi32((int32_t)0x7FEB352D),
-                       m2 = simde_mm512_set1_epi32((int32_t)0x846CA68Bu);
+                                       uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0h), vk1 = simde_mm512_set1_epi32((int32_t)k1);
+    const simde__m512i all = simde_mm512_set1_epi32(-1);
     const simde__m512i vc = simde_mm512_set1_epi32((int32_t)cols), sixteen = simde_mm512_set1_epi32(16);
-    simde__m512i idx =
-        simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)first),
-                              simde_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)first), simde_mm512_loadu_si512(dq__lane_ids));
     size_t t = 0;
     for (; t + 16u <= cnt; t += 16u) {
-        simde__m512i x = simde_mm512_xor_si512(idx, vk0), lo, hi;
-        x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
-        x = simde_mm512_mullo_epi32(x, m1);
-        x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), vk1));
-        x = simde_mm512_mullo_epi32(x, m2);
-        x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+        simde__m512i x = dq__draw__avx512(idx, vk0, vk1, hoisted, all), lo, hi;
         lo = simde_mm512_srli_epi64(simde_mm512_mul_epu32(x, vc), 32);
         hi = simde_mm512_mul_epu32(simde_mm512_srli_epi64(x, 32), vc);
         lo = simde_mm512_mask_blend_epi32((simde__mmask16)0xAAAAu, lo, hi);
@@ -2185,358 +2667,10 @@ static inline void dq__sk_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, 
     }
     dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
 }
-#endif /* AVX-512 */
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif /* AVX2 */
 
-/* ================================================================ fp16 and bf16 conversions
- * dqsgd.h's typed codec (fp16 and bf16), whose scalar twins are there.
- *
- * Each kernel has a scalar twin above (dq__<name>__scalar) and produces the same bits
- * for every input, NaN included (tests/test_half.c compares them on all 65536 half patterns and
- * on millions of float patterns). Conversions:
- *   fp16 -> f32  exact; NaN: quiet bit set, sign and payload kept (payload << 13).
- *   f32 -> fp16  round to nearest even; overflow (|x| >= 65520) gives Inf; NaN: quiet bit set,
- *                sign and the top 10 payload bits kept. This is what F16C's vcvtps2ph/vcvtph2ps
- *                do with the immediate rounding mode 0, so the F16C kernels are twins too.
- *   bf16 -> f32  exact (h << 16); NaN: quiet bit set.
- *   f32 -> bf16  round to nearest even on the bit pattern; NaN: quiet bit set, top 7 payload bits.
- * Families:
- *   sse2   integer ops plus exact int-to-float conversions; also the NEON kernels (SIMDe maps the
- *          SSE2 intrinsics onto native NEON).
- *   avx2   the same at 256 bits.
- *   avx512 the same at 512 bits (AVX-512F only). SIMDe 0.7.4 has no 512-bit vpmovzxwd or
- *          vpmovdw wrappers, so halves are widened by two 256-bit vpmovzxwd and narrowed with the
- *          signed-saturating vpmovsdw on sign-extended values (exact).
- *   f16c   vcvtph2ps / vcvtps2ph on 8 lanes, where the compiler targets F16C (SIMDE_X86_F16C_NATIVE:
- *          -mf16c, -march=x86-64-v3 or newer; clang's -mavx512f implies it, gcc 12's -mavx2 and
- *          -mavx512f do not). Preferred for fp16 over the integer kernels of any width. SIMDe 0.7.4
- *          has no 512-bit vcvtph2ps/vcvtps2ph wrappers, so AVX-512 builds use the 256-bit forms.
- * Also here: dq__hstat_acc, the per-bucket statistics of dqsgd.h's stats kernels with their 16
- * double lanes carried in and out, for buckets that span the typed codec's chunks (SSE2 and AVX2;
- * the AVX-512 level uses AVX2, as dq__k_stats does).
- * Rounding-mode note: the one floating-point operation whose result depends on the rounding mode
- * is the subnormal-half branch of f32 -> fp16 (|x| < 2^-14 is rounded by adding 0.5f, whose ulp
- * is 2^-24); dqsgd requires the default environment (round to nearest) anyway. DAZ/FTZ do not
- * change any result here: the only float inputs that DAZ would zero round to a zero half. */
-#if DQ__HAS_SSE2_KERNELS && DQ_SIMD != DQ_SIMD_NEON && defined(SIMDE_X86_F16C_NATIVE) && \
-    defined(SIMDE_X86_AVX_NATIVE)
-#define DQ__HAS_F16C_KERNELS 1
-#else
-#define DQ__HAS_F16C_KERNELS 0
-#endif
-
-/* <simde/x86/f16c.h> is included above when the target has F16C. */
-
-/* ---- fp16/bf16: SSE2 (also NEON) */
-#if DQ__HAS_SSE2_KERNELS
-
-/* 4 halves, zero-extended to 32-bit lanes, to 4 floats. */
-static inline simde__m128 dq__h2f__sse2(simde__m128i w) {
-    const simde__m128i a = simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFF));
-    const simde__m128i sgn = simde_mm_slli_epi32(simde_mm_xor_si128(w, a), 16);
-    /* normal: rebias the exponent; subnormal: a * 2^-24, exact from the integer a */
-    const simde__m128i nrm = simde_mm_add_epi32(simde_mm_slli_epi32(a, 13), simde_mm_set1_epi32(0x38000000));
-    const simde__m128i sub =
-        simde_mm_castps_si128(simde_mm_mul_ps(simde_mm_cvtepi32_ps(a), simde_mm_set1_ps(5.96046448e-08f)));
-    const simde__m128i issub = simde_mm_cmplt_epi32(a, simde_mm_set1_epi32(0x0400));
-    simde__m128i r = simde_mm_or_si128(simde_mm_and_si128(issub, sub), simde_mm_andnot_si128(issub, nrm));
-    /* Inf / NaN: exponent 0x8F + 0x70 = 0xFF; NaN: quiet bit */
-    r = simde_mm_add_epi32(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7BFF)),
-                                                 simde_mm_set1_epi32(0x38000000)));
-    r = simde_mm_or_si128(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7C00)),
-                                                simde_mm_set1_epi32(0x00400000)));
-    return simde_mm_castsi128_ps(simde_mm_or_si128(r, sgn));
-}
-/* 4 floats to 4 halves, each sign-extended to its 32-bit lane (so packs_epi32 is exact). */
-static inline simde__m128i dq__f2h__sse2(simde__m128 v) {
-    const simde__m128i u = simde_mm_castps_si128(v);
-    const simde__m128i a = simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF));
-    const simde__m128i sgn = simde_mm_and_si128(simde_mm_srai_epi32(u, 31), simde_mm_set1_epi32((int32_t)0xFFFF8000u));
-    /* normal halves: rebias, then round to nearest even at bit 13 */
-    const simde__m128i t = simde_mm_sub_epi32(a, simde_mm_set1_epi32(0x38000000));
-    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(t, 13), simde_mm_set1_epi32(1));
-    const simde__m128i nrm =
-        simde_mm_srli_epi32(simde_mm_add_epi32(simde_mm_add_epi32(t, simde_mm_set1_epi32(0x0FFF)), odd), 13);
-    /* subnormal halves (|x| < 2^-14): |x| + 0.5 rounds |x| to a multiple of 2^-24 */
-    const simde__m128i sub = simde_mm_sub_epi32(
-        simde_mm_castps_si128(simde_mm_add_ps(simde_mm_castsi128_ps(a), simde_mm_set1_ps(0.5f))),
-        simde_mm_set1_epi32(0x3F000000));
-    const simde__m128i isn = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x387FFFFF));
-    const simde__m128i inf = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x477FEFFF));
-    const simde__m128i nan = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7F800000));
-    simde__m128i h = simde_mm_or_si128(simde_mm_and_si128(isn, nrm), simde_mm_andnot_si128(isn, sub));
-    h = simde_mm_or_si128(simde_mm_andnot_si128(inf, h), simde_mm_and_si128(inf, simde_mm_set1_epi32(0x7C00)));
-    h = simde_mm_or_si128(h, simde_mm_and_si128(nan, simde_mm_or_si128(simde_mm_and_si128(simde_mm_srli_epi32(a, 13),
-                                                                                        simde_mm_set1_epi32(0x03FF)),
-                                                                       simde_mm_set1_epi32(0x0200))));
-    return simde_mm_or_si128(h, sgn);
-}
-/* 4 bf16 in the high halves of 32-bit lanes (low halves zero) to 4 floats. */
-static inline simde__m128 dq__b2f__sse2(simde__m128i w) {
-    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFFFFFF)),
-                                                  simde_mm_set1_epi32(0x7F800000));
-    return simde_mm_castsi128_ps(simde_mm_or_si128(w, simde_mm_and_si128(nan, simde_mm_set1_epi32(0x00400000))));
-}
-/* 4 floats to 4 bf16, sign-extended in their 32-bit lanes. */
-static inline simde__m128i dq__f2b__sse2(simde__m128 v) {
-    const simde__m128i u = simde_mm_castps_si128(v);
-    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF)),
-                                                  simde_mm_set1_epi32(0x7F800000));
-    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(u, 16), simde_mm_set1_epi32(1));
-    const simde__m128i rnd = simde_mm_add_epi32(u, simde_mm_add_epi32(odd, simde_mm_set1_epi32(0x7FFF)));
-    const simde__m128i qn = simde_mm_or_si128(u, simde_mm_set1_epi32(0x00400000));
-    return simde_mm_srai_epi32(simde_mm_or_si128(simde_mm_and_si128(nan, qn), simde_mm_andnot_si128(nan, rnd)), 16);
-}
-
-static inline void dq__f16_to_f32__sse2(const void *src, float *dst, size_t n) {
-    const uint8_t *s = (const uint8_t *)src;
-    const simde__m128i zero = simde_mm_setzero_si128();
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
-        simde_mm_storeu_ps(dst + i, dq__h2f__sse2(simde_mm_unpacklo_epi16(h, zero)));
-        simde_mm_storeu_ps(dst + i + 4, dq__h2f__sse2(simde_mm_unpackhi_epi16(h, zero)));
-    }
-    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
-}
-static inline void dq__f32_to_f16__sse2(const float *src, void *dst, size_t n) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        simde__m128i h0 = dq__f2h__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2h__sse2(simde_mm_loadu_ps(src + i + 4));
-        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
-    }
-    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
-}
-static inline void dq__bf16_to_f32__sse2(const void *src, float *dst, size_t n) {
-    const uint8_t *s = (const uint8_t *)src;
-    const simde__m128i zero = simde_mm_setzero_si128();
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
-        simde_mm_storeu_ps(dst + i, dq__b2f__sse2(simde_mm_unpacklo_epi16(zero, h)));
-        simde_mm_storeu_ps(dst + i + 4, dq__b2f__sse2(simde_mm_unpackhi_epi16(zero, h)));
-    }
-    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
-}
-static inline void dq__f32_to_bf16__sse2(const float *src, void *dst, size_t n) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        simde__m128i h0 = dq__f2b__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2b__sse2(simde_mm_loadu_ps(src + i + 4));
-        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
-    }
-    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
-}
-
-/* Carried statistics (twin: dq__hstat_acc__scalar), 16 elements a step into 8 registers of 2
- * double lanes, as dq__stats__sse2 does; the tail continues in the scalar twin. */
-static inline void dq__hstat_acc__sse2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
-                                       uint32_t *mx) {
-    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
-    simde__m128d qs[8], qa[8];
-    simde__m128i m = simde_mm_setzero_si128();
-    uint32_t m4[4];
-    size_t i = 0;
-    unsigned k;
-    for (k = 0; k < 8; k++) {
-        qs[k] = simde_mm_loadu_pd(sq + 2 * k);
-        qa[k] = simde_mm_loadu_pd(ab + 2 * k);
-    }
-    for (; i + 16 <= n; i += 16) {
-        for (k = 0; k < 4; k++) { /* 4 floats -> lanes 4k .. 4k+3 */
-            simde__m128 v = simde_mm_loadu_ps(x + i + 4 * k);
-            simde__m128i u;
-            if (e) v = simde_mm_add_ps(v, simde_mm_loadu_ps(e + i + 4 * k));
-            u = simde_mm_and_si128(simde_mm_castps_si128(v), absm);
-            if (what & DQ__ST_MAX) { /* |x| bits fit in 31 bits: the signed compare orders them */
-                simde__m128i g = simde_mm_cmpgt_epi32(u, m);
-                m = simde_mm_or_si128(simde_mm_and_si128(g, u), simde_mm_andnot_si128(g, m));
-            }
-            if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
-                simde__m128 f = simde_mm_castsi128_ps(u);
-                simde__m128d d0 = simde_mm_cvtps_pd(f), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f, f));
-                if (what & DQ__ST_ABS) {
-                    qa[2 * k] = simde_mm_add_pd(qa[2 * k], d0);
-                    qa[2 * k + 1] = simde_mm_add_pd(qa[2 * k + 1], d1);
-                }
-                if (what & DQ__ST_SQ) {
-                    qs[2 * k] = simde_mm_add_pd(qs[2 * k], simde_mm_mul_pd(d0, d0));
-                    qs[2 * k + 1] = simde_mm_add_pd(qs[2 * k + 1], simde_mm_mul_pd(d1, d1));
-                }
-            }
-        }
-    }
-    for (k = 0; k < 8; k++) {
-        if (what & DQ__ST_SQ) simde_mm_storeu_pd(sq + 2 * k, qs[k]);
-        if (what & DQ__ST_ABS) simde_mm_storeu_pd(ab + 2 * k, qa[k]);
-    }
-    simde_mm_storeu_si128((simde__m128i *)m4, m);
-    if (what & DQ__ST_MAX)
-        for (k = 0; k < 4; k++)
-            if (m4[k] > *mx) *mx = m4[k];
-    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
-}
-#endif /* SSE2 */
-
-/* ---- fp16/bf16: AVX2 */
-#if DQ__HAS_AVX2_KERNELS
-
-/* 8 halves in 32-bit lanes to 8 floats; selects with blendv (see the SSE2 twin for the steps). */
-static inline simde__m256 dq__h2f__avx2(simde__m256i w) {
-    const simde__m256i a = simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFF));
-    const simde__m256i sgn = simde_mm256_slli_epi32(simde_mm256_xor_si256(w, a), 16);
-    const simde__m256i nrm = simde_mm256_add_epi32(simde_mm256_slli_epi32(a, 13), simde_mm256_set1_epi32(0x38000000));
-    const simde__m256i sub = simde_mm256_castps_si256(
-        simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(a), simde_mm256_set1_ps(5.96046448e-08f)));
-    const simde__m256i issub = simde_mm256_cmpgt_epi32(simde_mm256_set1_epi32(0x0400), a);
-    simde__m256i r = simde_mm256_blendv_epi8(nrm, sub, issub);
-    r = simde_mm256_add_epi32(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7BFF)),
-                                                       simde_mm256_set1_epi32(0x38000000)));
-    r = simde_mm256_or_si256(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7C00)),
-                                                      simde_mm256_set1_epi32(0x00400000)));
-    return simde_mm256_castsi256_ps(simde_mm256_or_si256(r, sgn));
-}
-static inline simde__m256i dq__f2h__avx2(simde__m256 v) {
-    const simde__m256i u = simde_mm256_castps_si256(v);
-    const simde__m256i a = simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF));
-    const simde__m256i sgn =
-        simde_mm256_and_si256(simde_mm256_srai_epi32(u, 31), simde_mm256_set1_epi32((int32_t)0xFFFF8000u));
-    const simde__m256i t = simde_mm256_sub_epi32(a, simde_mm256_set1_epi32(0x38000000));
-    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(t, 13), simde_mm256_set1_epi32(1));
-    const simde__m256i nrm =
-        simde_mm256_srli_epi32(simde_mm256_add_epi32(simde_mm256_add_epi32(t, simde_mm256_set1_epi32(0x0FFF)), odd), 13);
-    const simde__m256i sub = simde_mm256_sub_epi32(
-        simde_mm256_castps_si256(simde_mm256_add_ps(simde_mm256_castsi256_ps(a), simde_mm256_set1_ps(0.5f))),
-        simde_mm256_set1_epi32(0x3F000000));
-    const simde__m256i nanh = simde_mm256_or_si256(
-        simde_mm256_and_si256(simde_mm256_srli_epi32(a, 13), simde_mm256_set1_epi32(0x03FF)), simde_mm256_set1_epi32(0x7E00));
-    simde__m256i h = simde_mm256_blendv_epi8(sub, nrm, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x387FFFFF)));
-    h = simde_mm256_blendv_epi8(h, simde_mm256_set1_epi32(0x7C00),
-                                simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x477FEFFF)));
-    h = simde_mm256_blendv_epi8(h, nanh, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7F800000)));
-    return simde_mm256_or_si256(h, sgn);
-}
-static inline simde__m256 dq__b2f__avx2(simde__m256i w) {
-    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFFFFFF)),
-                                                     simde_mm256_set1_epi32(0x7F800000));
-    return simde_mm256_castsi256_ps(
-        simde_mm256_or_si256(w, simde_mm256_and_si256(nan, simde_mm256_set1_epi32(0x00400000))));
-}
-static inline simde__m256i dq__f2b__avx2(simde__m256 v) {
-    const simde__m256i u = simde_mm256_castps_si256(v);
-    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF)),
-                                                     simde_mm256_set1_epi32(0x7F800000));
-    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(u, 16), simde_mm256_set1_epi32(1));
-    const simde__m256i rnd = simde_mm256_add_epi32(u, simde_mm256_add_epi32(odd, simde_mm256_set1_epi32(0x7FFF)));
-    const simde__m256i qn = simde_mm256_or_si256(u, simde_mm256_set1_epi32(0x00400000));
-    return simde_mm256_srai_epi32(simde_mm256_blendv_epi8(rnd, qn, nan), 16);
-}
-/* Two vectors of 8 sign-extended 16-bit values to 16 halves in order (packs works per 128-bit
- * lane: qwords 0,2,1,3 put them back in order). */
-static inline simde__m256i dq__pack16__avx2(simde__m256i a, simde__m256i b) {
-    return simde_mm256_permute4x64_epi64(simde_mm256_packs_epi32(a, b), 0xD8);
-}
-
-static inline void dq__f16_to_f32__avx2(const void *src, float *dst, size_t n) {
-    const uint8_t *s = (const uint8_t *)src;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        simde_mm256_storeu_ps(dst + i, dq__h2f__avx2(simde_mm256_cvtepu16_epi32(
-                                           simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)))));
-    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
-}
-static inline void dq__f32_to_f16__avx2(const float *src, void *dst, size_t n) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
-                                 dq__pack16__avx2(dq__f2h__avx2(simde_mm256_loadu_ps(src + i)),
-                                                  dq__f2h__avx2(simde_mm256_loadu_ps(src + i + 8))));
-    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
-}
-static inline void dq__bf16_to_f32__avx2(const void *src, float *dst, size_t n) {
-    const uint8_t *s = (const uint8_t *)src;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        simde_mm256_storeu_ps(dst + i, dq__b2f__avx2(simde_mm256_slli_epi32(
-                                           simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))),
-                                           16)));
-    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
-}
-static inline void dq__f32_to_bf16__avx2(const float *src, void *dst, size_t n) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
-                                 dq__pack16__avx2(dq__f2b__avx2(simde_mm256_loadu_ps(src + i)),
-                                                  dq__f2b__avx2(simde_mm256_loadu_ps(src + i + 8))));
-    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
-}
-
-/* Carried statistics, 16 elements a step into 4 registers of 4 double lanes (dq__stats__avx2). */
-static inline void dq__hstat_acc__avx2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
-                                       uint32_t *mx) {
-    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
-    simde__m256d qs[4], qa[4];
-    simde__m256i m = simde_mm256_setzero_si256();
-    uint32_t m8[8];
-    size_t i = 0;
-    unsigned k;
-    for (k = 0; k < 4; k++) {
-        qs[k] = simde_mm256_loadu_pd(sq + 4 * k);
-        qa[k] = simde_mm256_loadu_pd(ab + 4 * k);
-    }
-    for (; i + 16 <= n; i += 16) {
-        simde__m256 v0 = simde_mm256_loadu_ps(x + i), v1 = simde_mm256_loadu_ps(x + i + 8);
-        simde__m256i u0, u1;
-        if (e) {
-            v0 = simde_mm256_add_ps(v0, simde_mm256_loadu_ps(e + i));
-            v1 = simde_mm256_add_ps(v1, simde_mm256_loadu_ps(e + i + 8));
-        }
-        u0 = simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm);
-        u1 = simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm);
-        if (what & DQ__ST_MAX) m = simde_mm256_max_epu32(m, simde_mm256_max_epu32(u0, u1));
-        if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
-            simde__m256 f0 = simde_mm256_castsi256_ps(u0), f1 = simde_mm256_castsi256_ps(u1);
-            simde__m256d d[4];
-            d[0] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f0)); /* lanes 0..3 */
-            d[1] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f0, 1)); /* lanes 4..7 */
-            d[2] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f1));   /* lanes 8..11 */
-            d[3] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f1, 1)); /* lanes 12..15 */
-            for (k = 0; k < 4; k++) {
-                if (what & DQ__ST_ABS) qa[k] = simde_mm256_add_pd(qa[k], d[k]);
-                if (what & DQ__ST_SQ) qs[k] = simde_mm256_add_pd(qs[k], simde_mm256_mul_pd(d[k], d[k]));
-            }
-        }
-    }
-    for (k = 0; k < 4; k++) {
-        if (what & DQ__ST_SQ) simde_mm256_storeu_pd(sq + 4 * k, qs[k]);
-        if (what & DQ__ST_ABS) simde_mm256_storeu_pd(ab + 4 * k, qa[k]);
-    }
-    simde_mm256_storeu_si256((simde__m256i *)m8, m);
-    if (what & DQ__ST_MAX)
-        for (k = 0; k < 8; k++)
-            if (m8[k] > *mx) *mx = m8[k];
-    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
-}
-#endif /* AVX2 */
-
-/* GCC's AVX-512 intrinsics self-initialize "undefined" vectors (see dqsgd_simd.h); g++ reports
- * the pass-through of vpmovsdw as -Wuninitialized. The values are never read. */
-#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#define DQ__HALF_POP_MAYBE_UNINIT
-#endif
-
-/* ---- fp16/bf16: AVX-512F */
-#if DQ__HAS_AVX512_KERNELS
-
+/* ---- fp16 and bf16 conversions (see the SSE2 section). SIMDe 0.7.4 has no 512-bit vpmovzxwd
+ * or vpmovdw wrappers, so halves are widened by two 256-bit vpmovzxwd and narrowed with the
+ * signed-saturating vpmovsdw on sign-extended values (exact). */
 /* 16 halves at s, zero-extended to 32-bit lanes. */
 static inline simde__m512i dq__ld16x16__avx512(const uint8_t *s) {
     simde__m256i lo = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)s));
@@ -2627,242 +2761,75 @@ static inline void dq__f32_to_bf16__avx512(const float *src, void *dst, size_t n
     dq__f32_to_bf16__avx2(src + i, d + 2u * i, n - i);
 }
 #endif /* AVX-512 */
-#ifdef DQ__HALF_POP_MAYBE_UNINIT
-#pragma GCC diagnostic pop
-#undef DQ__HALF_POP_MAYBE_UNINIT
-#endif
 
-/* ---- fp16/bf16: F16C (8 lanes) */
-#if DQ__HAS_F16C_KERNELS
-static inline void dq__f16_to_f32__f16c(const void *src, float *dst, size_t n) {
-    const uint8_t *s = (const uint8_t *)src;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        simde__m256 a = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)));
-        simde__m256 b = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i + 16u)));
-        simde_mm256_storeu_ps(dst + i, a);
-        simde_mm256_storeu_ps(dst + i + 8, b);
-    }
-    for (; i + 8 <= n; i += 8)
-        simde_mm256_storeu_ps(dst + i, simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))));
-    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
-}
-/* Immediate 0 (round to nearest even, whatever MXCSR says) with exceptions suppressed. */
-#define DQ__F16C_RNE (SIMDE_MM_FROUND_TO_NEAREST_INT | SIMDE_MM_FROUND_NO_EXC)
-static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        simde__m128i a = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE);
-        simde__m128i b = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i + 8), DQ__F16C_RNE);
-        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), a);
-        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i + 16u), b);
-    }
-    for (; i + 8 <= n; i += 8)
-        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE));
-    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
-}
-#endif /* F16C */
-#ifdef __cplusplus
-}
-#endif
-#ifdef DQ__POP_MAYBE_UNINIT
-#pragma GCC diagnostic pop
-#undef DQ__POP_MAYBE_UNINIT
-#endif
-
-/* ================================================================ rANS, 32 ways (coder 3)
- * Twins of dq__r32_get__scalar and dq__r32_encode__scalar (dqsgd.h). The 32 states are 8 SSE2
- * vectors or 4 AVX2 vectors; a group of 32 symbols is one step of every state. A decoder group
- * reads at most 32 words (64 bytes) and an encoder group writes at most 64 bytes, so the vector
- * loops run while that much is left and hand the rest (and any group a call starts or ends in
- * the middle of) to the scalar twin, which carries the same state: the bytes out are the same
- * for every input, corrupt or not. Renormalization moves the words of the lanes that need one,
- * in increasing lane order: the decoder expands consecutive words into those lanes, the encoder
- * compresses those lanes' low halves into consecutive words, with these tables:
- *   dq__r32_exp8[m]: for lane i (3 bits at 3i) the rank of i among the set bits of m below i;
- *   dq__r32_cmp8[m]: right-justified compress: position p (3 bits at 3p) takes lane number
- *                    k-th set bit of m, k = p - (8 - popcount m), for p >= 8 - popcount m;
- *   dq__r32_pop8[m]: popcount of m. */
-#ifdef __cplusplus
-extern "C" {
-#endif
-#if DQ__HAS_SSE2_KERNELS
-static const uint32_t dq__r32_exp8[128] = { /* bit 7 of m is below no lane: index m & 127 */
-    0x000000u, 0x249248u, 0x249240u, 0x492488u, 0x249200u, 0x492448u, 0x492440u, 0x6DB688u,
-    0x249000u, 0x492248u, 0x492240u, 0x6DB488u, 0x492200u, 0x6DB448u, 0x6DB440u, 0x924688u,
-    0x248000u, 0x491248u, 0x491240u, 0x6DA488u, 0x491200u, 0x6DA448u, 0x6DA440u, 0x923688u,
-    0x491000u, 0x6DA248u, 0x6DA240u, 0x923488u, 0x6DA200u, 0x923448u, 0x923440u, 0xB6C688u,
-    0x240000u, 0x489248u, 0x489240u, 0x6D2488u, 0x489200u, 0x6D2448u, 0x6D2440u, 0x91B688u,
-    0x489000u, 0x6D2248u, 0x6D2240u, 0x91B488u, 0x6D2200u, 0x91B448u, 0x91B440u, 0xB64688u,
-    0x488000u, 0x6D1248u, 0x6D1240u, 0x91A488u, 0x6D1200u, 0x91A448u, 0x91A440u, 0xB63688u,
-    0x6D1000u, 0x91A248u, 0x91A240u, 0xB63488u, 0x91A200u, 0xB63448u, 0xB63440u, 0xDAC688u,
-    0x200000u, 0x449248u, 0x449240u, 0x692488u, 0x449200u, 0x692448u, 0x692440u, 0x8DB688u,
-    0x449000u, 0x692248u, 0x692240u, 0x8DB488u, 0x692200u, 0x8DB448u, 0x8DB440u, 0xB24688u,
-    0x448000u, 0x691248u, 0x691240u, 0x8DA488u, 0x691200u, 0x8DA448u, 0x8DA440u, 0xB23688u,
-    0x691000u, 0x8DA248u, 0x8DA240u, 0xB23488u, 0x8DA200u, 0xB23448u, 0xB23440u, 0xD6C688u,
-    0x440000u, 0x689248u, 0x689240u, 0x8D2488u, 0x689200u, 0x8D2448u, 0x8D2440u, 0xB1B688u,
-    0x689000u, 0x8D2248u, 0x8D2240u, 0xB1B488u, 0x8D2200u, 0xB1B448u, 0xB1B440u, 0xD64688u,
-    0x688000u, 0x8D1248u, 0x8D1240u, 0xB1A488u, 0x8D1200u, 0xB1A448u, 0xB1A440u, 0xD63688u,
-    0x8D1000u, 0xB1A248u, 0xB1A240u, 0xD63488u, 0xB1A200u, 0xD63448u, 0xD63440u, 0xFAC688u,
-};
-static const uint8_t dq__r32_pop8[256] = {
-    0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
-    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
-    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
-    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
-    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
-    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
-    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
-    3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5, 6, 6, 7, 6, 7, 7, 8,
-};
-
-/* 4 lanes: x = f (x >> 12) + bias from the table entries, then the renormalization of the
- * lanes that fell below 2^16 (words loaded one per lane at their rank; in the vector loop at
- * least 8 bytes are readable past p). Returns the symbols in the low byte of each lane. */
-static inline simde__m128i dq__r32_step__sse2(simde__m128i *xp, const uint32_t *tab, const uint8_t **pp) {
-    const simde__m128i m12 = simde_mm_set1_epi32(0xFFF), zero = simde_mm_setzero_si128();
-    simde__m128i x = *xp, e, f, need, wv;
-    uint32_t sl[4], r;
-    const uint8_t *p = *pp;
-    unsigned mask;
-    simde_mm_storeu_si128((simde__m128i *)sl, simde_mm_and_si128(x, m12));
-    e = simde_mm_setr_epi32((int32_t)tab[sl[0]], (int32_t)tab[sl[1]], (int32_t)tab[sl[2]], (int32_t)tab[sl[3]]);
-    f = simde_mm_add_epi32(simde_mm_and_si128(simde_mm_srli_epi32(e, 8), m12), simde_mm_set1_epi32(1));
-    x = dq__mullo__sse2(f, simde_mm_srli_epi32(x, 12));
-    x = simde_mm_add_epi32(x, simde_mm_srli_epi32(e, 20));
-    need = simde_mm_cmpeq_epi32(simde_mm_srli_epi32(x, 16), zero);
-    mask = (unsigned)simde_mm_movemask_ps(simde_mm_castsi128_ps(need));
-    r = dq__r32_exp8[mask & 127u];
-    wv = simde_mm_setr_epi32((int32_t)dq__ld16(p + 2u * (r & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 3 & 7u)),
-                             (int32_t)dq__ld16(p + 2u * (r >> 6 & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 9 & 7u)));
-    wv = simde_mm_or_si128(simde_mm_slli_epi32(x, 16), wv);
-    *xp = simde_mm_or_si128(simde_mm_and_si128(need, wv), simde_mm_andnot_si128(need, x));
-    *pp = p + 2u * dq__r32_pop8[mask];
-    return simde_mm_and_si128(e, simde_mm_set1_epi32(0xFF));
-}
-static inline void dq__r32_get__sse2(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
-    size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS;
-    if (head) {
-        i = head < cnt ? head : cnt;
-        dq__r32_get__scalar(d, tab, out, i);
-    }
-    if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) {
-        simde__m128i x[8], s[8];
-        const uint8_t *p = d->p;
-        size_t i0 = i;
-        unsigned k;
-        for (k = 0; k < 8; k++) x[k] = simde_mm_loadu_si128((const simde__m128i *)(d->x + 4u * k));
-        for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) {
-            for (k = 0; k < 8; k++) s[k] = dq__r32_step__sse2(x + k, tab, &p);
-            for (k = 0; k < 2; k++) {
-                simde__m128i a = simde_mm_packs_epi32(s[4 * k], s[4 * k + 1]);
-                simde__m128i b = simde_mm_packs_epi32(s[4 * k + 2], s[4 * k + 3]);
-                simde_mm_storeu_si128((simde__m128i *)(out + i + 16u * k), simde_mm_packus_epi16(a, b));
+/* ================================================================ AVX-512VL */
+#if DQ__HAS_GAPS_VL
+/* dq__elias_gaps__scalar with a block's 4 words in the 4 lanes: each word's predecessor comes
+ * from the lane below (lane 0: the previous block's lane 3) through one vpermt2q per level;
+ * the counts stay in vector lanes until the end. */
+static inline void dq__elias_gaps__avx512(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    const simde__m256i up = simde_mm256_setr_epi64x(7, 0, 1, 2); /* lane i takes a[i - 1], lane 0 b[3] */
+    simde__m256i pm = simde_mm256_set1_epi64x((long long)st[0]), pt[6], c[7], m, p, t;
+    uint64_t nz[4], part[4];
+    size_t k;
+    unsigned j;
+    for (j = 1; j <= 5; j++) pt[j] = simde_mm256_set1_epi64x((long long)st[j]);
+    for (j = 0; j < 7; j++) c[j] = simde_mm256_setzero_si256();
+    for (k = 0; k < nblk; k++) {
+        if (b == 2u || b == 4u || b == 8u) { /* as dq__elias_nz__avx2, each row's flags by vptestmd */
+            const uint8_t *q = in + k * DQ__BLOCK_BYTES(b);
+            uint32_t lm = 0;
+            unsigned rpg = 32u / b, g, r, row = 0;
+            simde__m256i L;
+            for (r = 0; r < rpg; r++) lm |= ((1u << (b - 1u)) - 1u) << (r * b);
+            L = simde_mm256_set1_epi32((int32_t)lm);
+            nz[0] = nz[1] = nz[2] = nz[3] = 0;
+            for (g = 0; g < b; g++) {
+                simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(q + 32u * g));
+                v = simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L);
+                for (r = 0; r < rpg; r++, row++) {
+                    simde__mmask8 f = simde_mm256_test_epi32_mask(v, simde_mm256_set1_epi32((int32_t)(1u << (r * b + b - 1u))));
+                    nz[row >> 3] |= (uint64_t)f << (8u * (row & 7u));
+                }
             }
+        } else {
+            dq__elias_nz__avx2(in + k * DQ__BLOCK_BYTES(b), b, nz);
         }
-        for (k = 0; k < 8; k++) simde_mm_storeu_si128((simde__m128i *)(d->x + 4u * k), x[k]);
-        d->p = p;
-        d->j += i - i0;
+        m = simde_mm256_loadu_si256((const simde__m256i *)nz);
+        p = simde_mm256_permutex2var_epi64(m, up, pm);
+        c[0] = simde_mm256_add_epi64(c[0], simde_mm256_popcnt_epi64(m));
+        t = simde_mm256_or_si256(simde_mm256_slli_epi64(m, 1), simde_mm256_srli_epi64(p, 63));
+#define DQ__GAPS_LEVEL(J, H)                                                                                       \
+    c[J - 1] = simde_mm256_add_epi64(c[J - 1], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));       \
+    {                                                                                                              \
+        simde__m256i q = simde_mm256_permutex2var_epi64(t, up, pt[J - 1]);                                        \
+        pt[J - 1] = t;                                                                                             \
+        t = simde_mm256_or_si256(simde_mm256_or_si256(t, simde_mm256_slli_epi64(t, H)),                           \
+                                 simde_mm256_or_si256(simde_mm256_srli_epi64(q, 64 - H),                           \
+                                                      simde_mm256_or_si256(simde_mm256_slli_epi64(m, H),           \
+                                                                           simde_mm256_srli_epi64(p, 64 - H))));   \
     }
-    dq__r32_get__scalar(d, tab, out + i, cnt - i);
-}
-#endif /* SSE2 */
-
-#if DQ__HAS_AVX2_KERNELS
-static const uint32_t dq__r32_cmp8[256] = {
-    0x000000u, 0x000000u, 0x200000u, 0x200000u, 0x400000u, 0x400000u, 0x440000u, 0x440000u,
-    0x600000u, 0x600000u, 0x640000u, 0x640000u, 0x680000u, 0x680000u, 0x688000u, 0x688000u,
-    0x800000u, 0x800000u, 0x840000u, 0x840000u, 0x880000u, 0x880000u, 0x888000u, 0x888000u,
-    0x8C0000u, 0x8C0000u, 0x8C8000u, 0x8C8000u, 0x8D0000u, 0x8D0000u, 0x8D1000u, 0x8D1000u,
-    0xA00000u, 0xA00000u, 0xA40000u, 0xA40000u, 0xA80000u, 0xA80000u, 0xA88000u, 0xA88000u,
-    0xAC0000u, 0xAC0000u, 0xAC8000u, 0xAC8000u, 0xAD0000u, 0xAD0000u, 0xAD1000u, 0xAD1000u,
-    0xB00000u, 0xB00000u, 0xB08000u, 0xB08000u, 0xB10000u, 0xB10000u, 0xB11000u, 0xB11000u,
-    0xB18000u, 0xB18000u, 0xB19000u, 0xB19000u, 0xB1A000u, 0xB1A000u, 0xB1A200u, 0xB1A200u,
-    0xC00000u, 0xC00000u, 0xC40000u, 0xC40000u, 0xC80000u, 0xC80000u, 0xC88000u, 0xC88000u,
-    0xCC0000u, 0xCC0000u, 0xCC8000u, 0xCC8000u, 0xCD0000u, 0xCD0000u, 0xCD1000u, 0xCD1000u,
-    0xD00000u, 0xD00000u, 0xD08000u, 0xD08000u, 0xD10000u, 0xD10000u, 0xD11000u, 0xD11000u,
-    0xD18000u, 0xD18000u, 0xD19000u, 0xD19000u, 0xD1A000u, 0xD1A000u, 0xD1A200u, 0xD1A200u,
-    0xD40000u, 0xD40000u, 0xD48000u, 0xD48000u, 0xD50000u, 0xD50000u, 0xD51000u, 0xD51000u,
-    0xD58000u, 0xD58000u, 0xD59000u, 0xD59000u, 0xD5A000u, 0xD5A000u, 0xD5A200u, 0xD5A200u,
-    0xD60000u, 0xD60000u, 0xD61000u, 0xD61000u, 0xD62000u, 0xD62000u, 0xD62200u, 0xD62200u,
-    0xD63000u, 0xD63000u, 0xD63200u, 0xD63200u, 0xD63400u, 0xD63400u, 0xD63440u, 0xD63440u,
-    0xE00000u, 0xE00000u, 0xE40000u, 0xE40000u, 0xE80000u, 0xE80000u, 0xE88000u, 0xE88000u,
-    0xEC0000u, 0xEC0000u, 0xEC8000u, 0xEC8000u, 0xED0000u, 0xED0000u, 0xED1000u, 0xED1000u,
-    0xF00000u, 0xF00000u, 0xF08000u, 0xF08000u, 0xF10000u, 0xF10000u, 0xF11000u, 0xF11000u,
-    0xF18000u, 0xF18000u, 0xF19000u, 0xF19000u, 0xF1A000u, 0xF1A000u, 0xF1A200u, 0xF1A200u,
-    0xF40000u, 0xF40000u, 0xF48000u, 0xF48000u, 0xF50000u, 0xF50000u, 0xF51000u, 0xF51000u,
-    0xF58000u, 0xF58000u, 0xF59000u, 0xF59000u, 0xF5A000u, 0xF5A000u, 0xF5A200u, 0xF5A200u,
-    0xF60000u, 0xF60000u, 0xF61000u, 0xF61000u, 0xF62000u, 0xF62000u, 0xF62200u, 0xF62200u,
-    0xF63000u, 0xF63000u, 0xF63200u, 0xF63200u, 0xF63400u, 0xF63400u, 0xF63440u, 0xF63440u,
-    0xF80000u, 0xF80000u, 0xF88000u, 0xF88000u, 0xF90000u, 0xF90000u, 0xF91000u, 0xF91000u,
-    0xF98000u, 0xF98000u, 0xF99000u, 0xF99000u, 0xF9A000u, 0xF9A000u, 0xF9A200u, 0xF9A200u,
-    0xFA0000u, 0xFA0000u, 0xFA1000u, 0xFA1000u, 0xFA2000u, 0xFA2000u, 0xFA2200u, 0xFA2200u,
-    0xFA3000u, 0xFA3000u, 0xFA3200u, 0xFA3200u, 0xFA3400u, 0xFA3400u, 0xFA3440u, 0xFA3440u,
-    0xFA8000u, 0xFA8000u, 0xFA9000u, 0xFA9000u, 0xFAA000u, 0xFAA000u, 0xFAA200u, 0xFAA200u,
-    0xFAB000u, 0xFAB000u, 0xFAB200u, 0xFAB200u, 0xFAB400u, 0xFAB400u, 0xFAB440u, 0xFAB440u,
-    0xFAC000u, 0xFAC000u, 0xFAC200u, 0xFAC200u, 0xFAC400u, 0xFAC400u, 0xFAC440u, 0xFAC440u,
-    0xFAC600u, 0xFAC600u, 0xFAC640u, 0xFAC640u, 0xFAC680u, 0xFAC680u, 0xFAC688u, 0xFAC688u,
-};
-
-/* 8 lanes of the decoder: as dq__r32_step__sse2 with a gather, and the words of the lanes that
- * need one expanded from 8 consecutive words (16 bytes readable at p in the vector loop). */
-static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *tab, const uint8_t **pp) {
-    const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
-    const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
-    simde__m256i x = *xp, e, f, need, wv, idx;
-    const uint8_t *p = *pp;
-    unsigned mask;
-    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
-    f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
-    x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
-    x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));
-    need = simde_mm256_cmpeq_epi32(simde_mm256_srli_epi32(x, 16), simde_mm256_setzero_si256());
-    mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(need));
-    wv = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)p));
-    idx = simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_exp8[mask & 127u]), sh3);
-    wv = simde_mm256_or_si256(simde_mm256_slli_epi32(x, 16), simde_mm256_permutevar8x32_epi32(wv, idx));
-    *xp = simde_mm256_blendv_epi8(x, wv, need);
-    *pp = p + 2u * dq__r32_pop8[mask];
-    return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
-}
-/* The 32-state decoder loop over a step kernel (four 8-lane states a round, the scalar twin for
- * the head and tail); one definition for every ISA's step. */
-#define DQ__R32_GET_DEF(name, step)                                                                  \
-    static inline void name(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) { \
-        size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS; \
-        if (head) { \
-            i = head < cnt ? head : cnt; \
-            dq__r32_get__scalar(d, tab, out, i); \
-        } \
-        if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) { \
-            const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); \
-            simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x); \
-            simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8)); \
-            simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16)); \
-            simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24)); \
-            const uint8_t *p = d->p; \
-            size_t i0 = i; \
-            for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) { \
-                simde__m256i s0 = step(&x0, tab, &p); \
-                simde__m256i s1 = step(&x1, tab, &p); \
-                simde__m256i s2 = step(&x2, tab, &p); \
-                simde__m256i s3 = step(&x3, tab, &p); \
-                /* in-lane packs leave dwords s0[0..3] s1[0..3] s2[0..3] s3[0..3] s0[4..7] ...: reorder */ \
-                simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3); \
-                a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order); \
-                simde_mm256_storeu_si256((simde__m256i *)(out + i), a); \
-            } \
-            simde_mm256_storeu_si256((simde__m256i *)d->x, x0); \
-            simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1); \
-            simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2); \
-            simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3); \
-            d->p = p; \
-            d->j += i - i0; \
-        } \
-        dq__r32_get__scalar(d, tab, out + i, cnt - i); \
+        DQ__GAPS_LEVEL(2, 2)
+        DQ__GAPS_LEVEL(3, 4)
+        DQ__GAPS_LEVEL(4, 8)
+        DQ__GAPS_LEVEL(5, 16)
+        DQ__GAPS_LEVEL(6, 32)
+#undef DQ__GAPS_LEVEL
+        c[6] = simde_mm256_add_epi64(c[6], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));
+        pm = m;
     }
-DQ__R32_GET_DEF(dq__r32_get__avx2, dq__r32_step__avx2)
+    simde_mm256_storeu_si256((simde__m256i *)part, pm);
+    st[0] = part[3];
+    for (j = 1; j <= 5; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, pt[j]);
+        st[j] = part[3];
+    }
+    for (j = 0; j < 7; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, c[j]);
+        cnt[j] += part[0] + part[1] + part[2] + part[3];
+    }
+}
+#endif /* DQ__HAS_GAPS_VL */
 
 #if DQ__HAS_R32_VL
 /* AVX-512VL (256-bit) decoder: as dq__r32_get__avx2, the lanes that need a word found as a
@@ -2885,205 +2852,13 @@ static inline simde__m256i dq__r32_step__avx512(simde__m256i *xp, const uint32_t
 }
 DQ__R32_GET_DEF(dq__r32_get__avx512, dq__r32_step__avx512)
 #endif /* DQ__HAS_R32_VL */
-
-/* 8 lanes of the encoder on symbols sym[0..8): the words of the lanes with x >= f 2^20 go,
- * right-justified in lane order, to the 16 bytes below offset *w (the bytes below the new *w
- * are garbage that later words or the states overwrite); then x = x + q (M - f) + bias. */
-static inline void dq__r32_put8__avx2(simde__m256i *xp, const uint8_t *sym, const dq__r32_esym *et, uint8_t *buf,
-                                      size_t *w) {
-    const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
-    simde__m256i x = *xp, sv, rcp, info, f, big, wv, t, od, q;
-    simde__m128i w16;
-    unsigned mask;
-    sv = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const simde__m128i *)sym));
-    rcp = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et, sv, 8);
-    info = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et + 1, sv, 8);
-    f = simde_mm256_and_si256(info, simde_mm256_set1_epi32(0x1FFF));
-    big = simde_mm256_cmpgt_epi32(simde_mm256_srli_epi32(x, 20), simde_mm256_sub_epi32(f, simde_mm256_set1_epi32(1)));
-    mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(big));
-    wv = simde_mm256_and_si256(x, simde_mm256_set1_epi32(0xFFFF));
-    wv = simde_mm256_permutevar8x32_epi32(
-        wv, simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_cmp8[mask]), sh3));
-    w16 = simde_mm_packus_epi32(simde_mm256_castsi256_si128(wv), simde_mm256_extracti128_si256(wv, 1));
-    simde_mm_storeu_si128((simde__m128i *)(buf + *w - 16u), w16);
-    *w -= 2u * dq__r32_pop8[mask];
-    x = simde_mm256_srlv_epi32(x, simde_mm256_and_si256(big, simde_mm256_set1_epi32(16)));
-    /* t = (x * rcp) >> 32 per lane: even lanes, then odd lanes, from 32x32->64 products */
-    t = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, rcp), 32);
-    od = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), simde_mm256_srli_epi64(rcp, 32));
-    t = simde_mm256_blend_epi32(t, od, 0xAA);
-    q = simde_mm256_add_epi32(t, simde_mm256_srli_epi32(simde_mm256_sub_epi32(x, t), 1));
-    q = simde_mm256_srlv_epi32(q, simde_mm256_and_si256(simde_mm256_srli_epi32(info, 13), simde_mm256_set1_epi32(15)));
-    t = simde_mm256_mullo_epi32(q, simde_mm256_sub_epi32(simde_mm256_set1_epi32(4096), f));
-    x = simde_mm256_add_epi32(x, t);
-    *xp = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(info, 17));
-}
-static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq__r32_esym *et, uint8_t *buf,
-                                          size_t cap) {
-    uint32_t x[DQ__R32_WAYS];
-    size_t w = cap, g = m / DQ__R32_WAYS;
-    unsigned k;
-    for (k = 0; k < DQ__R32_WAYS; k++) x[k] = DQ__R32_L;
-    if (!dq__r32_put_range(x, sym, m, g * DQ__R32_WAYS, et, buf, &w)) return 0;
-    if (g && w >= 64) {
-        simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)x);
-        simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(x + 8));
-        simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(x + 16));
-        simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(x + 24));
-        for (; g && w >= 64; g--) {
-            const uint8_t *s = sym + (g - 1u) * DQ__R32_WAYS;
-            dq__r32_put8__avx2(&x3, s + 24, et, buf, &w);
-            dq__r32_put8__avx2(&x2, s + 16, et, buf, &w);
-            dq__r32_put8__avx2(&x1, s + 8, et, buf, &w);
-            dq__r32_put8__avx2(&x0, s, et, buf, &w);
-        }
-        simde_mm256_storeu_si256((simde__m256i *)x, x0);
-        simde_mm256_storeu_si256((simde__m256i *)(x + 8), x1);
-        simde_mm256_storeu_si256((simde__m256i *)(x + 16), x2);
-        simde_mm256_storeu_si256((simde__m256i *)(x + 24), x3);
-    }
-    if (!dq__r32_put_range(x, sym, g * DQ__R32_WAYS, 0, et, buf, &w)) return 0;
-    return dq__r32_put_states(x, buf, w, cap);
-}
-#endif /* AVX2 */
+#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
+#pragma GCC diagnostic pop
+#endif
+/* ================================================================ end of dqsgd_simd.h
+ * Closes the C linkage block and the include guard that src/simd_setup.h opens. */
 #ifdef __cplusplus
 }
 #endif
 
-/* ================================================================ selection
- * Every kernel slot dq__k_<name> this file fills, in one place; dqsgd.h binds the slots left
- * empty (all of them without SIMD) to the scalar twins. */
-#define DQ__KERNELS_SELECTED
-#if DQ_SIMD == DQ_SIMD_AVX512
-#define DQ__BACKEND "avx512"
-#define dq__k_stats dq__stats__avx2 /* SIMDe 0.7.4 lacks 512-bit cvtps_pd */
-#define dq__k_compensate dq__compensate__avx512
-#define dq__k_quant dq__quant__avx512
-#define dq__k_quant_pack dq__quant_pack__avx512
-#define dq__k_pack_block dq__pack_block__avx2
-#define dq__k_decode_block dq__decode_block__avx512
-#define dq__k_quant_tab dq__quant_tab__avx512
-#define dq__k_decode_block_tab dq__decode_block_tab__avx2
-#define dq__k_tm_acc dq__tm_acc__avx2 /* as dq__k_stats */
-#define dq__k_decode_block_tm dq__decode_block_tm__avx2
-#elif DQ_SIMD == DQ_SIMD_AVX2
-#define DQ__BACKEND "avx2"
-#define dq__k_stats dq__stats__avx2
-#define dq__k_compensate dq__compensate__avx2
-#define dq__k_quant dq__quant__avx2
-#define dq__k_quant_pack dq__quant_pack__avx2
-#define dq__k_pack_block dq__pack_block__avx2
-#define dq__k_decode_block dq__decode_block__avx2
-#define dq__k_quant_tab dq__quant_tab__avx2
-#define dq__k_decode_block_tab dq__decode_block_tab__avx2
-#define dq__k_tm_acc dq__tm_acc__avx2
-#define dq__k_decode_block_tm dq__decode_block_tm__avx2
-#elif DQ_SIMD == DQ_SIMD_SSE2
-#define DQ__BACKEND "sse2"
-#define dq__k_stats dq__stats__sse2
-#define dq__k_compensate dq__compensate__sse2
-#define dq__k_quant dq__quant__sse2
-#define dq__k_quant_pack dq__quant_pack__sse2
-#define dq__k_pack_block dq__pack_block__sse2
-#define dq__k_decode_block dq__decode_block__sse2
-#define dq__k_quant_tab dq__quant_tab__sse2
-#define dq__k_decode_block_tab dq__decode_block_tab__sse2
-#define dq__k_tm_acc dq__tm_acc__sse2
-#define dq__k_decode_block_tm dq__decode_block_tm__sse2
-#elif DQ_SIMD == DQ_SIMD_NEON
-#define DQ__BACKEND "neon"
-#define dq__k_stats dq__stats__sse2
-#define dq__k_compensate dq__compensate__sse2
-#define dq__k_quant dq__quant__sse2
-#define dq__k_quant_pack dq__quant_pack__sse2
-#define dq__k_pack_block dq__pack_block__sse2
-#define dq__k_decode_block dq__decode_block__sse2
-#define dq__k_quant_tab dq__quant_tab__sse2
-#define dq__k_decode_block_tab dq__decode_block_tab__sse2
-#define dq__k_tm_acc dq__tm_acc__sse2
-#define dq__k_decode_block_tm dq__decode_block_tm__sse2
-#else
-#undef DQ__KERNELS_SELECTED /* no native vector ISA: dqsgd.h selects the scalar reference */
-#endif
-/* 32-way rANS chunks: AVX-512 builds use the AVX2 kernels (SIMDe 0.7.4 has neither a 512-bit
- * gather nor a 512-bit expand). */
-#if DQ__HAS_R32_VL
-#define dq__k_r32_get dq__r32_get__avx512
-#define dq__k_r32_encode dq__r32_encode__avx2
-#elif DQ__HAS_AVX2_KERNELS
-#define dq__k_r32_get dq__r32_get__avx2
-#define dq__k_r32_encode dq__r32_encode__avx2
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_r32_get dq__r32_get__sse2
-#endif
-/* Slots whose choice depends on more than DQ_SIMD. */
-#if DQ__HAS_AVX2_KERNELS
-#define dq__k_elias_scan dq__elias_scan__avx2 /* also at AVX-512 */
-#define dq__k_elias_nz dq__elias_nz__avx2
-#if DQ__HAS_GAPS_VL
-#define dq__k_elias_gaps dq__elias_gaps__avx512
-#endif
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_elias_scan dq__elias_scan__sse2
-#endif
-#if DQ__HAS_AVX2_KERNELS
-#define dq__k_shared_q dq__shared_q__avx2 /* also at AVX-512 */
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_shared_q dq__shared_q__sse2
-#endif
-#if DQ__HAS_AVX512_KERNELS
-#define dq__k_sp_mask64 dq__sp_mask64__avx512
-#define dq__k_sk_hash dq__sk_hash__avx512
-#elif DQ__HAS_AVX2_KERNELS
-#define dq__k_sp_mask64 dq__sp_mask64__avx2
-#define dq__k_sk_hash dq__sk_hash__avx2
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_sp_mask64 dq__sp_mask64__sse2
-#endif
-#if DQ__HAS_F16C_KERNELS
-#define dq__k_f16_to_f32 dq__f16_to_f32__f16c
-#define dq__k_f32_to_f16 dq__f32_to_f16__f16c
-#elif DQ__HAS_AVX512_KERNELS
-#define dq__k_f16_to_f32 dq__f16_to_f32__avx512
-#define dq__k_f32_to_f16 dq__f32_to_f16__avx512
-#elif DQ__HAS_AVX2_KERNELS
-#define dq__k_f16_to_f32 dq__f16_to_f32__avx2
-#define dq__k_f32_to_f16 dq__f32_to_f16__avx2
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_f16_to_f32 dq__f16_to_f32__sse2
-#define dq__k_f32_to_f16 dq__f32_to_f16__sse2
-#endif
-#if DQ__HAS_AVX512_KERNELS
-#define dq__k_bf16_to_f32 dq__bf16_to_f32__avx512
-#define dq__k_f32_to_bf16 dq__f32_to_bf16__avx512
-#elif DQ__HAS_AVX2_KERNELS
-#define dq__k_bf16_to_f32 dq__bf16_to_f32__avx2
-#define dq__k_f32_to_bf16 dq__f32_to_bf16__avx2
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_bf16_to_f32 dq__bf16_to_f32__sse2
-#define dq__k_f32_to_bf16 dq__f32_to_bf16__sse2
-#endif
-#if DQ__HAS_AVX2_KERNELS /* also at AVX-512: SIMDe 0.7.4 lacks 512-bit cvtps_pd (as dq__k_stats) */
-#define dq__k_hstat_acc dq__hstat_acc__avx2
-#elif DQ__HAS_SSE2_KERNELS
-#define dq__k_hstat_acc dq__hstat_acc__sse2
-#endif
-#if DQ__HAS_F16C_KERNELS && DQ__HAS_AVX512_KERNELS
-#define DQ__HALF_BACKEND "f16c+avx512"
-#elif DQ__HAS_F16C_KERNELS && DQ__HAS_AVX2_KERNELS
-#define DQ__HALF_BACKEND "f16c+avx2"
-#elif DQ__HAS_F16C_KERNELS
-#define DQ__HALF_BACKEND "f16c+sse2"
-#elif DQ__HAS_AVX512_KERNELS
-#define DQ__HALF_BACKEND "avx512"
-#elif DQ__HAS_AVX2_KERNELS
-#define DQ__HALF_BACKEND "avx2"
-#elif DQ_SIMD == DQ_SIMD_NEON
-#define DQ__HALF_BACKEND "neon"
-#elif DQ__HAS_SSE2_KERNELS
-#define DQ__HALF_BACKEND "sse2"
-#endif
-
-
-#endif /* DQSGD_H_INCLUDED / DQ_NO_SIMD */
-#endif /* DQSGD_SIMD_H_INCLUDED */
+#endif /* DQ__SIMD_PART && !DQSGD_SIMD_H_INCLUDED */

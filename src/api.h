@@ -50,7 +50,7 @@
  * Then the implementation ("implementation" below), in the same order: shared internals and
  * the scalar reference kernels, kernel selection (the SIMD kernels are in dqsgd_simd.h), codec,
  * bit streams, coders and coded messages, index streams, optimizer, checkpoints, sparsifiers,
- * count sketch, truncation solver, fp16/bf16 (with their conversion kernels), aggregation.
+ * count sketch, truncation solver, fp16/bf16, aggregation.
  * Every section opens with a dashed rule and its name; search for the name.
  *
  * License: MIT (see end of file). */

@@ -50,20 +50,6 @@ static inline uint32_t dq__abs_bits(float f) { return dq__fbits(f) & DQ__ABS_MAS
 /* Bytes of one packed block of 256 b-bit codes (8 lanes x 32 rows, doc/FORMAT.md 8). */
 #define DQ__BLOCK_BYTES(b) (32u * (b))
 
-/* ---- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), nibble table.
- * Updates the raw register c (no initial or final inversion, like the SSE4.2 instruction). */
-static inline uint32_t dq__crc32c__scalar(uint32_t c, const uint8_t *p, size_t n) {
-    static const uint32_t t[16] = {0x00000000u, 0x105EC76Fu, 0x20BD8EDEu, 0x30E349B1u, 0x417B1DBCu, 0x5125DAD3u,
-                                   0x61C69362u, 0x7198540Du, 0x82F63B78u, 0x92A8FC17u, 0xA24BB5A6u, 0xB21572C9u,
-                                   0xC38D26C4u, 0xD3D3E1ABu, 0xE330A81Au, 0xF36E6F75u};
-    size_t i;
-    for (i = 0; i < n; i++) {
-        c ^= p[i];
-        c = (c >> 4) ^ t[c & 15u];
-        c = (c >> 4) ^ t[c & 15u];
-    }
-    return c;
-}
 
 /* ---- counter-based generator (doc/FORMAT.md "Dither generator")
  * Key: the splitmix64 finalizer chained over seed, step and stream, split into halves k0, k1.

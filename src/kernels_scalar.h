@@ -1,3 +1,27 @@
+/* ================================================================ scalar kernels
+ * The reference of every kernel family: dq__<family>__scalar defines the bytes and values, and
+ * each SIMD kernel dq__<family>__<isa> (dqsgd_simd.h) is its twin, bit for bit (tests/test_simd*.c
+ * and the other kernel tests compare them). The SIMD kernels hand their tails to these, so this
+ * part comes before dqsgd_simd.h is included; the selection (src/select.h) binds each family's
+ * dq__k_<family> to its best kernel compiled in. In order: the dither round's hoisted key (for
+ * the SIMD rounds), bucket statistics (and two-means), error feedback, quantization (uniform,
+ * table, shared-scale), packing, block decoding, Elias sizing, CRC32C, the VARINT index
+ * decoder, 32-way rANS chunks, fp16/bf16 conversions, the sparsifiers' scan, count-sketch
+ * hashes. (The Elias early-stop pass, dq__elias_gaps__scalar, is still with the coders.) */
+
+/* ---- the dither round's hoisted key. The SIMD dither rounds (dq__draw__<isa>) compute
+ * dq__draw32 for a run of counters lo .. lo + cnt - 1 (mod 2^32). The round's first step,
+ * x ^= x >> 16 with x = counter ^ k0, is counter ^ k0h with k0h = k0 ^ ((lo ^ k0) >> 16) when the
+ * counters share their high 16 bits (a block of 256 never crosses a multiple of 2^16 unless it
+ * starts unaligned), and the step then costs nothing per lane. Returns 1 and that key in *k0h,
+ * else 0 and k0. */
+static inline int dq__draw_hoist(uint32_t k0, uint32_t lo, size_t cnt, uint32_t *k0h) {
+    uint32_t last = lo + (uint32_t)(cnt ? cnt - 1u : 0u);
+    int ok = cnt <= 65536u && ((lo ^ last) >> 16) == 0u;
+    *k0h = ok ? k0 ^ ((lo ^ k0) >> 16) : k0;
+    return ok;
+}
+
 /* ---- per-bucket statistics: one pass, fixed association order.
  * sumsq and sumabs accumulate in double in 16 lanes (element i into lane i % 16, in index
  * order; 16 independent chains keep the adds' latency hidden); the lanes are combined as
@@ -61,6 +85,23 @@ static inline void dq__stats__scalar(const float *x, const float *e, size_t n, u
     dq__stats_tail(x, e, 0, n, sq, ab, &mx);
     dq__stats_finish(sq, ab, mx, what, st);
 }
+
+/* ---- statistics carried across calls: continue the 16 lanes sq / ab (element j of x, + e, into
+ * lane j % 16) and the maximum mx with x[0..n); `what` (DQ__ST_* bits) says which of the three
+ * are updated. The lanes are those of dq__stats_tail, so a bucket cut into pieces gets the
+ * one-pass sums exactly. */
+static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t n, unsigned what, double *sq,
+                                         double *ab, uint32_t *mx) {
+    double s2[DQ__SLANES], a2[DQ__SLANES];
+    uint32_t m2 = *mx;
+    memcpy(s2, sq, sizeof s2);
+    memcpy(a2, ab, sizeof a2);
+    dq__stats_tail(x, e, 0, n, s2, a2, &m2);
+    if (what & DQ__ST_SQ) memcpy(sq, s2, sizeof s2);
+    if (what & DQ__ST_ABS) memcpy(ab, a2, sizeof a2);
+    if (what & DQ__ST_MAX) *mx = m2;
+}
+
 /* ---- two-means statistics (DQ_SCHEME_TWOMEANS, doc/FORMAT.md 22.2): element j of x (or
  * x + e) adds its magnitude |x_j| (as a double) to lane j % 16 of pos[] when its sign bit is
  * clear, of neg[] when it is set, and counts the set sign bits in *nneg. The lanes are carried
@@ -90,7 +131,7 @@ static inline void dq__tm_acc__scalar(const float *x, const float *e, size_t n, 
     *nneg = m;
 }
 
-/* Error feedback: e[i] = x[i] + e[i], the compensated value that gets quantized. */
+/* ---- error feedback: e[i] = x[i] + e[i], the compensated value that gets quantized. */
 static inline void dq__compensate__scalar(const float *x, float *e, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) e[i] = x[i] + e[i];
@@ -276,16 +317,16 @@ static inline int dq__unpack_tail(const uint8_t *in, size_t cnt, unsigned b, uin
     return acc == 0;
 }
 
-/* ---- decoding one packed block; rowstep[r] is the step of row r (rows never straddle a
- * bucket because buckets are multiples of 8). add: out = out + w * v, else out = v. */
 /* Quantize and pack a full block of 256 elements that lies in one bucket: the composition of
- * the two kernels above, fused in the SIMD versions. */
+ * dq__quant__scalar and dq__pack_block__scalar, fused in the SIMD versions. */
 static inline void dq__quant_pack__scalar(const dq__qctx *q, const float *x, float *res, uint8_t *out) {
     uint32_t codes[DQ__BLOCK];
     dq__quant__scalar(q, x, DQ__BLOCK, codes, res);
     dq__pack_block__scalar(codes, q->bits, out);
 }
 
+/* ---- decoding one packed block; rowstep[r] is the step of row r (rows never straddle a
+ * bucket because buckets are multiples of 8). add: out = out + w * v, else out = v. */
 static inline void dq__decode_codes(const uint32_t *codes, size_t cnt, unsigned b, float step, float w, int add,
                                     float *out) {
     size_t i;
@@ -306,39 +347,6 @@ static inline void dq__decode_block__scalar(const uint8_t *in, unsigned b, const
     dq__unpack_block__scalar(in, b, codes);
     for (r = 0; r < DQ__ROWS; r++)
         dq__decode_codes(codes + r * DQ__LANES, DQ__LANES, b, rowstep[r], w, add, out + r * DQ__LANES);
-}
-/* Elias sizing scan (b >= 2) of cnt unpacked codes (cnt <= 256): nz[w] bit i says that code
- * 64w + i has a non-zero level (words past cnt are 0); returns the sign and level bits of those
- * codes, lvt[L] being those of a level of bit length L (lvt[0] = 0), or UINT32_MAX when a code
- * is a negative zero (sign set, level 0), which the Elias layout cannot carry. */
-static inline uint32_t dq__elias_scan_codes(const uint32_t *codes, size_t cnt, unsigned b, const uint8_t *lvt,
-                                            uint64_t *nz) {
-    uint32_t smax = (1u << (b - 1u)) - 1u, bits = 0, bad = 0;
-    size_t i;
-    nz[0] = nz[1] = nz[2] = nz[3] = 0;
-    for (i = 0; i < cnt; i++) {
-        uint32_t l = codes[i] & smax, len = 0;
-        while (l >> len) len++;
-        bad |= codes[i] == smax + 1u;
-        nz[i >> 6] |= (uint64_t)(l != 0u) << (i & 63u);
-        bits += lvt[len];
-    }
-    return bad ? UINT32_MAX : bits;
-}
-/* The same for a full packed block, its codes unpacked into codes[0..256). */
-static inline uint32_t dq__elias_scan__scalar(const uint8_t *in, unsigned b, const uint8_t *lvt, uint32_t *codes,
-                                              uint64_t *nz) {
-    dq__unpack_block__scalar(in, b, codes);
-    return dq__elias_scan_codes(codes, DQ__BLOCK, b, lvt, nz);
-}
-/* Only the non-zero masks of a full packed block (as dq__elias_scan__scalar's nz), for the
- * early-stop pass of Elias sizing, which needs nothing else. */
-static inline void dq__elias_nz__scalar(const uint8_t *in, unsigned b, uint64_t *nz) {
-    uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
-    unsigned i;
-    dq__unpack_block__scalar(in, b, codes);
-    nz[0] = nz[1] = nz[2] = nz[3] = 0;
-    for (i = 0; i < DQ__BLOCK; i++) nz[i >> 6] |= (uint64_t)((codes[i] & smax) != 0u) << (i & 63u);
 }
 /* Two-means (b = 1): code 0 decodes to pos, code 1 to neg, the bucket's two means; rowpos[r]
  * and rowneg[r] are those of row r. */
@@ -386,6 +394,55 @@ static inline void dq__decode_block_tab__scalar(const uint8_t *in, unsigned b, c
         dq__decode_codes_tab(codes + r * DQ__LANES, DQ__LANES, b, tab, rowscale[r], w, add, out + r * DQ__LANES);
 }
 
+/* ---- Elias sizing scan (b >= 2) of cnt unpacked codes (cnt <= 256): nz[w] bit i says that code
+ * 64w + i has a non-zero level (words past cnt are 0); returns the sign and level bits of those
+ * codes, lvt[L] being those of a level of bit length L (lvt[0] = 0), or UINT32_MAX when a code
+ * is a negative zero (sign set, level 0), which the Elias layout cannot carry. */
+static inline uint32_t dq__elias_scan_codes(const uint32_t *codes, size_t cnt, unsigned b, const uint8_t *lvt,
+                                            uint64_t *nz) {
+    uint32_t smax = (1u << (b - 1u)) - 1u, bits = 0, bad = 0;
+    size_t i;
+    nz[0] = nz[1] = nz[2] = nz[3] = 0;
+    for (i = 0; i < cnt; i++) {
+        uint32_t l = codes[i] & smax, len = 0;
+        while (l >> len) len++;
+        bad |= codes[i] == smax + 1u;
+        nz[i >> 6] |= (uint64_t)(l != 0u) << (i & 63u);
+        bits += lvt[len];
+    }
+    return bad ? UINT32_MAX : bits;
+}
+/* The same for a full packed block, its codes unpacked into codes[0..256). */
+static inline uint32_t dq__elias_scan__scalar(const uint8_t *in, unsigned b, const uint8_t *lvt, uint32_t *codes,
+                                              uint64_t *nz) {
+    dq__unpack_block__scalar(in, b, codes);
+    return dq__elias_scan_codes(codes, DQ__BLOCK, b, lvt, nz);
+}
+/* Only the non-zero masks of a full packed block (as dq__elias_scan__scalar's nz), for the
+ * early-stop pass of Elias sizing, which needs nothing else. */
+static inline void dq__elias_nz__scalar(const uint8_t *in, unsigned b, uint64_t *nz) {
+    uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
+    unsigned i;
+    dq__unpack_block__scalar(in, b, codes);
+    nz[0] = nz[1] = nz[2] = nz[3] = 0;
+    for (i = 0; i < DQ__BLOCK; i++) nz[i >> 6] |= (uint64_t)((codes[i] & smax) != 0u) << (i & 63u);
+}
+
+/* ---- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), nibble table.
+ * Updates the raw register c (no initial or final inversion, like the SSE4.2 instruction). */
+static inline uint32_t dq__crc32c__scalar(uint32_t c, const uint8_t *p, size_t n) {
+    static const uint32_t t[16] = {0x00000000u, 0x105EC76Fu, 0x20BD8EDEu, 0x30E349B1u, 0x417B1DBCu, 0x5125DAD3u,
+                                   0x61C69362u, 0x7198540Du, 0x82F63B78u, 0x92A8FC17u, 0xA24BB5A6u, 0xB21572C9u,
+                                   0xC38D26C4u, 0xD3D3E1ABu, 0xE330A81Au, 0xF36E6F75u};
+    size_t i;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        c = (c >> 4) ^ t[c & 15u];
+        c = (c >> 4) ^ t[c & 15u];
+    }
+    return c;
+}
+
 /* ---- sparse index streams: the VARINT decoder (doc/FORMAT.md 18) */
 /* Running state of a VARINT decode, carried from the SIMD kernel to its scalar tail. */
 typedef struct dq__svb_acc {
@@ -431,9 +488,7 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
  * j runs on state j mod 32; probabilities in units of 1/4096 and 16-bit renormalization as the
  * 8-way coder of section 17.3 (further down: DQ__RANS_*). The kernels dq__k_r32_get (decode)
  * and dq__k_r32_encode have SIMD twins in dqsgd_simd.h that write the same bytes; the chunk
- * API (tables, open, finish, whole-chunk decode, one fixed block) sits beside the 8-way coder.
- * Placed here, before the kernel selection, because the SIMD twins fall back on these for
- * their heads and tails. */
+ * API (tables, open, finish, whole-chunk decode, one fixed block) sits beside the 8-way coder. */
 #define DQ__R32_WAYS 32u
 #define DQ__R32_HEAD 128u  /* bytes of the 32 states */
 #define DQ__R32_L 65536u   /* states live in [L, 2^32) */
@@ -549,17 +604,140 @@ static inline size_t dq__r32_encode__scalar(const uint8_t *sym, size_t m, const 
     return dq__r32_put_states(x, buf, w, cap);
 }
 
-/* Scalar twins defined further down that SIMD kernels in dqsgd_simd.h call for their tails. */
+/* ---- fp16 and bf16 conversions of the typed codec (dq_encode_typed): one value, then the kernels */
+static inline uint16_t dq__f32_to_f16_bits(uint32_t u) {
+    uint32_t s = (u >> 16) & 0x8000u, a = u & DQ__ABS_MASK, h;
+    if (a > 0x7F800000u) { /* NaN: quiet, top 10 payload bits */
+        h = 0x7E00u | ((a >> 13) & 0x03FFu);
+    } else if (a >= 0x477FF000u) { /* rounds above 65504 (ties go up: 65504 is odd) */
+        h = 0x7C00u;
+    } else if (a >= 0x38800000u) { /* normal half: rebias, round at bit 13 */
+        uint32_t t = a - 0x38000000u;
+        h = (t + 0x0FFFu + ((t >> 13) & 1u)) >> 13;
+    } else if (a < 0x33000000u) { /* below 2^-25 (2^-25 itself is a tie to 0) */
+        h = 0;
+    } else { /* subnormal half: the 24-bit significand in units of 2^-24 */
+        uint32_t e = a >> 23, m = (a & 0x007FFFFFu) | 0x00800000u, sh = 126u - e;
+        uint32_t rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
+        h = m >> sh;
+        h += (rem > half || (rem == half && (h & 1u))) ? 1u : 0u;
+    }
+    return (uint16_t)(s | h);
+}
+static inline uint32_t dq__f16_to_f32_bits(uint32_t h) {
+    uint32_t s = (h & 0x8000u) << 16, a = h & 0x7FFFu, e = 113u;
+    if (a >= 0x7C00u) return s | 0x7F800000u | ((a & 0x03FFu) << 13) | (a > 0x7C00u ? 0x00400000u : 0u);
+    if (a >= 0x0400u) return s | ((a << 13) + 0x38000000u);
+    if (a == 0) return s;
+    while (!(a & 0x0400u)) { /* subnormal: normalize */
+        a <<= 1;
+        e--;
+    }
+    return s | (e << 23) | ((a & 0x03FFu) << 13);
+}
+static inline uint16_t dq__f32_to_bf16_bits(uint32_t u) {
+    if ((u & DQ__ABS_MASK) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+static inline uint32_t dq__bf16_to_f32_bits(uint32_t h) {
+    uint32_t u = h << 16;
+    return (u & DQ__ABS_MASK) > 0x7F800000u ? u | 0x00400000u : u;
+}
+
+/* 16-bit elements are accessed bytewise (memcpy), so any alignment and any declared element type
+ * of the caller's array is fine. */
+static inline void dq__f16_to_f32__scalar(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2u * i, 2);
+        dst[i] = dq__bitsf(dq__f16_to_f32_bits(h));
+    }
+}
+static inline void dq__f32_to_f16__scalar(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h = dq__f32_to_f16_bits(dq__fbits(src[i]));
+        memcpy(d + 2u * i, &h, 2);
+    }
+}
+static inline void dq__bf16_to_f32__scalar(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2u * i, 2);
+        dst[i] = dq__bitsf(dq__bf16_to_f32_bits(h));
+    }
+}
+static inline void dq__f32_to_bf16__scalar(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint16_t h = dq__f32_to_bf16_bits(dq__fbits(src[i]));
+        memcpy(d + 2u * i, &h, 2);
+    }
+}
+
+/* ---- the sparsifiers' scan (doc/FORMAT.md 20.3). An element's key is the bit
+ * pattern of |c| (orders like |c| for finite c; Inf and NaN are >= 0x7F800000). The kernel:
+ * c = x (+ e), stored to eo when eo is non-NULL (eo may be e), and the mask of the elements
+ * whose key is >= lo (bit j for element j). cnt <= 64. */
+static inline uint32_t dq__sp_key(float c) { return dq__abs_bits(c); }
+static inline uint64_t dq__sp_mask__scalar(const float *x, const float *e, float *eo, size_t cnt, uint32_t lo) {
+    uint64_t m = 0;
+    size_t j;
+    if (eo) {
+        for (j = 0; j < cnt; j++) {
+            float c = x[j] + e[j];
+            eo[j] = c;
+            m |= (uint64_t)(dq__sp_key(c) >= lo) << j;
+        }
+    } else if (e) {
+        for (j = 0; j < cnt; j++) m |= (uint64_t)(dq__sp_key(x[j] + e[j]) >= lo) << j;
+    } else {
+        for (j = 0; j < cnt; j++) m |= (uint64_t)(dq__sp_key(x[j]) >= lo) << j;
+    }
+    return m;
+}
+/* Mostly no key reaches lo: (key - lo) is negative (as int32: keys and lo are below 2^31) for
+ * every element exactly when the AND of all of them has its sign bit set, a test compilers
+ * vectorize; only then is the mask worth building bit by bit. */
+static inline uint64_t dq__sp_mask64__scalar(const float *x, const float *e, float *eo, uint32_t lo) {
+    uint32_t all = 0xFFFFFFFFu;
+    size_t j;
+    if (eo) {
+        for (j = 0; j < 64u; j++) {
+            float c = x[j] + e[j];
+            eo[j] = c;
+            all &= dq__sp_key(c) - lo;
+        }
+    } else if (e) {
+        for (j = 0; j < 64u; j++) all &= dq__sp_key(x[j] + e[j]) - lo;
+    } else {
+        for (j = 0; j < 64u; j++) all &= dq__sp_key(x[j]) - lo;
+    }
+    if (all >> 31) return 0;
+    return eo ? dq__sp_mask__scalar(eo, NULL, NULL, 64u, lo) : dq__sp_mask__scalar(x, e, NULL, 64u, lo);
+}
+
+/* ---- count-sketch hashes (doc/FORMAT.md 21.3): coordinate i of row j hashes to H, the
+ * generator's 32-bit draw dq__draw32 under the row's key; its bucket is (H * cols) >> 32 and its
+ * sign is - when bit 0 of H is set. The packed form: bucket in bits 0..30, sign (1 = minus) in
+ * bit 31, which is XORed into a float's sign bit to apply the sign exactly. */
+#define DQ__SK_COL_MASK 0x7FFFFFFFu /* the column of a packed hash (bit 31: the sign) */
+static inline uint32_t dq__sk_pack(uint32_t h, uint32_t cols) {
+    return (uint32_t)(((uint64_t)h * cols) >> 32) | (h << 31);
+}
+/* Hash kernel: out[t] = packed hash of coordinate first + t, t < cnt (first + cnt <= 2^32). */
 static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                           uint32_t *out);
-static inline void dq__f16_to_f32__scalar(const void *src, float *dst, size_t n);
-static inline void dq__f32_to_f16__scalar(const float *src, void *dst, size_t n);
-static inline void dq__bf16_to_f32__scalar(const void *src, float *dst, size_t n);
-static inline void dq__f32_to_bf16__scalar(const float *src, void *dst, size_t n);
-static inline void dq__hstat_acc__scalar(const float *x, const float *e, size_t n, unsigned what, double *sq,
-                                         double *ab, uint32_t *mx);
+                                       uint32_t *out) {
+    size_t t;
+    for (t = 0; t < cnt; t++) out[t] = dq__sk_pack(dq__draw32(k0, k1, first + (uint32_t)t), cols);
+}
 
 #ifdef __cplusplus
 }
 #endif
-

@@ -1,6 +1,9 @@
-/* ================================================================ AVX2 */
+/* ================================================================ AVX2 kernels
+ * The AVX2 kernel of each family that has one, then the F16C fp16 conversions. In
+ * order: packing, the dither round, bucket statistics, error feedback, quantization, block
+ * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
+ * count-sketch hashes, fp16/bf16 conversions, the 32-way rANS chunk kernels. */
 #if DQ__HAS_AVX2_KERNELS
-
 /* Add one row of 8 codes to the lane accumulator; a full 32-bit word per lane is stored. */
 static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__m256i v, unsigned b, uint8_t **out) {
     *acc = simde_mm256_or_si256(*acc, simde_mm256_sll_epi32(v, simde_mm_cvtsi32_si128((int)*have)));
@@ -13,15 +16,14 @@ static inline void dq__pack_row__avx2(simde__m256i *acc, unsigned *have, simde__
     }
 }
 
-
-static inline simde__m256i dq__draw24__avx2(simde__m256i x, simde__m256i k0, simde__m256i k1) {
-    x = simde_mm256_xor_si256(x, k0);
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 8 lanes (see dq__draw__sse2) */
+static inline simde__m256i dq__draw__avx2(simde__m256i idx, simde__m256i k0, simde__m256i k1, int hoisted) {
+    simde__m256i x = simde_mm256_xor_si256(idx, k0);
+    if (!hoisted) x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm256_xor_si256(x, simde_mm256_xor_si256(simde_mm256_srli_epi32(x, 15), k1));
     x = simde_mm256_mullo_epi32(x, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
-    return simde_mm256_srli_epi32(x, 8);
+    return simde_mm256_xor_si256(x, simde_mm256_srli_epi32(x, 16));
 }
 
 static inline void dq__stats__avx2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
@@ -88,16 +90,17 @@ typedef struct dq__q256 {
     simde__m256i sbit; /* bit b-1 */
     simde__m128i shs, sgn; /* b-1; 32-b */
     simde__m256 inv, smax, step, neg, half, ulp24;
-    int stoch, k0x; /* k0x: k0 holds the hoisted key (see dq__q512_init) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q256;
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q256_init(dq__q256 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm256_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm256_setzero_si256();
     c->one = simde_mm256_set1_epi32(1);
-    c->k0 = simde_mm256_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm256_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm256_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids);
     c->shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
@@ -117,12 +120,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
     simde__m256 xv = simde_mm256_loadu_ps(x), t, v = simde_mm256_setzero_ps();
     simde__m256i xb = simde_mm256_castps_si256(xv), code;
     if (c->stoch) {
-        simde__m256i h = simde_mm256_xor_si256(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0);
-        if (!c->k0x) h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-        h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+        simde__m256i h = dq__draw__avx2(simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane), c->k0, c->k1,
+                                        c->k0x);
         t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     } else {
         t = c->half;
@@ -155,12 +154,8 @@ static inline simde__m256i dq__q256_codes(const dq__q256 *c, const float *x, uin
  * the low halves of the 8 element indices. The sign goes to bit b-1 by one shift of x and a
  * mask, and psignd (by the level, never negative) clears it where the level is 0. */
 static inline simde__m256i dq__q256_codes_sk(const dq__q256 *c, const float *x, simde__m256i idx) {
-    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = simde_mm256_xor_si256(idx, c->k0), l;
+    simde__m256i xb = simde_mm256_loadu_si256((const simde__m256i *)x), h = dq__draw__avx2(idx, c->k0, c->k1, 1), l;
     simde__m256 r, t, f;
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm256_xor_si256(h, simde_mm256_xor_si256(simde_mm256_srli_epi32(h, 15), c->k1));
-    h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
     t = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(h, 8)), c->ulp24);
     r = simde_mm256_min_ps(simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(xb, c->absm)), c->inv), c->smax);
     l = simde_mm256_cvttps_epi32(r);
@@ -400,73 +395,6 @@ static inline void dq__elias_nz__avx2(const uint8_t *in, unsigned b, uint64_t *n
     }
 }
 
-#if DQ__HAS_GAPS_VL
-/* dq__elias_gaps__scalar with a block's 4 words in the 4 lanes: each word's predecessor comes
- * from the lane below (lane 0: the previous block's lane 3) through one vpermt2q per level;
- * the counts stay in vector lanes until the end. */
-static inline void dq__elias_gaps__avx512(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
-    const simde__m256i up = simde_mm256_setr_epi64x(7, 0, 1, 2); /* lane i takes a[i - 1], lane 0 b[3] */
-    simde__m256i pm = simde_mm256_set1_epi64x((long long)st[0]), pt[6], c[7], m, p, t;
-    uint64_t nz[4], part[4];
-    size_t k;
-    unsigned j;
-    for (j = 1; j <= 5; j++) pt[j] = simde_mm256_set1_epi64x((long long)st[j]);
-    for (j = 0; j < 7; j++) c[j] = simde_mm256_setzero_si256();
-    for (k = 0; k < nblk; k++) {
-        if (b == 2u || b == 4u || b == 8u) { /* as dq__elias_nz__avx2, each row's flags by vptestmd */
-            const uint8_t *q = in + k * DQ__BLOCK_BYTES(b);
-            uint32_t lm = 0;
-            unsigned rpg = 32u / b, g, r, row = 0;
-            simde__m256i L;
-            for (r = 0; r < rpg; r++) lm |= ((1u << (b - 1u)) - 1u) << (r * b);
-            L = simde_mm256_set1_epi32((int32_t)lm);
-            nz[0] = nz[1] = nz[2] = nz[3] = 0;
-            for (g = 0; g < b; g++) {
-                simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(q + 32u * g));
-                v = simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L);
-                for (r = 0; r < rpg; r++, row++) {
-                    simde__mmask8 f = simde_mm256_test_epi32_mask(v, simde_mm256_set1_epi32((int32_t)(1u << (r * b + b - 1u))));
-                    nz[row >> 3] |= (uint64_t)f << (8u * (row & 7u));
-                }
-            }
-        } else {
-            dq__elias_nz__avx2(in + k * DQ__BLOCK_BYTES(b), b, nz);
-        }
-        m = simde_mm256_loadu_si256((const simde__m256i *)nz);
-        p = simde_mm256_permutex2var_epi64(m, up, pm);
-        c[0] = simde_mm256_add_epi64(c[0], simde_mm256_popcnt_epi64(m));
-        t = simde_mm256_or_si256(simde_mm256_slli_epi64(m, 1), simde_mm256_srli_epi64(p, 63));
-#define DQ__GAPS_LEVEL(J, H)                                                                                       \
-    c[J - 1] = simde_mm256_add_epi64(c[J - 1], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));       \
-    {                                                                                                              \
-        simde__m256i q = simde_mm256_permutex2var_epi64(t, up, pt[J - 1]);                                        \
-        pt[J - 1] = t;                                                                                             \
-        t = simde_mm256_or_si256(simde_mm256_or_si256(t, simde_mm256_slli_epi64(t, H)),                           \
-                                 simde_mm256_or_si256(simde_mm256_srli_epi64(q, 64 - H),                           \
-                                                      simde_mm256_or_si256(simde_mm256_slli_epi64(m, H),           \
-                                                                           simde_mm256_srli_epi64(p, 64 - H))));   \
-    }
-        DQ__GAPS_LEVEL(2, 2)
-        DQ__GAPS_LEVEL(3, 4)
-        DQ__GAPS_LEVEL(4, 8)
-        DQ__GAPS_LEVEL(5, 16)
-        DQ__GAPS_LEVEL(6, 32)
-#undef DQ__GAPS_LEVEL
-        c[6] = simde_mm256_add_epi64(c[6], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));
-        pm = m;
-    }
-    simde_mm256_storeu_si256((simde__m256i *)part, pm);
-    st[0] = part[3];
-    for (j = 1; j <= 5; j++) {
-        simde_mm256_storeu_si256((simde__m256i *)part, pt[j]);
-        st[j] = part[3];
-    }
-    for (j = 0; j < 7; j++) {
-        simde_mm256_storeu_si256((simde__m256i *)part, c[j]);
-        cnt[j] += part[0] + part[1] + part[2] + part[3];
-    }
-}
-#endif /* DQ__HAS_GAPS_VL */
 
 /* ---- two-means (see the SSE2 section): statistics in 4 + 4 registers of 4 double lanes, and
  * the block decoder */
@@ -614,7 +542,8 @@ static inline void dq__tq256_init(dq__tq256 *c, const dq__qctx *q, int isexp) {
 static inline simde__m256 dq__tq256_t(const dq__tq256 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m256i h = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(dq__draw24__avx2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(h, c->k0, c->k1, 0), 8)),
+                                  c->ulp24);
     }
     return c->thr;
 }
@@ -765,14 +694,413 @@ static inline void dq__decode_block_tab__avx2(const uint8_t *in, unsigned b, con
         simde_mm256_storeu_ps(out + 8 * r, f);
     }
 }
+
+/* ---- shared-scale levels (twin: dq__shared_q__scalar): 8 lanes; AVX-512 builds use this one
+ * (the sign-magnitude to signed conversion needs cvtepi32_ps at 512 bits) */
+static inline void dq__shared_q__avx2(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
+                                      uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
+    const simde__m256 vinv = simde_mm256_set1_ps(inv), vunit = simde_mm256_set1_ps(unit);
+    const simde__m256 two24 = simde_mm256_set1_ps(16777216.0f), half = simde_mm256_set1_ps(0.5f);
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF), K0 = simde_mm256_set1_epi32((int32_t)k0);
+    const simde__m256i K1 = simde_mm256_set1_epi32((int32_t)k1h), eight = simde_mm256_set1_epi32(8);
+    simde__m256i idx = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(uint32_t)i0),
+                                             simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    size_t j = 0;
+    for (; j + 8u <= cnt; j += 8u) {
+        simde__m256 v = simde_mm256_loadu_ps(x + j), t, f, up;
+        simde__m256i bits, lo, s;
+        if (r) v = simde_mm256_add_ps(v, simde_mm256_loadu_ps(r + j));
+        bits = simde_mm256_castps_si256(v);
+        t = simde_mm256_mul_ps(simde_mm256_castsi256_ps(simde_mm256_and_si256(bits, absm)), vinv);
+        lo = simde_mm256_cvttps_epi32(t);
+        f = simde_mm256_sub_ps(t, simde_mm256_cvtepi32_ps(lo));
+        up = stoch ? simde_mm256_cmp_ps(simde_mm256_cvtepi32_ps(simde_mm256_srli_epi32(dq__draw__avx2(idx, K0, K1, 0), 8)),
+                                        simde_mm256_mul_ps(f, two24), SIMDE_CMP_LT_OQ)
+                   : simde_mm256_cmp_ps(f, half, SIMDE_CMP_GT_OQ);
+        lo = simde_mm256_sub_epi32(lo, simde_mm256_castps_si256(up));
+        s = simde_mm256_srai_epi32(bits, 31);
+        lo = simde_mm256_sub_epi32(simde_mm256_xor_si256(lo, s), s);
+        simde_mm256_storeu_si256((simde__m256i *)(void *)(lv + j), lo);
+        if (r)
+            simde_mm256_storeu_ps(r + j, simde_mm256_sub_ps(v, simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(lo), vunit)));
+        idx = simde_mm256_add_epi32(idx, eight);
+    }
+    if (j < cnt) dq__shared_q__scalar(x + j, r ? r + j : NULL, cnt - j, i0 + j, inv, unit, k0, k1h, stoch, lv + j);
+}
+
+/* ---- the sparsifiers' scan (see the SSE2 section) */
+static inline uint64_t dq__sp_mask64__avx2(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m256i abs = simde_mm256_set1_epi32(0x7FFFFFFF), lim = simde_mm256_set1_epi32((int32_t)lo - 1);
+    simde__m256i any = simde_mm256_setzero_si256();
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 8u; v++) { /* mostly nothing reaches lo: one test for the 64 */
+        simde__m256 c = simde_mm256_loadu_ps(x + 8u * v);
+        if (e) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
+        if (eo) simde_mm256_storeu_ps(eo + 8u * v, c);
+        any = simde_mm256_or_si256(any, simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim));
+    }
+    if (simde_mm256_movemask_epi8(any) == 0) return 0;
+    for (v = 0; v < 8u; v++) {
+        simde__m256 c = eo ? simde_mm256_loadu_ps(eo + 8u * v) : simde_mm256_loadu_ps(x + 8u * v);
+        simde__m256i gt;
+        if (e && !eo) c = simde_mm256_add_ps(c, simde_mm256_loadu_ps(e + 8u * v));
+        gt = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(simde_mm256_castps_si256(c), abs), lim);
+        m |= (uint64_t)(uint32_t)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(gt)) << (8u * v);
+    }
+    return m;
+}
+
+/* ---- count-sketch hashes (twin: dq__sk_hash__scalar): 8 lanes of the same 32-bit arithmetic;
+ * the multiply-shift takes the high halves of two 32x32->64 products (even and odd lanes) */
+static inline void dq__sk_hash__avx2(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+                                     uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m256i vk0 = simde_mm256_set1_epi32((int32_t)k0h), vk1 = simde_mm256_set1_epi32((int32_t)k1);
+    const simde__m256i vc = simde_mm256_set1_epi32((int32_t)cols), eight = simde_mm256_set1_epi32(8);
+    simde__m256i idx =
+        simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)first), simde_mm256_loadu_si256((const simde__m256i *)dq__lane_ids));
+    size_t t = 0;
+    for (; t + 8u <= cnt; t += 8u) {
+        simde__m256i x = dq__draw__avx2(idx, vk0, vk1, hoisted), lo, hi;
+        lo = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, vc), 32); /* even lanes */
+        hi = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), vc); /* odd lanes, high half in place */
+        lo = simde_mm256_blend_epi32(lo, hi, 0xAA);
+        simde_mm256_storeu_si256((simde__m256i *)(void *)(out + t),
+                                 simde_mm256_or_si256(lo, simde_mm256_slli_epi32(x, 31)));
+        idx = simde_mm256_add_epi32(idx, eight);
+    }
+    dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+}
+
+/* ---- fp16 and bf16 conversions (see the SSE2 section) */
+/* 8 halves in 32-bit lanes to 8 floats; selects with blendv (see the SSE2 twin for the steps). */
+static inline simde__m256 dq__h2f__avx2(simde__m256i w) {
+    const simde__m256i a = simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFF));
+    const simde__m256i sgn = simde_mm256_slli_epi32(simde_mm256_xor_si256(w, a), 16);
+    const simde__m256i nrm = simde_mm256_add_epi32(simde_mm256_slli_epi32(a, 13), simde_mm256_set1_epi32(0x38000000));
+    const simde__m256i sub = simde_mm256_castps_si256(
+        simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(a), simde_mm256_set1_ps(5.96046448e-08f)));
+    const simde__m256i issub = simde_mm256_cmpgt_epi32(simde_mm256_set1_epi32(0x0400), a);
+    simde__m256i r = simde_mm256_blendv_epi8(nrm, sub, issub);
+    r = simde_mm256_add_epi32(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7BFF)),
+                                                       simde_mm256_set1_epi32(0x38000000)));
+    r = simde_mm256_or_si256(r, simde_mm256_and_si256(simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7C00)),
+                                                      simde_mm256_set1_epi32(0x00400000)));
+    return simde_mm256_castsi256_ps(simde_mm256_or_si256(r, sgn));
+}
+static inline simde__m256i dq__f2h__avx2(simde__m256 v) {
+    const simde__m256i u = simde_mm256_castps_si256(v);
+    const simde__m256i a = simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF));
+    const simde__m256i sgn =
+        simde_mm256_and_si256(simde_mm256_srai_epi32(u, 31), simde_mm256_set1_epi32((int32_t)0xFFFF8000u));
+    const simde__m256i t = simde_mm256_sub_epi32(a, simde_mm256_set1_epi32(0x38000000));
+    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(t, 13), simde_mm256_set1_epi32(1));
+    const simde__m256i nrm =
+        simde_mm256_srli_epi32(simde_mm256_add_epi32(simde_mm256_add_epi32(t, simde_mm256_set1_epi32(0x0FFF)), odd), 13);
+    const simde__m256i sub = simde_mm256_sub_epi32(
+        simde_mm256_castps_si256(simde_mm256_add_ps(simde_mm256_castsi256_ps(a), simde_mm256_set1_ps(0.5f))),
+        simde_mm256_set1_epi32(0x3F000000));
+    const simde__m256i nanh = simde_mm256_or_si256(
+        simde_mm256_and_si256(simde_mm256_srli_epi32(a, 13), simde_mm256_set1_epi32(0x03FF)), simde_mm256_set1_epi32(0x7E00));
+    simde__m256i h = simde_mm256_blendv_epi8(sub, nrm, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x387FFFFF)));
+    h = simde_mm256_blendv_epi8(h, simde_mm256_set1_epi32(0x7C00),
+                                simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x477FEFFF)));
+    h = simde_mm256_blendv_epi8(h, nanh, simde_mm256_cmpgt_epi32(a, simde_mm256_set1_epi32(0x7F800000)));
+    return simde_mm256_or_si256(h, sgn);
+}
+static inline simde__m256 dq__b2f__avx2(simde__m256i w) {
+    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(w, simde_mm256_set1_epi32(0x7FFFFFFF)),
+                                                     simde_mm256_set1_epi32(0x7F800000));
+    return simde_mm256_castsi256_ps(
+        simde_mm256_or_si256(w, simde_mm256_and_si256(nan, simde_mm256_set1_epi32(0x00400000))));
+}
+static inline simde__m256i dq__f2b__avx2(simde__m256 v) {
+    const simde__m256i u = simde_mm256_castps_si256(v);
+    const simde__m256i nan = simde_mm256_cmpgt_epi32(simde_mm256_and_si256(u, simde_mm256_set1_epi32(0x7FFFFFFF)),
+                                                     simde_mm256_set1_epi32(0x7F800000));
+    const simde__m256i odd = simde_mm256_and_si256(simde_mm256_srli_epi32(u, 16), simde_mm256_set1_epi32(1));
+    const simde__m256i rnd = simde_mm256_add_epi32(u, simde_mm256_add_epi32(odd, simde_mm256_set1_epi32(0x7FFF)));
+    const simde__m256i qn = simde_mm256_or_si256(u, simde_mm256_set1_epi32(0x00400000));
+    return simde_mm256_srai_epi32(simde_mm256_blendv_epi8(rnd, qn, nan), 16);
+}
+/* Two vectors of 8 sign-extended 16-bit values to 16 halves in order (packs works per 128-bit
+ * lane: qwords 0,2,1,3 put them back in order). */
+static inline simde__m256i dq__pack16__avx2(simde__m256i a, simde__m256i b) {
+    return simde_mm256_permute4x64_epi64(simde_mm256_packs_epi32(a, b), 0xD8);
+}
+
+static inline void dq__f16_to_f32__avx2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, dq__h2f__avx2(simde_mm256_cvtepu16_epi32(
+                                           simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)))));
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__avx2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 dq__pack16__avx2(dq__f2h__avx2(simde_mm256_loadu_ps(src + i)),
+                                                  dq__f2h__avx2(simde_mm256_loadu_ps(src + i + 8))));
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__avx2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, dq__b2f__avx2(simde_mm256_slli_epi32(
+                                           simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))),
+                                           16)));
+    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__avx2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 dq__pack16__avx2(dq__f2b__avx2(simde_mm256_loadu_ps(src + i)),
+                                                  dq__f2b__avx2(simde_mm256_loadu_ps(src + i + 8))));
+    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
+}
+
+/* Carried statistics, 16 elements a step into 4 registers of 4 double lanes (dq__stats__avx2). */
+static inline void dq__hstat_acc__avx2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
+                                       uint32_t *mx) {
+    const simde__m256i absm = simde_mm256_set1_epi32(0x7FFFFFFF);
+    simde__m256d qs[4], qa[4];
+    simde__m256i m = simde_mm256_setzero_si256();
+    uint32_t m8[8];
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 4; k++) {
+        qs[k] = simde_mm256_loadu_pd(sq + 4 * k);
+        qa[k] = simde_mm256_loadu_pd(ab + 4 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 v0 = simde_mm256_loadu_ps(x + i), v1 = simde_mm256_loadu_ps(x + i + 8);
+        simde__m256i u0, u1;
+        if (e) {
+            v0 = simde_mm256_add_ps(v0, simde_mm256_loadu_ps(e + i));
+            v1 = simde_mm256_add_ps(v1, simde_mm256_loadu_ps(e + i + 8));
+        }
+        u0 = simde_mm256_and_si256(simde_mm256_castps_si256(v0), absm);
+        u1 = simde_mm256_and_si256(simde_mm256_castps_si256(v1), absm);
+        if (what & DQ__ST_MAX) m = simde_mm256_max_epu32(m, simde_mm256_max_epu32(u0, u1));
+        if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
+            simde__m256 f0 = simde_mm256_castsi256_ps(u0), f1 = simde_mm256_castsi256_ps(u1);
+            simde__m256d d[4];
+            d[0] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f0)); /* lanes 0..3 */
+            d[1] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f0, 1)); /* lanes 4..7 */
+            d[2] = simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(f1));   /* lanes 8..11 */
+            d[3] = simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(f1, 1)); /* lanes 12..15 */
+            for (k = 0; k < 4; k++) {
+                if (what & DQ__ST_ABS) qa[k] = simde_mm256_add_pd(qa[k], d[k]);
+                if (what & DQ__ST_SQ) qs[k] = simde_mm256_add_pd(qs[k], simde_mm256_mul_pd(d[k], d[k]));
+            }
+        }
+    }
+    for (k = 0; k < 4; k++) {
+        if (what & DQ__ST_SQ) simde_mm256_storeu_pd(sq + 4 * k, qs[k]);
+        if (what & DQ__ST_ABS) simde_mm256_storeu_pd(ab + 4 * k, qa[k]);
+    }
+    simde_mm256_storeu_si256((simde__m256i *)m8, m);
+    if (what & DQ__ST_MAX)
+        for (k = 0; k < 8; k++)
+            if (m8[k] > *mx) *mx = m8[k];
+    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
+}
+
+/* ---- 32-way rANS chunks (see the SSE2 section): the 8-lane decoder and encoder */
+static const uint32_t dq__r32_cmp8[256] = {
+    0x000000u, 0x000000u, 0x200000u, 0x200000u, 0x400000u, 0x400000u, 0x440000u, 0x440000u,
+    0x600000u, 0x600000u, 0x640000u, 0x640000u, 0x680000u, 0x680000u, 0x688000u, 0x688000u,
+    0x800000u, 0x800000u, 0x840000u, 0x840000u, 0x880000u, 0x880000u, 0x888000u, 0x888000u,
+    0x8C0000u, 0x8C0000u, 0x8C8000u, 0x8C8000u, 0x8D0000u, 0x8D0000u, 0x8D1000u, 0x8D1000u,
+    0xA00000u, 0xA00000u, 0xA40000u, 0xA40000u, 0xA80000u, 0xA80000u, 0xA88000u, 0xA88000u,
+    0xAC0000u, 0xAC0000u, 0xAC8000u, 0xAC8000u, 0xAD0000u, 0xAD0000u, 0xAD1000u, 0xAD1000u,
+    0xB00000u, 0xB00000u, 0xB08000u, 0xB08000u, 0xB10000u, 0xB10000u, 0xB11000u, 0xB11000u,
+    0xB18000u, 0xB18000u, 0xB19000u, 0xB19000u, 0xB1A000u, 0xB1A000u, 0xB1A200u, 0xB1A200u,
+    0xC00000u, 0xC00000u, 0xC40000u, 0xC40000u, 0xC80000u, 0xC80000u, 0xC88000u, 0xC88000u,
+    0xCC0000u, 0xCC0000u, 0xCC8000u, 0xCC8000u, 0xCD0000u, 0xCD0000u, 0xCD1000u, 0xCD1000u,
+    0xD00000u, 0xD00000u, 0xD08000u, 0xD08000u, 0xD10000u, 0xD10000u, 0xD11000u, 0xD11000u,
+    0xD18000u, 0xD18000u, 0xD19000u, 0xD19000u, 0xD1A000u, 0xD1A000u, 0xD1A200u, 0xD1A200u,
+    0xD40000u, 0xD40000u, 0xD48000u, 0xD48000u, 0xD50000u, 0xD50000u, 0xD51000u, 0xD51000u,
+    0xD58000u, 0xD58000u, 0xD59000u, 0xD59000u, 0xD5A000u, 0xD5A000u, 0xD5A200u, 0xD5A200u,
+    0xD60000u, 0xD60000u, 0xD61000u, 0xD61000u, 0xD62000u, 0xD62000u, 0xD62200u, 0xD62200u,
+    0xD63000u, 0xD63000u, 0xD63200u, 0xD63200u, 0xD63400u, 0xD63400u, 0xD63440u, 0xD63440u,
+    0xE00000u, 0xE00000u, 0xE40000u, 0xE40000u, 0xE80000u, 0xE80000u, 0xE88000u, 0xE88000u,
+    0xEC0000u, 0xEC0000u, 0xEC8000u, 0xEC8000u, 0xED0000u, 0xED0000u, 0xED1000u, 0xED1000u,
+    0xF00000u, 0xF00000u, 0xF08000u, 0xF08000u, 0xF10000u, 0xF10000u, 0xF11000u, 0xF11000u,
+    0xF18000u, 0xF18000u, 0xF19000u, 0xF19000u, 0xF1A000u, 0xF1A000u, 0xF1A200u, 0xF1A200u,
+    0xF40000u, 0xF40000u, 0xF48000u, 0xF48000u, 0xF50000u, 0xF50000u, 0xF51000u, 0xF51000u,
+    0xF58000u, 0xF58000u, 0xF59000u, 0xF59000u, 0xF5A000u, 0xF5A000u, 0xF5A200u, 0xF5A200u,
+    0xF60000u, 0xF60000u, 0xF61000u, 0xF61000u, 0xF62000u, 0xF62000u, 0xF62200u, 0xF62200u,
+    0xF63000u, 0xF63000u, 0xF63200u, 0xF63200u, 0xF63400u, 0xF63400u, 0xF63440u, 0xF63440u,
+    0xF80000u, 0xF80000u, 0xF88000u, 0xF88000u, 0xF90000u, 0xF90000u, 0xF91000u, 0xF91000u,
+    0xF98000u, 0xF98000u, 0xF99000u, 0xF99000u, 0xF9A000u, 0xF9A000u, 0xF9A200u, 0xF9A200u,
+    0xFA0000u, 0xFA0000u, 0xFA1000u, 0xFA1000u, 0xFA2000u, 0xFA2000u, 0xFA2200u, 0xFA2200u,
+    0xFA3000u, 0xFA3000u, 0xFA3200u, 0xFA3200u, 0xFA3400u, 0xFA3400u, 0xFA3440u, 0xFA3440u,
+    0xFA8000u, 0xFA8000u, 0xFA9000u, 0xFA9000u, 0xFAA000u, 0xFAA000u, 0xFAA200u, 0xFAA200u,
+    0xFAB000u, 0xFAB000u, 0xFAB200u, 0xFAB200u, 0xFAB400u, 0xFAB400u, 0xFAB440u, 0xFAB440u,
+    0xFAC000u, 0xFAC000u, 0xFAC200u, 0xFAC200u, 0xFAC400u, 0xFAC400u, 0xFAC440u, 0xFAC440u,
+    0xFAC600u, 0xFAC600u, 0xFAC640u, 0xFAC640u, 0xFAC680u, 0xFAC680u, 0xFAC688u, 0xFAC688u,
+};
+
+/* 8 lanes of the decoder: as dq__r32_step__sse2 with a gather, and the words of the lanes that
+ * need one expanded from 8 consecutive words (16 bytes readable at p in the vector loop). */
+static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *tab, const uint8_t **pp) {
+    const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
+    const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+    simde__m256i x = *xp, e, f, need, wv, idx;
+    const uint8_t *p = *pp;
+    unsigned mask;
+    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
+    x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
+    x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));
+    need = simde_mm256_cmpeq_epi32(simde_mm256_srli_epi32(x, 16), simde_mm256_setzero_si256());
+    mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(need));
+    wv = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)p));
+    idx = simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_exp8[mask & 127u]), sh3);
+    wv = simde_mm256_or_si256(simde_mm256_slli_epi32(x, 16), simde_mm256_permutevar8x32_epi32(wv, idx));
+    *xp = simde_mm256_blendv_epi8(x, wv, need);
+    *pp = p + 2u * dq__r32_pop8[mask];
+    return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
+}
+/* The 32-state decoder loop over a step kernel (four 8-lane states a round, the scalar twin for
+ * the head and tail); one definition for every ISA's step. */
+#define DQ__R32_GET_DEF(name, step)                                                                  \
+    static inline void name(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) { \
+        size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS; \
+        if (head) { \
+            i = head < cnt ? head : cnt; \
+            dq__r32_get__scalar(d, tab, out, i); \
+        } \
+        if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) { \
+            const simde__m256i order = simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); \
+            simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)d->x); \
+            simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 8)); \
+            simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 16)); \
+            simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(d->x + 24)); \
+            const uint8_t *p = d->p; \
+            size_t i0 = i; \
+            for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) { \
+                simde__m256i s0 = step(&x0, tab, &p); \
+                simde__m256i s1 = step(&x1, tab, &p); \
+                simde__m256i s2 = step(&x2, tab, &p); \
+                simde__m256i s3 = step(&x3, tab, &p); \
+                /* in-lane packs leave dwords s0[0..3] s1[0..3] s2[0..3] s3[0..3] s0[4..7] ...: reorder */ \
+                simde__m256i a = simde_mm256_packs_epi32(s0, s1), b = simde_mm256_packs_epi32(s2, s3); \
+                a = simde_mm256_permutevar8x32_epi32(simde_mm256_packus_epi16(a, b), order); \
+                simde_mm256_storeu_si256((simde__m256i *)(out + i), a); \
+            } \
+            simde_mm256_storeu_si256((simde__m256i *)d->x, x0); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 8), x1); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 16), x2); \
+            simde_mm256_storeu_si256((simde__m256i *)(d->x + 24), x3); \
+            d->p = p; \
+            d->j += i - i0; \
+        } \
+        dq__r32_get__scalar(d, tab, out + i, cnt - i); \
+    }
+DQ__R32_GET_DEF(dq__r32_get__avx2, dq__r32_step__avx2)
+/* 8 lanes of the encoder on symbols sym[0..8): the words of the lanes with x >= f 2^20 go,
+ * right-justified in lane order, to the 16 bytes below offset *w (the bytes below the new *w
+ * are garbage that later words or the states overwrite); then x = x + q (M - f) + bias. */
+static inline void dq__r32_put8__avx2(simde__m256i *xp, const uint8_t *sym, const dq__r32_esym *et, uint8_t *buf,
+                                      size_t *w) {
+    const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+    simde__m256i x = *xp, sv, rcp, info, f, big, wv, t, od, q;
+    simde__m128i w16;
+    unsigned mask;
+    sv = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const simde__m128i *)sym));
+    rcp = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et, sv, 8);
+    info = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et + 1, sv, 8);
+    f = simde_mm256_and_si256(info, simde_mm256_set1_epi32(0x1FFF));
+    big = simde_mm256_cmpgt_epi32(simde_mm256_srli_epi32(x, 20), simde_mm256_sub_epi32(f, simde_mm256_set1_epi32(1)));
+    mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(big));
+    wv = simde_mm256_and_si256(x, simde_mm256_set1_epi32(0xFFFF));
+    wv = simde_mm256_permutevar8x32_epi32(
+        wv, simde_mm256_srlv_epi32(simde_mm256_set1_epi32((int32_t)dq__r32_cmp8[mask]), sh3));
+    w16 = simde_mm_packus_epi32(simde_mm256_castsi256_si128(wv), simde_mm256_extracti128_si256(wv, 1));
+    simde_mm_storeu_si128((simde__m128i *)(buf + *w - 16u), w16);
+    *w -= 2u * dq__r32_pop8[mask];
+    x = simde_mm256_srlv_epi32(x, simde_mm256_and_si256(big, simde_mm256_set1_epi32(16)));
+    /* t = (x * rcp) >> 32 per lane: even lanes, then odd lanes, from 32x32->64 products */
+    t = simde_mm256_srli_epi64(simde_mm256_mul_epu32(x, rcp), 32);
+    od = simde_mm256_mul_epu32(simde_mm256_srli_epi64(x, 32), simde_mm256_srli_epi64(rcp, 32));
+    t = simde_mm256_blend_epi32(t, od, 0xAA);
+    q = simde_mm256_add_epi32(t, simde_mm256_srli_epi32(simde_mm256_sub_epi32(x, t), 1));
+    q = simde_mm256_srlv_epi32(q, simde_mm256_and_si256(simde_mm256_srli_epi32(info, 13), simde_mm256_set1_epi32(15)));
+    t = simde_mm256_mullo_epi32(q, simde_mm256_sub_epi32(simde_mm256_set1_epi32(4096), f));
+    x = simde_mm256_add_epi32(x, t);
+    *xp = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(info, 17));
+}
+static inline size_t dq__r32_encode__avx2(const uint8_t *sym, size_t m, const dq__r32_esym *et, uint8_t *buf,
+                                          size_t cap) {
+    uint32_t x[DQ__R32_WAYS];
+    size_t w = cap, g = m / DQ__R32_WAYS;
+    unsigned k;
+    for (k = 0; k < DQ__R32_WAYS; k++) x[k] = DQ__R32_L;
+    if (!dq__r32_put_range(x, sym, m, g * DQ__R32_WAYS, et, buf, &w)) return 0;
+    if (g && w >= 64) {
+        simde__m256i x0 = simde_mm256_loadu_si256((const simde__m256i *)x);
+        simde__m256i x1 = simde_mm256_loadu_si256((const simde__m256i *)(x + 8));
+        simde__m256i x2 = simde_mm256_loadu_si256((const simde__m256i *)(x + 16));
+        simde__m256i x3 = simde_mm256_loadu_si256((const simde__m256i *)(x + 24));
+        for (; g && w >= 64; g--) {
+            const uint8_t *s = sym + (g - 1u) * DQ__R32_WAYS;
+            dq__r32_put8__avx2(&x3, s + 24, et, buf, &w);
+            dq__r32_put8__avx2(&x2, s + 16, et, buf, &w);
+            dq__r32_put8__avx2(&x1, s + 8, et, buf, &w);
+            dq__r32_put8__avx2(&x0, s, et, buf, &w);
+        }
+        simde_mm256_storeu_si256((simde__m256i *)x, x0);
+        simde_mm256_storeu_si256((simde__m256i *)(x + 8), x1);
+        simde_mm256_storeu_si256((simde__m256i *)(x + 16), x2);
+        simde_mm256_storeu_si256((simde__m256i *)(x + 24), x3);
+    }
+    if (!dq__r32_put_range(x, sym, g * DQ__R32_WAYS, 0, et, buf, &w)) return 0;
+    return dq__r32_put_states(x, buf, w, cap);
+}
 #endif /* AVX2 */
 
-/* GCC's AVX-512 intrinsics create "undefined" pass-through vectors by self-initialization,
- * which g++ -Wall reports as maybe-uninitialized once inlined; the values are never read. */
-#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#define DQ__POP_MAYBE_UNINIT
-#endif
-
+/* ================================================================ F16C: fp16 conversions
+ * vcvtph2ps / vcvtps2ph on 8 lanes (twins: dq__f16_to_f32__scalar, dq__f32_to_f16__scalar),
+ * where the compiler targets F16C (-mf16c, -march=x86-64-v3 or newer; clang's -mavx512f implies
+ * it, gcc 12's -mavx2 and -mavx512f do not). Preferred for fp16 over the integer kernels of any
+ * width. SIMDe 0.7.4 has no 512-bit vcvtph2ps/vcvtps2ph wrappers, so AVX-512 builds use these. */
+#if DQ__HAS_F16C_KERNELS
+static inline void dq__f16_to_f32__f16c(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        simde__m256 a = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i)));
+        simde__m256 b = simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i + 16u)));
+        simde_mm256_storeu_ps(dst + i, a);
+        simde_mm256_storeu_ps(dst + i + 8, b);
+    }
+    for (; i + 8 <= n; i += 8)
+        simde_mm256_storeu_ps(dst + i, simde_mm256_cvtph_ps(simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i))));
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+/* Immediate 0 (round to nearest even, whatever MXCSR says) with exceptions suppressed. */
+#define DQ__F16C_RNE (SIMDE_MM_FROUND_TO_NEAREST_INT | SIMDE_MM_FROUND_NO_EXC)
+static inline void dq__f32_to_f16__f16c(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        simde__m128i a = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE);
+        simde__m128i b = simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i + 8), DQ__F16C_RNE);
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), a);
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i + 16u), b);
+    }
+    for (; i + 8 <= n; i += 8)
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm256_cvtps_ph(simde_mm256_loadu_ps(src + i), DQ__F16C_RNE));
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+#endif /* F16C */

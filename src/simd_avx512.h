@@ -1,16 +1,31 @@
-/* ================================================================ AVX-512F
- * Statistics, packing and decoding reuse the AVX2 kernels; the levels are non-negative, so the
- * unsigned conversion (which SIMDe 0.7.4 provides at 512 bits) equals the signed one. */
-#if DQ__HAS_AVX512_KERNELS
+/* ================================================================ AVX-512 kernels
+ * The AVX-512F kernels of the families where 512 bits pay (the others run their AVX2 kernel at
+ * this level: see the kernel list in dqsgd.h, src/select.h), then two AVX-512VL kernels on
+ * 256-bit vectors. In order: the dither round, error feedback, quantization, block decoding,
+ * table schemes, the sparsifiers' scan, count-sketch hashes, fp16/bf16 conversions; the Elias
+ * early-stop pass and the rANS decoder's expand step (AVX-512VL).
+ * The levels are non-negative, so the unsigned conversion (which SIMDe 0.7.4 provides at 512
+ * bits) equals the signed one. */
 
-static inline simde__m512i dq__draw24__avx512(simde__m512i x, simde__m512i k0, simde__m512i k1) {
-    x = simde_mm512_xor_si512(x, k0);
-    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
+/* GCC's AVX-512 intrinsics create "undefined" pass-through vectors by self-initialization,
+ * which g++ -Wall reports as maybe-uninitialized once inlined; the values are never read. */
+#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#if DQ__HAS_AVX512_KERNELS
+/* ---- the dither round: dq__draw32 on 16 lanes (see dq__draw__sse2), ANDed with keep: all ones
+ * for the 32-bit draw, 0xFFFFFF00 for the 24-bit draw d as d << 8. The middle and last steps
+ * are one ternary-logic operation each (the last with the AND). */
+static inline simde__m512i dq__draw__avx512(simde__m512i idx, simde__m512i k0, simde__m512i k1, int hoisted,
+                                            simde__m512i keep) {
+    simde__m512i x = simde_mm512_xor_si512(idx, k0);
+    if (!hoisted) x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
     x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-    x = simde_mm512_xor_si512(x, simde_mm512_xor_si512(simde_mm512_srli_epi32(x, 15), k1));
+    x = simde_mm512_ternarylogic_epi32(x, simde_mm512_srli_epi32(x, 15), k1, 0x96); /* a ^ b ^ c */
     x = simde_mm512_mullo_epi32(x, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm512_xor_si512(x, simde_mm512_srli_epi32(x, 16));
-    return simde_mm512_srli_epi32(x, 8);
+    return simde_mm512_ternarylogic_epi32(x, simde_mm512_srli_epi32(x, 16), keep, 0x28); /* (a ^ b) & c */
 }
 
 static inline void dq__compensate__avx512(const float *x, float *e, size_t n) {
@@ -26,20 +41,17 @@ typedef struct dq__q512 {
     simde__m512i absm, zero, one, k0, k1, lane, lmask, dmask;
     simde__m128i sgn; /* shift count 32 - b: the sign bit lands at bit b-1 */
     simde__m512 inv, smax, step, neg, half, two32, magic;
-    int stoch, k0x; /* k0x: k0 holds k0 ^ (the draw's first xorshift of the high half) */
+    int stoch, k0x; /* k0x: k0 holds the hoisted key (dq__draw_hoist) */
     unsigned bits;
 } dq__q512;
-/* The quantizer constants for the `cnt` elements from index q->lo on. When their indices share
- * the high 16 bits (a block never crosses a multiple of 2^16 unless it starts unaligned), the
- * draw's first step, x ^= x >> 16 with x = lo ^ k0, is lo ^ (k0 ^ ((lo0 ^ k0) >> 16)): a
- * constant key, two vector operations fewer per draw. */
+/* The quantizer constants for the `cnt` elements from index q->lo on. */
 static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
-    uint32_t last = q->lo + (uint32_t)(cnt ? cnt - 1u : 0u);
-    c->k0x = cnt <= 65536u && ((q->lo ^ last) >> 16) == 0u;
+    uint32_t k0h;
+    c->k0x = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
     c->absm = simde_mm512_set1_epi32(0x7FFFFFFF);
     c->zero = simde_mm512_setzero_si512();
     c->one = simde_mm512_set1_epi32(1);
-    c->k0 = simde_mm512_set1_epi32((int32_t)(c->k0x ? q->k0 ^ ((q->lo ^ q->k0) >> 16) : q->k0));
+    c->k0 = simde_mm512_set1_epi32((int32_t)k0h);
     c->k1 = simde_mm512_set1_epi32((int32_t)q->k1h);
     c->lane = simde_mm512_loadu_si512(dq__lane_ids);
     c->lmask = simde_mm512_set1_epi32(q->bits >= 2 ? (int32_t)((1u << (q->bits - 1)) - 1u) : 0);
@@ -58,19 +70,11 @@ static inline void dq__q512_init(dq__q512 *c, const dq__qctx *q, size_t cnt) {
 /* idx holds the low halves of the 16 element indices. The dither test t < f, t = d * 2^-24
  * with d the 24-bit draw, is evaluated as d * 2^8 < f * 2^32: both sides are exact floats (d * 2^8
  * has at most 24 significant bits, scaling by 2^32 is exact), so the outcome is the same, and
- * the draw's last xorshift and the low-byte clear merge into one ternary-logic operation. */
+ * d * 2^8 is what the dither round gives with keep = 0xFFFFFF00. */
 static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, simde__m512i idx, float *res) {
     simde__m512 xv = simde_mm512_loadu_ps(x), td = c->half, v = simde_mm512_setzero_ps();
     simde__m512i xb = simde_mm512_castps_si512(xv), code;
-    if (c->stoch) {
-        simde__m512i h = simde_mm512_xor_si512(idx, c->k0);
-        if (!c->k0x) h = simde_mm512_xor_si512(h, simde_mm512_srli_epi32(h, 16));
-        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96); /* a ^ b ^ c */
-        h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-        h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28); /* (a ^ b) & c */
-        td = simde_mm512_cvtepu32_ps(h);
-    }
+    if (c->stoch) td = simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, c->k0x, c->dmask));
     if (c->bits == 1) {
         simde__m512 t = c->stoch ? simde_mm512_mul_ps(td, simde_mm512_set1_ps(2.3283064365386963e-10f)) : c->half;
         simde__m512 pp = simde_mm512_add_ps(c->half, simde_mm512_mul_ps(xv, c->inv));
@@ -110,14 +114,9 @@ static inline simde__m512i dq__q512_codes(const dq__q512 *c, const float *x, sim
 
 /* dq__q512_codes for stochastic rounding, b >= 2, the hoisted key and no residual. */
 static inline simde__m512i dq__q512_codes_sk(const dq__q512 *c, const float *x, simde__m512i idx) {
-    simde__m512i xb = simde_mm512_loadu_si512(x), h = simde_mm512_xor_si512(idx, c->k0), lm, sg;
-    simde__m512 r, tr, td;
+    simde__m512i xb = simde_mm512_loadu_si512(x), lm, sg;
+    simde__m512 r, tr, td = simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, 1, c->dmask));
     simde__mmask16 up, nz;
-    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x7FEB352D));
-    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 15), c->k1, 0x96);
-    h = simde_mm512_mullo_epi32(h, simde_mm512_set1_epi32((int32_t)0x846CA68B));
-    h = simde_mm512_ternarylogic_epi32(h, simde_mm512_srli_epi32(h, 16), c->dmask, 0x28);
-    td = simde_mm512_cvtepu32_ps(h);
     r = simde_mm512_min_ps(simde_mm512_mul_ps(simde_mm512_castsi512_ps(simde_mm512_and_si512(xb, c->absm)), c->inv), c->smax);
     tr = simde_mm512_roundscale_ps(r, SIMDE_MM_FROUND_TO_ZERO | SIMDE_MM_FROUND_NO_EXC);
     up = simde_mm512_cmp_ps_mask(td, simde_mm512_mul_ps(simde_mm512_sub_ps(r, tr), c->two32), SIMDE_CMP_LT_OQ);
@@ -284,7 +283,8 @@ static inline simde__m512 dq__tlook512_get(const dq__tlook512 *L, simde__m512i i
 
 typedef struct dq__tq512 {
     simde__m512i absm, zero, one, k0, k1, sv, c127, sm127, mant, onei, sgnm, shs;
-    simde__m512 inv, scale, onef, pw, ulp24, thr, top, lo0, inf;
+    simde__m512i dmask;
+    simde__m512 inv, scale, onef, pw, ulp32, thr, top, lo0, inf;
     dq__tlook512 look;
     float lv[8]; /* s <= 7: tab[0..s], then +Inf */
     unsigned s;
@@ -308,7 +308,8 @@ static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
     c->scale = simde_mm512_set1_ps(q->scale);
     c->onef = simde_mm512_set1_ps(1.0f);
     c->pw = simde_mm512_castsi512_ps(simde_mm512_set1_epi32((int32_t)((s + 126u) << 23))); /* 2^(s-1) */
-    c->ulp24 = simde_mm512_set1_ps(5.96046448e-08f);
+    c->dmask = simde_mm512_set1_epi32((int32_t)0xFFFFFF00u);
+    c->ulp32 = simde_mm512_set1_ps(2.3283064365386963e-10f); /* 2^-32 */
     c->thr = simde_mm512_set1_ps(q->thresh);
     c->top = simde_mm512_set1_ps(q->tab[s]);
     c->lo0 = simde_mm512_set1_ps(q->tab[0]);
@@ -318,9 +319,10 @@ static inline void dq__tq512_init(dq__tq512 *c, const dq__qctx *q, int isexp) {
     c->s = s;
     c->stoch = q->thresh < 0.0f;
 }
-/* The dither t of 16 elements (idx: low halves of their indices), or the threshold. */
+/* The dither t of 16 elements (idx: low halves of their indices), or the threshold; d << 8
+ * (24 significant bits) converts exactly, so t = (d << 8) * 2^-32 = d * 2^-24 exactly. */
 static inline simde__m512 dq__tq512_t(const dq__tq512 *c, simde__m512i idx) {
-    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw24__avx512(idx, c->k0, c->k1)), c->ulp24);
+    if (c->stoch) return simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(dq__draw__avx512(idx, c->k0, c->k1, 0, c->dmask)), c->ulp32);
     return c->thr;
 }
 /* Codes from levels l and magnitudes tv = tab[l]; residuals x - value to res unless NULL. */
@@ -430,9 +432,229 @@ static inline void dq__quant_tab__avx512(const dq__qctx *q, const float *x, size
     rest.lo = q->lo + (uint32_t)i;
     dq__quant_tab__scalar(&rest, x + i, cnt - i, codes + i, res ? res + i : NULL);
 }
-#endif /* AVX-512 */
-#ifdef DQ__POP_MAYBE_UNINIT
-#pragma GCC diagnostic pop
-#undef DQ__POP_MAYBE_UNINIT
-#endif
 
+/* ---- the sparsifiers' scan (see the SSE2 section): compares into mask registers, which cost
+ * nothing to combine */
+static inline uint64_t dq__sp_mask64__avx512(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m512i abs = simde_mm512_set1_epi32(0x7FFFFFFF), lim = simde_mm512_set1_epi32((int32_t)lo - 1);
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 4u; v++) {
+        simde__m512 c = simde_mm512_loadu_ps(x + 16u * v);
+        simde__m512i key;
+        if (e) c = simde_mm512_add_ps(c, simde_mm512_loadu_ps(e + 16u * v));
+        if (eo) simde_mm512_storeu_ps(eo + 16u * v, c);
+        key = simde_mm512_and_si512(simde_mm512_castps_si512(c), abs);
+        m |= (uint64_t)simde_mm512_cmpgt_epi32_mask(key, lim) << (16u * v);
+    }
+    return m;
+}
+
+/* ---- count-sketch hashes (see the AVX2 section): 16 lanes */
+static inline void dq__sk_hash__avx512(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
+                                       uint32_t *out) {
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(k0, first, cnt, &k0h);
+    const simde__m512i vk0 = simde_mm512_set1_epi32((int32_t)k0h), vk1 = simde_mm512_set1_epi32((int32_t)k1);
+    const simde__m512i all = simde_mm512_set1_epi32(-1);
+    const simde__m512i vc = simde_mm512_set1_epi32((int32_t)cols), sixteen = simde_mm512_set1_epi32(16);
+    simde__m512i idx = simde_mm512_add_epi32(simde_mm512_set1_epi32((int32_t)first), simde_mm512_loadu_si512(dq__lane_ids));
+    size_t t = 0;
+    for (; t + 16u <= cnt; t += 16u) {
+        simde__m512i x = dq__draw__avx512(idx, vk0, vk1, hoisted, all), lo, hi;
+        lo = simde_mm512_srli_epi64(simde_mm512_mul_epu32(x, vc), 32);
+        hi = simde_mm512_mul_epu32(simde_mm512_srli_epi64(x, 32), vc);
+        lo = simde_mm512_mask_blend_epi32((simde__mmask16)0xAAAAu, lo, hi);
+        simde_mm512_storeu_si512((void *)(out + t), simde_mm512_or_si512(lo, simde_mm512_slli_epi32(x, 31)));
+        idx = simde_mm512_add_epi32(idx, sixteen);
+    }
+    dq__sk_hash__scalar(k0, k1, cols, first + (uint32_t)t, cnt - t, out + t);
+}
+
+/* ---- fp16 and bf16 conversions (see the SSE2 section). SIMDe 0.7.4 has no 512-bit vpmovzxwd
+ * or vpmovdw wrappers, so halves are widened by two 256-bit vpmovzxwd and narrowed with the
+ * signed-saturating vpmovsdw on sign-extended values (exact). */
+/* 16 halves at s, zero-extended to 32-bit lanes. */
+static inline simde__m512i dq__ld16x16__avx512(const uint8_t *s) {
+    simde__m256i lo = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)s));
+    simde__m256i hi = simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(s + 16)));
+    return simde_mm512_inserti64x4(simde_mm512_castsi256_si512(lo), hi, 1);
+}
+static inline simde__m512 dq__h2f__avx512(simde__m512i w) {
+    const simde__m512i a = simde_mm512_and_si512(w, simde_mm512_set1_epi32(0x7FFF));
+    const simde__m512i sgn = simde_mm512_slli_epi32(simde_mm512_xor_si512(w, a), 16);
+    const simde__m512i nrm = simde_mm512_add_epi32(simde_mm512_slli_epi32(a, 13), simde_mm512_set1_epi32(0x38000000));
+    /* a < 2^15: the unsigned conversion (which SIMDe 0.7.4 has at 512 bits) is the signed one */
+    const simde__m512i sub = simde_mm512_castps_si512(
+        simde_mm512_mul_ps(simde_mm512_cvtepu32_ps(a), simde_mm512_set1_ps(5.96046448e-08f)));
+    simde__m512i r = simde_mm512_mask_mov_epi32(nrm, simde_mm512_cmpgt_epi32_mask(simde_mm512_set1_epi32(0x0400), a), sub);
+    r = simde_mm512_mask_add_epi32(r, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x7BFF)), r,
+                                   simde_mm512_set1_epi32(0x38000000));
+    r = simde_mm512_mask_or_epi32(r, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x7C00)), r,
+                                  simde_mm512_set1_epi32(0x00400000));
+    return simde_mm512_castsi512_ps(simde_mm512_or_si512(r, sgn));
+}
+/* 16 floats to 16 halves, sign-extended in 32-bit lanes (for the saturating narrow). */
+static inline simde__m512i dq__f2h__avx512(simde__m512 v) {
+    const simde__m512i u = simde_mm512_castps_si512(v);
+    const simde__m512i a = simde_mm512_and_si512(u, simde_mm512_set1_epi32(0x7FFFFFFF));
+    const simde__m512i t = simde_mm512_sub_epi32(a, simde_mm512_set1_epi32(0x38000000));
+    const simde__m512i odd = simde_mm512_and_si512(simde_mm512_srli_epi32(t, 13), simde_mm512_set1_epi32(1));
+    const simde__m512i nrm =
+        simde_mm512_srli_epi32(simde_mm512_add_epi32(simde_mm512_add_epi32(t, simde_mm512_set1_epi32(0x0FFF)), odd), 13);
+    const simde__m512i sub = simde_mm512_sub_epi32(
+        simde_mm512_castps_si512(simde_mm512_add_ps(simde_mm512_castsi512_ps(a), simde_mm512_set1_ps(0.5f))),
+        simde_mm512_set1_epi32(0x3F000000));
+    const simde__m512i nanh = simde_mm512_or_si512(
+        simde_mm512_and_si512(simde_mm512_srli_epi32(a, 13), simde_mm512_set1_epi32(0x03FF)), simde_mm512_set1_epi32(0x7E00));
+    simde__m512i h = simde_mm512_mask_mov_epi32(sub, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x387FFFFF)), nrm);
+    h = simde_mm512_mask_mov_epi32(h, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x477FEFFF)),
+                                   simde_mm512_set1_epi32(0x7C00));
+    h = simde_mm512_mask_mov_epi32(h, simde_mm512_cmpgt_epi32_mask(a, simde_mm512_set1_epi32(0x7F800000)), nanh);
+    /* negative: the sign, extended over the upper 17 bits */
+    return simde_mm512_mask_or_epi32(h, simde_mm512_cmpgt_epi32_mask(simde_mm512_setzero_si512(), u), h,
+                                     simde_mm512_set1_epi32((int32_t)0xFFFF8000u));
+}
+static inline simde__m512 dq__b2f__avx512(simde__m512i w) {
+    const simde__mmask16 nan = simde_mm512_cmpgt_epi32_mask(simde_mm512_and_si512(w, simde_mm512_set1_epi32(0x7FFFFFFF)),
+                                                             simde_mm512_set1_epi32(0x7F800000));
+    return simde_mm512_castsi512_ps(simde_mm512_mask_or_epi32(w, nan, w, simde_mm512_set1_epi32(0x00400000)));
+}
+static inline simde__m512i dq__f2b__avx512(simde__m512 v) {
+    const simde__m512i u = simde_mm512_castps_si512(v);
+    const simde__mmask16 nan = simde_mm512_cmpgt_epi32_mask(simde_mm512_and_si512(u, simde_mm512_set1_epi32(0x7FFFFFFF)),
+                                                             simde_mm512_set1_epi32(0x7F800000));
+    const simde__m512i odd = simde_mm512_and_si512(simde_mm512_srli_epi32(u, 16), simde_mm512_set1_epi32(1));
+    simde__m512i r = simde_mm512_add_epi32(u, simde_mm512_add_epi32(odd, simde_mm512_set1_epi32(0x7FFF)));
+    r = simde_mm512_mask_or_epi32(r, nan, u, simde_mm512_set1_epi32(0x00400000));
+    r = simde_mm512_srli_epi32(r, 16);
+    /* sign-extend the 16-bit result (no 512-bit srai_epi32 in SIMDe 0.7.4): the rounding never
+     * carries into the sign bit, so bit 15 is the sign of u */
+    return simde_mm512_mask_or_epi32(r, simde_mm512_cmpgt_epi32_mask(simde_mm512_setzero_si512(), u), r,
+                                     simde_mm512_set1_epi32((int32_t)0xFFFF0000u));
+}
+
+static inline void dq__f16_to_f32__avx512(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) simde_mm512_storeu_ps(dst + i, dq__h2f__avx512(dq__ld16x16__avx512(s + 2u * i)));
+    dq__f16_to_f32__avx2(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__avx512(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 simde_mm512_cvtsepi32_epi16(dq__f2h__avx512(simde_mm512_loadu_ps(src + i))));
+    dq__f32_to_f16__avx2(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__avx512(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm512_storeu_ps(dst + i, dq__b2f__avx512(simde_mm512_slli_epi32(dq__ld16x16__avx512(s + 2u * i), 16)));
+    dq__bf16_to_f32__avx2(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__avx512(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        simde_mm256_storeu_si256((simde__m256i *)(d + 2u * i),
+                                 simde_mm512_cvtsepi32_epi16(dq__f2b__avx512(simde_mm512_loadu_ps(src + i))));
+    dq__f32_to_bf16__avx2(src + i, d + 2u * i, n - i);
+}
+#endif /* AVX-512 */
+
+/* ================================================================ AVX-512VL */
+#if DQ__HAS_GAPS_VL
+/* dq__elias_gaps__scalar with a block's 4 words in the 4 lanes: each word's predecessor comes
+ * from the lane below (lane 0: the previous block's lane 3) through one vpermt2q per level;
+ * the counts stay in vector lanes until the end. */
+static inline void dq__elias_gaps__avx512(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    const simde__m256i up = simde_mm256_setr_epi64x(7, 0, 1, 2); /* lane i takes a[i - 1], lane 0 b[3] */
+    simde__m256i pm = simde_mm256_set1_epi64x((long long)st[0]), pt[6], c[7], m, p, t;
+    uint64_t nz[4], part[4];
+    size_t k;
+    unsigned j;
+    for (j = 1; j <= 5; j++) pt[j] = simde_mm256_set1_epi64x((long long)st[j]);
+    for (j = 0; j < 7; j++) c[j] = simde_mm256_setzero_si256();
+    for (k = 0; k < nblk; k++) {
+        if (b == 2u || b == 4u || b == 8u) { /* as dq__elias_nz__avx2, each row's flags by vptestmd */
+            const uint8_t *q = in + k * DQ__BLOCK_BYTES(b);
+            uint32_t lm = 0;
+            unsigned rpg = 32u / b, g, r, row = 0;
+            simde__m256i L;
+            for (r = 0; r < rpg; r++) lm |= ((1u << (b - 1u)) - 1u) << (r * b);
+            L = simde_mm256_set1_epi32((int32_t)lm);
+            nz[0] = nz[1] = nz[2] = nz[3] = 0;
+            for (g = 0; g < b; g++) {
+                simde__m256i v = simde_mm256_loadu_si256((const simde__m256i *)(q + 32u * g));
+                v = simde_mm256_add_epi32(simde_mm256_and_si256(v, L), L);
+                for (r = 0; r < rpg; r++, row++) {
+                    simde__mmask8 f = simde_mm256_test_epi32_mask(v, simde_mm256_set1_epi32((int32_t)(1u << (r * b + b - 1u))));
+                    nz[row >> 3] |= (uint64_t)f << (8u * (row & 7u));
+                }
+            }
+        } else {
+            dq__elias_nz__avx2(in + k * DQ__BLOCK_BYTES(b), b, nz);
+        }
+        m = simde_mm256_loadu_si256((const simde__m256i *)nz);
+        p = simde_mm256_permutex2var_epi64(m, up, pm);
+        c[0] = simde_mm256_add_epi64(c[0], simde_mm256_popcnt_epi64(m));
+        t = simde_mm256_or_si256(simde_mm256_slli_epi64(m, 1), simde_mm256_srli_epi64(p, 63));
+#define DQ__GAPS_LEVEL(J, H)                                                                                       \
+    c[J - 1] = simde_mm256_add_epi64(c[J - 1], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));       \
+    {                                                                                                              \
+        simde__m256i q = simde_mm256_permutex2var_epi64(t, up, pt[J - 1]);                                        \
+        pt[J - 1] = t;                                                                                             \
+        t = simde_mm256_or_si256(simde_mm256_or_si256(t, simde_mm256_slli_epi64(t, H)),                           \
+                                 simde_mm256_or_si256(simde_mm256_srli_epi64(q, 64 - H),                           \
+                                                      simde_mm256_or_si256(simde_mm256_slli_epi64(m, H),           \
+                                                                           simde_mm256_srli_epi64(p, 64 - H))));   \
+    }
+        DQ__GAPS_LEVEL(2, 2)
+        DQ__GAPS_LEVEL(3, 4)
+        DQ__GAPS_LEVEL(4, 8)
+        DQ__GAPS_LEVEL(5, 16)
+        DQ__GAPS_LEVEL(6, 32)
+#undef DQ__GAPS_LEVEL
+        c[6] = simde_mm256_add_epi64(c[6], simde_mm256_popcnt_epi64(simde_mm256_andnot_si256(t, m)));
+        pm = m;
+    }
+    simde_mm256_storeu_si256((simde__m256i *)part, pm);
+    st[0] = part[3];
+    for (j = 1; j <= 5; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, pt[j]);
+        st[j] = part[3];
+    }
+    for (j = 0; j < 7; j++) {
+        simde_mm256_storeu_si256((simde__m256i *)part, c[j]);
+        cnt[j] += part[0] + part[1] + part[2] + part[3];
+    }
+}
+#endif /* DQ__HAS_GAPS_VL */
+
+#if DQ__HAS_R32_VL
+/* AVX-512VL (256-bit) decoder: as dq__r32_get__avx2, the lanes that need a word found as a
+ * mask register and fed by vpexpandd, which takes the movemask, table and permute round trip
+ * (the longest part of a state's step) off the chain from one step to the next. */
+static inline simde__m256i dq__r32_step__avx512(simde__m256i *xp, const uint32_t *tab, const uint8_t **pp) {
+    const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
+    simde__m256i x = *xp, e, f, wv;
+    simde__mmask8 ok;
+    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
+    x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
+    x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));
+    ok = simde_mm256_test_epi32_mask(x, simde_mm256_set1_epi32((int32_t)0xFFFF0000u)); /* x >= 2^16 */
+    wv = simde_mm256_maskz_expand_epi32((simde__mmask8)~ok,
+                                        simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)*pp)));
+    *xp = simde_mm256_mask_mov_epi32(simde_mm256_or_si256(simde_mm256_slli_epi32(x, 16), wv), ok, x);
+    *pp += 2u * (8u - dq__r32_pop8[ok]);
+    return simde_mm256_and_si256(e, simde_mm256_set1_epi32(0xFF));
+}
+DQ__R32_GET_DEF(dq__r32_get__avx512, dq__r32_step__avx512)
+#endif /* DQ__HAS_R32_VL */
+#if defined(__GNUC__) && !defined(__clang__) && DQ__HAS_AVX512_KERNELS
+#pragma GCC diagnostic pop
+#endif

@@ -1,22 +1,24 @@
 /* dqsgd_simd.h - SIMD kernels for dqsgd.h, written with SIMDe (simde_ names only).
  *
- * Included by dqsgd.h when SIMDe is on the include path (or include this file instead of
- * dqsgd.h; the result is the same). The kernel set is chosen at compile time from what the
- * compiler targets natively: AVX-512F, AVX2, SSE2, or NEON on little-endian AArch64 (which runs
- * the SSE2 kernels: SIMDe implements those intrinsics with native NEON); anything else uses the
- * scalar reference in dqsgd.h rather than SIMDe's emulation. Every kernel here has a scalar
- * twin in dqsgd.h named with __scalar and produces the same bits. This file never defines SIMDe
- * configuration macros. Runtime dispatch is not built in: compile one translation unit per ISA
- * instead. */
-#ifndef DQSGD_SIMD_H_INCLUDED
+ * Part of dqsgd.h, not a header of its own: dqsgd.h includes it where the kernels are chosen,
+ * when SIMDe is on the include path and DQ_NO_SIMD is not defined. Include dqsgd.h; including
+ * this file before it is an error, and after it adds nothing. The kernel set is chosen at
+ * compile time from what the compiler targets natively: AVX-512F, AVX2, SSE2, or NEON on
+ * little-endian AArch64 (which runs the SSE2 kernels: SIMDe implements those intrinsics with
+ * native NEON); anything else uses the scalar reference in dqsgd.h rather than SIMDe's
+ * emulation. Every kernel here has a scalar twin in dqsgd.h named with __scalar and produces
+ * the same bits; dqsgd.h's kernel list says which kernel each family uses. This file never
+ * defines SIMDe configuration macros. Runtime dispatch is not built in: compile one
+ * translation unit per ISA instead.
+ *
+ * This part (src/simd_setup.h) sets the level, includes SIMDe and sets the kernel flags; the
+ * kernels follow by ISA (src/simd_sse2.h, simd_avx2.h, simd_avx512.h) and src/simd_end.h
+ * closes the file. */
 #ifndef DQSGD_H_INCLUDED
-#include "dqsgd.h" /* includes this file back at the point where kernels are chosen */
-#elif !defined(DQ_NO_SIMD)
-#define DQSGD_SIMD_H_INCLUDED
-
-#ifdef DQ__KERNELS_SELECTED
-#error "dqsgd_simd.h must be reached through dqsgd.h before the kernels are chosen"
+#error "dqsgd_simd.h is part of dqsgd.h, which includes it: include dqsgd.h instead"
 #endif
+#if defined(DQ__SIMD_PART) && !defined(DQSGD_SIMD_H_INCLUDED)
+#define DQSGD_SIMD_H_INCLUDED
 
 /* Requested or detected level, from the compiler's target macros. */
 #ifndef DQ_SIMD
@@ -137,6 +139,19 @@
 #define DQ__HAS_SSSE3_KERNELS 1
 #else
 #define DQ__HAS_SSSE3_KERNELS 0
+#endif
+/* The crc32 instruction (SSE4.2) of the CRC32C kernel: x86 only. */
+#if DQ__HAS_SSE2_KERNELS && defined(SIMDE_X86_SSE4_2_NATIVE)
+#define DQ__HAS_SSE42_KERNELS 1
+#else
+#define DQ__HAS_SSE42_KERNELS 0
+#endif
+/* The F16C conversions (8 lanes, AVX encoding): x86 targets with F16C and AVX. */
+#if DQ__HAS_SSE2_KERNELS && DQ_SIMD != DQ_SIMD_NEON && defined(SIMDE_X86_F16C_NATIVE) && \
+    defined(SIMDE_X86_AVX_NATIVE)
+#define DQ__HAS_F16C_KERNELS 1
+#else
+#define DQ__HAS_F16C_KERNELS 0
 #endif
 
 #ifdef __cplusplus

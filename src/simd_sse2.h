@@ -1,6 +1,10 @@
-/* ================================================================ SSE2 (also the base of AVX2 and NEON) */
+/* ================================================================ SSE2 kernels
+ * The SSE2 kernel of each family that has one (also the NEON kernels: SIMDe runs
+ * these intrinsics on native NEON), then the SSSE3 VARINT decoder and the SSE4.2 CRC32C. In
+ * order: the dither round, bucket statistics, error feedback, quantization, packing, block
+ * decoding, Elias sizing, two-means, table schemes, shared-scale levels, the sparsifiers' scan,
+ * fp16/bf16 conversions, the 32-way rANS chunk decoder. */
 #if DQ__HAS_SSE2_KERNELS
-
 /* Lane offsets 0..15, loaded rather than built with setr (which SIMDe 0.7.4 expands into a
  * long mask sequence at 512 bits under GCC). */
 static const int32_t dq__lane_ids[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -13,19 +17,21 @@ static inline simde__m128i dq__mullo__sse2(simde__m128i a, simde__m128i b) {
     od = simde_mm_shuffle_epi32(od, SIMDE_MM_SHUFFLE(0, 0, 2, 0));
     return simde_mm_unpacklo_epi32(ev, od);
 }
-/* dq__draw24 on 4 lanes: x = index low halves. */
-static inline simde__m128i dq__draw24__sse2(simde__m128i x, simde__m128i k0, simde__m128i k1) {
-    x = simde_mm_xor_si128(x, k0);
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
+/* ---- the dither round: dq__draw32 on 4 lanes, the one SSE2 spelling of the generator
+ * (doc/FORMAT.md 7.2). idx holds the counters, k0 and k1 the keys in every lane; with hoisted,
+ * k0 is dq__draw_hoist's key and the first xorshift is left out. The 24-bit draw is the result
+ * >> 8. */
+static inline simde__m128i dq__draw__sse2(simde__m128i idx, simde__m128i k0, simde__m128i k1, int hoisted) {
+    simde__m128i x = simde_mm_xor_si128(idx, k0);
+    if (!hoisted) x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x7FEB352D));
     x = simde_mm_xor_si128(x, simde_mm_xor_si128(simde_mm_srli_epi32(x, 15), k1));
     x = dq__mullo__sse2(x, simde_mm_set1_epi32((int32_t)0x846CA68B));
-    x = simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
-    return simde_mm_srli_epi32(x, 8);
+    return simde_mm_xor_si128(x, simde_mm_srli_epi32(x, 16));
 }
 
 /* Statistics of x (or x + e) over one bucket; computes only what the norm needs (`what` is
- * one of DQ__ST_*; other masks go to the scalar reference). 16 double lanes as in dqsgd.h:
+ * one of DQ__ST_*; other masks go to the scalar reference). 16 double lanes as in the scalar twin:
  * SSE2 keeps them in 8 registers of 2. */
 static inline void dq__stats__sse2(const float *x, const float *e, size_t n, unsigned what, dq__stats *st) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
@@ -76,14 +82,16 @@ static inline void dq__compensate__sse2(const float *x, float *e, size_t n) {
 
 static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt, uint32_t *codes, float *res) {
     const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), zero = simde_mm_setzero_si128();
-    const simde__m128i one = simde_mm_set1_epi32(1), k0 = simde_mm_set1_epi32((int32_t)q->k0);
-    const simde__m128i k1 = simde_mm_set1_epi32((int32_t)q->k1h);
+    const simde__m128i one = simde_mm_set1_epi32(1), k1 = simde_mm_set1_epi32((int32_t)q->k1h);
     const simde__m128i lane = simde_mm_loadu_si128((const simde__m128i *)dq__lane_ids);
     const simde__m128i shs = simde_mm_cvtsi32_si128((int)q->bits - 1);
     const simde__m128 inv = simde_mm_set1_ps(q->inv), smax = simde_mm_set1_ps(q->smax), step = simde_mm_set1_ps(q->step);
     const simde__m128 neg = simde_mm_set1_ps(q->neg);
     const simde__m128 half = simde_mm_set1_ps(0.5f), ulp24 = simde_mm_set1_ps(5.96046448e-08f);
     const int stoch = q->thresh < 0.0f;
+    uint32_t k0h;
+    const int hoisted = dq__draw_hoist(q->k0, q->lo, cnt, &k0h);
+    const simde__m128i k0 = simde_mm_set1_epi32((int32_t)k0h);
     size_t i = 0;
     dq__qctx rest;
     for (; i + 4 <= cnt; i += 4) {
@@ -91,7 +99,7 @@ static inline void dq__quant__sse2(const dq__qctx *q, const float *x, size_t cnt
         simde__m128i xb = simde_mm_castps_si128(xv), code;
         if (stoch) {
             simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(q->lo + (uint32_t)i)), lane);
-            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, k0, k1)), ulp24);
+            t = simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, k0, k1, hoisted), 8)), ulp24);
         } else {
             t = half;
         }
@@ -406,7 +414,7 @@ static inline void dq__tq128_init(dq__tq128 *c, const dq__qctx *q) {
 static inline simde__m128 dq__tq128_t(const dq__tq128 *c, uint32_t lo) {
     if (c->stoch) {
         simde__m128i h = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)lo), c->lane);
-        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(dq__draw24__sse2(h, c->k0, c->k1)), c->ulp24);
+        return simde_mm_mul_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(h, c->k0, c->k1, 0), 8)), c->ulp24);
     }
     return c->thr;
 }
@@ -539,5 +547,385 @@ static inline void dq__decode_block_tab__sse2(const uint8_t *in, unsigned b, con
         simde_mm_storeu_ps(out + 8 * r + 4, f1);
     }
 }
+
+/* ---- shared-scale levels (twin: dq__shared_q__scalar): 4 lanes */
+static inline void dq__shared_q__sse2(const float *x, float *r, size_t cnt, size_t i0, float inv, float unit,
+                                      uint32_t k0, uint32_t k1h, int stoch, int32_t *lv) {
+    const simde__m128 vinv = simde_mm_set1_ps(inv), vunit = simde_mm_set1_ps(unit);
+    const simde__m128 two24 = simde_mm_set1_ps(16777216.0f), half = simde_mm_set1_ps(0.5f);
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF), K0 = simde_mm_set1_epi32((int32_t)k0);
+    const simde__m128i K1 = simde_mm_set1_epi32((int32_t)k1h), four = simde_mm_set1_epi32(4);
+    simde__m128i idx = simde_mm_add_epi32(simde_mm_set1_epi32((int32_t)(uint32_t)i0), simde_mm_setr_epi32(0, 1, 2, 3));
+    size_t j = 0;
+    for (; j + 4u <= cnt; j += 4u) {
+        simde__m128 v = simde_mm_loadu_ps(x + j), t, f, up;
+        simde__m128i bits, lo, s;
+        if (r) v = simde_mm_add_ps(v, simde_mm_loadu_ps(r + j));
+        bits = simde_mm_castps_si128(v);
+        t = simde_mm_mul_ps(simde_mm_castsi128_ps(simde_mm_and_si128(bits, absm)), vinv);
+        lo = simde_mm_cvttps_epi32(t);
+        f = simde_mm_sub_ps(t, simde_mm_cvtepi32_ps(lo));
+        up = stoch ? simde_mm_cmplt_ps(simde_mm_cvtepi32_ps(simde_mm_srli_epi32(dq__draw__sse2(idx, K0, K1, 0), 8)),
+                                       simde_mm_mul_ps(f, two24))
+                   : simde_mm_cmpgt_ps(f, half);
+        lo = simde_mm_sub_epi32(lo, simde_mm_castps_si128(up)); /* the mask is -1 where rounding up */
+        s = simde_mm_srai_epi32(bits, 31);
+        lo = simde_mm_sub_epi32(simde_mm_xor_si128(lo, s), s);
+        simde_mm_storeu_si128((simde__m128i *)(void *)(lv + j), lo);
+        if (r) simde_mm_storeu_ps(r + j, simde_mm_sub_ps(v, simde_mm_mul_ps(simde_mm_cvtepi32_ps(lo), vunit)));
+        idx = simde_mm_add_epi32(idx, four);
+    }
+    if (j < cnt) dq__shared_q__scalar(x + j, r ? r + j : NULL, cnt - j, i0 + j, inv, unit, k0, k1h, stoch, lv + j);
+}
+
+/* ---- the sparsifiers' scan (twin: dq__sp_mask64__scalar). c = x (+ e) is one float add per
+ * element, identical in every width; the key test key >= lo is a signed 32-bit compare
+ * key > lo - 1, exact because keys are <= 0x7FFFFFFF and lo <= 0x7F800000. The 64 compares are
+ * ORed first and the mask is built only when one is set (rare: the passes look for the top of
+ * the vector). */
+static inline uint64_t dq__sp_mask64__sse2(const float *x, const float *e, float *eo, uint32_t lo) {
+    const simde__m128i abs = simde_mm_set1_epi32(0x7FFFFFFF), lim = simde_mm_set1_epi32((int32_t)lo - 1);
+    simde__m128i any = simde_mm_setzero_si128();
+    uint64_t m = 0;
+    unsigned v;
+    for (v = 0; v < 16u; v++) { /* mostly nothing reaches lo: one test for the 64 */
+        simde__m128 c = simde_mm_loadu_ps(x + 4u * v);
+        if (e) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
+        if (eo) simde_mm_storeu_ps(eo + 4u * v, c);
+        any = simde_mm_or_si128(any, simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim));
+    }
+    if (simde_mm_movemask_epi8(any) == 0) return 0;
+    for (v = 0; v < 16u; v++) {
+        simde__m128 c = eo ? simde_mm_loadu_ps(eo + 4u * v) : simde_mm_loadu_ps(x + 4u * v);
+        simde__m128i gt;
+        if (e && !eo) c = simde_mm_add_ps(c, simde_mm_loadu_ps(e + 4u * v));
+        gt = simde_mm_cmpgt_epi32(simde_mm_and_si128(simde_mm_castps_si128(c), abs), lim);
+        m |= (uint64_t)(uint32_t)simde_mm_movemask_ps(simde_mm_castsi128_ps(gt)) << (4u * v);
+    }
+    return m;
+}
+
+/* ---- fp16 and bf16 conversions (twins: dq__f16_to_f32__scalar, dq__f32_to_f16__scalar,
+ * dq__bf16_to_f32__scalar, dq__f32_to_bf16__scalar), integer operations plus exact
+ * int-to-float conversions, and the carried statistics of the typed codec (dq__hstat_acc).
+ *   fp16 -> f32  exact; NaN: quiet bit set, sign and payload kept (payload << 13).
+ *   f32 -> fp16  round to nearest even; overflow (|x| >= 65520) gives Inf; NaN: quiet bit set,
+ *                sign and the top 10 payload bits kept. This is what F16C's vcvtps2ph/vcvtph2ps
+ *                do with the immediate rounding mode 0, so the F16C kernels are twins too.
+ *   bf16 -> f32  exact (h << 16); NaN: quiet bit set.
+ *   f32 -> bf16  round to nearest even on the bit pattern; NaN: quiet bit set, top 7 payload bits.
+ * Rounding-mode note: the one floating-point operation whose result depends on the rounding mode
+ * is the subnormal-half branch of f32 -> fp16 (|x| < 2^-14 is rounded by adding 0.5f, whose ulp
+ * is 2^-24); dqsgd requires the default environment (round to nearest) anyway. DAZ/FTZ do not
+ * change any result here: the only float inputs that DAZ would zero round to a zero half. */
+/* 4 halves, zero-extended to 32-bit lanes, to 4 floats. */
+static inline simde__m128 dq__h2f__sse2(simde__m128i w) {
+    const simde__m128i a = simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFF));
+    const simde__m128i sgn = simde_mm_slli_epi32(simde_mm_xor_si128(w, a), 16);
+    /* normal: rebias the exponent; subnormal: a * 2^-24, exact from the integer a */
+    const simde__m128i nrm = simde_mm_add_epi32(simde_mm_slli_epi32(a, 13), simde_mm_set1_epi32(0x38000000));
+    const simde__m128i sub =
+        simde_mm_castps_si128(simde_mm_mul_ps(simde_mm_cvtepi32_ps(a), simde_mm_set1_ps(5.96046448e-08f)));
+    const simde__m128i issub = simde_mm_cmplt_epi32(a, simde_mm_set1_epi32(0x0400));
+    simde__m128i r = simde_mm_or_si128(simde_mm_and_si128(issub, sub), simde_mm_andnot_si128(issub, nrm));
+    /* Inf / NaN: exponent 0x8F + 0x70 = 0xFF; NaN: quiet bit */
+    r = simde_mm_add_epi32(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7BFF)),
+                                                 simde_mm_set1_epi32(0x38000000)));
+    r = simde_mm_or_si128(r, simde_mm_and_si128(simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7C00)),
+                                                simde_mm_set1_epi32(0x00400000)));
+    return simde_mm_castsi128_ps(simde_mm_or_si128(r, sgn));
+}
+/* 4 floats to 4 halves, each sign-extended to its 32-bit lane (so packs_epi32 is exact). */
+static inline simde__m128i dq__f2h__sse2(simde__m128 v) {
+    const simde__m128i u = simde_mm_castps_si128(v);
+    const simde__m128i a = simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF));
+    const simde__m128i sgn = simde_mm_and_si128(simde_mm_srai_epi32(u, 31), simde_mm_set1_epi32((int32_t)0xFFFF8000u));
+    /* normal halves: rebias, then round to nearest even at bit 13 */
+    const simde__m128i t = simde_mm_sub_epi32(a, simde_mm_set1_epi32(0x38000000));
+    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(t, 13), simde_mm_set1_epi32(1));
+    const simde__m128i nrm =
+        simde_mm_srli_epi32(simde_mm_add_epi32(simde_mm_add_epi32(t, simde_mm_set1_epi32(0x0FFF)), odd), 13);
+    /* subnormal halves (|x| < 2^-14): |x| + 0.5 rounds |x| to a multiple of 2^-24 */
+    const simde__m128i sub = simde_mm_sub_epi32(
+        simde_mm_castps_si128(simde_mm_add_ps(simde_mm_castsi128_ps(a), simde_mm_set1_ps(0.5f))),
+        simde_mm_set1_epi32(0x3F000000));
+    const simde__m128i isn = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x387FFFFF));
+    const simde__m128i inf = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x477FEFFF));
+    const simde__m128i nan = simde_mm_cmpgt_epi32(a, simde_mm_set1_epi32(0x7F800000));
+    simde__m128i h = simde_mm_or_si128(simde_mm_and_si128(isn, nrm), simde_mm_andnot_si128(isn, sub));
+    h = simde_mm_or_si128(simde_mm_andnot_si128(inf, h), simde_mm_and_si128(inf, simde_mm_set1_epi32(0x7C00)));
+    h = simde_mm_or_si128(h, simde_mm_and_si128(nan, simde_mm_or_si128(simde_mm_and_si128(simde_mm_srli_epi32(a, 13),
+                                                                                        simde_mm_set1_epi32(0x03FF)),
+                                                                       simde_mm_set1_epi32(0x0200))));
+    return simde_mm_or_si128(h, sgn);
+}
+/* 4 bf16 in the high halves of 32-bit lanes (low halves zero) to 4 floats. */
+static inline simde__m128 dq__b2f__sse2(simde__m128i w) {
+    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(w, simde_mm_set1_epi32(0x7FFFFFFF)),
+                                                  simde_mm_set1_epi32(0x7F800000));
+    return simde_mm_castsi128_ps(simde_mm_or_si128(w, simde_mm_and_si128(nan, simde_mm_set1_epi32(0x00400000))));
+}
+/* 4 floats to 4 bf16, sign-extended in their 32-bit lanes. */
+static inline simde__m128i dq__f2b__sse2(simde__m128 v) {
+    const simde__m128i u = simde_mm_castps_si128(v);
+    const simde__m128i nan = simde_mm_cmpgt_epi32(simde_mm_and_si128(u, simde_mm_set1_epi32(0x7FFFFFFF)),
+                                                  simde_mm_set1_epi32(0x7F800000));
+    const simde__m128i odd = simde_mm_and_si128(simde_mm_srli_epi32(u, 16), simde_mm_set1_epi32(1));
+    const simde__m128i rnd = simde_mm_add_epi32(u, simde_mm_add_epi32(odd, simde_mm_set1_epi32(0x7FFF)));
+    const simde__m128i qn = simde_mm_or_si128(u, simde_mm_set1_epi32(0x00400000));
+    return simde_mm_srai_epi32(simde_mm_or_si128(simde_mm_and_si128(nan, qn), simde_mm_andnot_si128(nan, rnd)), 16);
+}
+
+static inline void dq__f16_to_f32__sse2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    const simde__m128i zero = simde_mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
+        simde_mm_storeu_ps(dst + i, dq__h2f__sse2(simde_mm_unpacklo_epi16(h, zero)));
+        simde_mm_storeu_ps(dst + i + 4, dq__h2f__sse2(simde_mm_unpackhi_epi16(h, zero)));
+    }
+    dq__f16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_f16__sse2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h0 = dq__f2h__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2h__sse2(simde_mm_loadu_ps(src + i + 4));
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
+    }
+    dq__f32_to_f16__scalar(src + i, d + 2u * i, n - i);
+}
+static inline void dq__bf16_to_f32__sse2(const void *src, float *dst, size_t n) {
+    const uint8_t *s = (const uint8_t *)src;
+    const simde__m128i zero = simde_mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(s + 2u * i));
+        simde_mm_storeu_ps(dst + i, dq__b2f__sse2(simde_mm_unpacklo_epi16(zero, h)));
+        simde_mm_storeu_ps(dst + i + 4, dq__b2f__sse2(simde_mm_unpackhi_epi16(zero, h)));
+    }
+    dq__bf16_to_f32__scalar(s + 2u * i, dst + i, n - i);
+}
+static inline void dq__f32_to_bf16__sse2(const float *src, void *dst, size_t n) {
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        simde__m128i h0 = dq__f2b__sse2(simde_mm_loadu_ps(src + i)), h1 = dq__f2b__sse2(simde_mm_loadu_ps(src + i + 4));
+        simde_mm_storeu_si128((simde__m128i *)(d + 2u * i), simde_mm_packs_epi32(h0, h1));
+    }
+    dq__f32_to_bf16__scalar(src + i, d + 2u * i, n - i);
+}
+
+/* Carried statistics (twin: dq__hstat_acc__scalar), 16 elements a step into 8 registers of 2
+ * double lanes, as dq__stats__sse2 does; the tail continues in the scalar twin. */
+static inline void dq__hstat_acc__sse2(const float *x, const float *e, size_t n, unsigned what, double *sq, double *ab,
+                                       uint32_t *mx) {
+    const simde__m128i absm = simde_mm_set1_epi32(0x7FFFFFFF);
+    simde__m128d qs[8], qa[8];
+    simde__m128i m = simde_mm_setzero_si128();
+    uint32_t m4[4];
+    size_t i = 0;
+    unsigned k;
+    for (k = 0; k < 8; k++) {
+        qs[k] = simde_mm_loadu_pd(sq + 2 * k);
+        qa[k] = simde_mm_loadu_pd(ab + 2 * k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        for (k = 0; k < 4; k++) { /* 4 floats -> lanes 4k .. 4k+3 */
+            simde__m128 v = simde_mm_loadu_ps(x + i + 4 * k);
+            simde__m128i u;
+            if (e) v = simde_mm_add_ps(v, simde_mm_loadu_ps(e + i + 4 * k));
+            u = simde_mm_and_si128(simde_mm_castps_si128(v), absm);
+            if (what & DQ__ST_MAX) { /* |x| bits fit in 31 bits: the signed compare orders them */
+                simde__m128i g = simde_mm_cmpgt_epi32(u, m);
+                m = simde_mm_or_si128(simde_mm_and_si128(g, u), simde_mm_andnot_si128(g, m));
+            }
+            if (what & (DQ__ST_SQ | DQ__ST_ABS)) {
+                simde__m128 f = simde_mm_castsi128_ps(u);
+                simde__m128d d0 = simde_mm_cvtps_pd(f), d1 = simde_mm_cvtps_pd(simde_mm_movehl_ps(f, f));
+                if (what & DQ__ST_ABS) {
+                    qa[2 * k] = simde_mm_add_pd(qa[2 * k], d0);
+                    qa[2 * k + 1] = simde_mm_add_pd(qa[2 * k + 1], d1);
+                }
+                if (what & DQ__ST_SQ) {
+                    qs[2 * k] = simde_mm_add_pd(qs[2 * k], simde_mm_mul_pd(d0, d0));
+                    qs[2 * k + 1] = simde_mm_add_pd(qs[2 * k + 1], simde_mm_mul_pd(d1, d1));
+                }
+            }
+        }
+    }
+    for (k = 0; k < 8; k++) {
+        if (what & DQ__ST_SQ) simde_mm_storeu_pd(sq + 2 * k, qs[k]);
+        if (what & DQ__ST_ABS) simde_mm_storeu_pd(ab + 2 * k, qa[k]);
+    }
+    simde_mm_storeu_si128((simde__m128i *)m4, m);
+    if (what & DQ__ST_MAX)
+        for (k = 0; k < 4; k++)
+            if (m4[k] > *mx) *mx = m4[k];
+    dq__hstat_acc__scalar(x + i, e ? e + i : NULL, n - i, what, sq, ab, mx);
+}
+
+/* ---- 32-way rANS chunks (coder 3)
+ * Twins of dq__r32_get__scalar and dq__r32_encode__scalar. The 32 states are 8 SSE2
+ * vectors or 4 AVX2 vectors; a group of 32 symbols is one step of every state. A decoder group
+ * reads at most 32 words (64 bytes) and an encoder group writes at most 64 bytes, so the vector
+ * loops run while that much is left and hand the rest (and any group a call starts or ends in
+ * the middle of) to the scalar twin, which carries the same state: the bytes out are the same
+ * for every input, corrupt or not. Renormalization moves the words of the lanes that need one,
+ * in increasing lane order: the decoder expands consecutive words into those lanes, the encoder
+ * compresses those lanes' low halves into consecutive words, with these tables:
+ *   dq__r32_exp8[m]: for lane i (3 bits at 3i) the rank of i among the set bits of m below i;
+ *   dq__r32_cmp8[m]: right-justified compress: position p (3 bits at 3p) takes lane number
+ *                    k-th set bit of m, k = p - (8 - popcount m), for p >= 8 - popcount m;
+ *   dq__r32_pop8[m]: popcount of m. */
+static const uint32_t dq__r32_exp8[128] = { /* bit 7 of m is below no lane: index m & 127 */
+    0x000000u, 0x249248u, 0x249240u, 0x492488u, 0x249200u, 0x492448u, 0x492440u, 0x6DB688u,
+    0x249000u, 0x492248u, 0x492240u, 0x6DB488u, 0x492200u, 0x6DB448u, 0x6DB440u, 0x924688u,
+    0x248000u, 0x491248u, 0x491240u, 0x6DA488u, 0x491200u, 0x6DA448u, 0x6DA440u, 0x923688u,
+    0x491000u, 0x6DA248u, 0x6DA240u, 0x923488u, 0x6DA200u, 0x923448u, 0x923440u, 0xB6C688u,
+    0x240000u, 0x489248u, 0x489240u, 0x6D2488u, 0x489200u, 0x6D2448u, 0x6D2440u, 0x91B688u,
+    0x489000u, 0x6D2248u, 0x6D2240u, 0x91B488u, 0x6D2200u, 0x91B448u, 0x91B440u, 0xB64688u,
+    0x488000u, 0x6D1248u, 0x6D1240u, 0x91A488u, 0x6D1200u, 0x91A448u, 0x91A440u, 0xB63688u,
+    0x6D1000u, 0x91A248u, 0x91A240u, 0xB63488u, 0x91A200u, 0xB63448u, 0xB63440u, 0xDAC688u,
+    0x200000u, 0x449248u, 0x449240u, 0x692488u, 0x449200u, 0x692448u, 0x692440u, 0x8DB688u,
+    0x449000u, 0x692248u, 0x692240u, 0x8DB488u, 0x692200u, 0x8DB448u, 0x8DB440u, 0xB24688u,
+    0x448000u, 0x691248u, 0x691240u, 0x8DA488u, 0x691200u, 0x8DA448u, 0x8DA440u, 0xB23688u,
+    0x691000u, 0x8DA248u, 0x8DA240u, 0xB23488u, 0x8DA200u, 0xB23448u, 0xB23440u, 0xD6C688u,
+    0x440000u, 0x689248u, 0x689240u, 0x8D2488u, 0x689200u, 0x8D2448u, 0x8D2440u, 0xB1B688u,
+    0x689000u, 0x8D2248u, 0x8D2240u, 0xB1B488u, 0x8D2200u, 0xB1B448u, 0xB1B440u, 0xD64688u,
+    0x688000u, 0x8D1248u, 0x8D1240u, 0xB1A488u, 0x8D1200u, 0xB1A448u, 0xB1A440u, 0xD63688u,
+    0x8D1000u, 0xB1A248u, 0xB1A240u, 0xD63488u, 0xB1A200u, 0xD63448u, 0xD63440u, 0xFAC688u,
+};
+static const uint8_t dq__r32_pop8[256] = {
+    0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5, 6, 6, 7, 6, 7, 7, 8,
+};
+
+/* 4 lanes: x = f (x >> 12) + bias from the table entries, then the renormalization of the
+ * lanes that fell below 2^16 (words loaded one per lane at their rank; in the vector loop at
+ * least 8 bytes are readable past p). Returns the symbols in the low byte of each lane. */
+static inline simde__m128i dq__r32_step__sse2(simde__m128i *xp, const uint32_t *tab, const uint8_t **pp) {
+    const simde__m128i m12 = simde_mm_set1_epi32(0xFFF), zero = simde_mm_setzero_si128();
+    simde__m128i x = *xp, e, f, need, wv;
+    uint32_t sl[4], r;
+    const uint8_t *p = *pp;
+    unsigned mask;
+    simde_mm_storeu_si128((simde__m128i *)sl, simde_mm_and_si128(x, m12));
+    e = simde_mm_setr_epi32((int32_t)tab[sl[0]], (int32_t)tab[sl[1]], (int32_t)tab[sl[2]], (int32_t)tab[sl[3]]);
+    f = simde_mm_add_epi32(simde_mm_and_si128(simde_mm_srli_epi32(e, 8), m12), simde_mm_set1_epi32(1));
+    x = dq__mullo__sse2(f, simde_mm_srli_epi32(x, 12));
+    x = simde_mm_add_epi32(x, simde_mm_srli_epi32(e, 20));
+    need = simde_mm_cmpeq_epi32(simde_mm_srli_epi32(x, 16), zero);
+    mask = (unsigned)simde_mm_movemask_ps(simde_mm_castsi128_ps(need));
+    r = dq__r32_exp8[mask & 127u];
+    wv = simde_mm_setr_epi32((int32_t)dq__ld16(p + 2u * (r & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 3 & 7u)),
+                             (int32_t)dq__ld16(p + 2u * (r >> 6 & 7u)), (int32_t)dq__ld16(p + 2u * (r >> 9 & 7u)));
+    wv = simde_mm_or_si128(simde_mm_slli_epi32(x, 16), wv);
+    *xp = simde_mm_or_si128(simde_mm_and_si128(need, wv), simde_mm_andnot_si128(need, x));
+    *pp = p + 2u * dq__r32_pop8[mask];
+    return simde_mm_and_si128(e, simde_mm_set1_epi32(0xFF));
+}
+static inline void dq__r32_get__sse2(dq__r32_dec *d, const uint32_t *tab, uint8_t *out, size_t cnt) {
+    size_t i = 0, head = (DQ__R32_WAYS - d->j % DQ__R32_WAYS) % DQ__R32_WAYS;
+    if (head) {
+        i = head < cnt ? head : cnt;
+        dq__r32_get__scalar(d, tab, out, i);
+    }
+    if (cnt - i >= DQ__R32_WAYS && d->end - d->p >= 64) {
+        simde__m128i x[8], s[8];
+        const uint8_t *p = d->p;
+        size_t i0 = i;
+        unsigned k;
+        for (k = 0; k < 8; k++) x[k] = simde_mm_loadu_si128((const simde__m128i *)(d->x + 4u * k));
+        for (; cnt - i >= DQ__R32_WAYS && d->end - p >= 64; i += DQ__R32_WAYS) {
+            for (k = 0; k < 8; k++) s[k] = dq__r32_step__sse2(x + k, tab, &p);
+            for (k = 0; k < 2; k++) {
+                simde__m128i a = simde_mm_packs_epi32(s[4 * k], s[4 * k + 1]);
+                simde__m128i b = simde_mm_packs_epi32(s[4 * k + 2], s[4 * k + 3]);
+                simde_mm_storeu_si128((simde__m128i *)(out + i + 16u * k), simde_mm_packus_epi16(a, b));
+            }
+        }
+        for (k = 0; k < 8; k++) simde_mm_storeu_si128((simde__m128i *)(d->x + 4u * k), x[k]);
+        d->p = p;
+        d->j += i - i0;
+    }
+    dq__r32_get__scalar(d, tab, out + i, cnt - i);
+}
 #endif /* SSE2 */
 
+/* ================================================================ SSSE3: the VARINT index decoder
+ * (twin: dq__svb_decode__scalar), where the byte shuffle is native: x86 with SSSE3, and NEON
+ * (one table lookup). */
+#if DQ__HAS_SSSE3_KERNELS
+/* Four values a control byte: the byte's two nibbles each describe two values. For a nibble
+ * q (lengths (q & 3) + 1 and (q >> 2) + 1) nib[q] holds the 8 shuffle indices that spread
+ * their bytes over two 32-bit lanes (0x80: zero); the high nibble's indices are shifted by
+ * the low nibble's byte count (0x80 + 8 keeps the zeroing bit). least[q]: each lane's
+ * smallest value for its length, XOR 2^31 (for a signed compare). Full groups run while 16
+ * data bytes remain readable; the rest, and the k % 4 tail, go to the scalar twin. */
+static inline void dq__svb_decode__ssse3(const uint8_t *ctrl, const uint8_t *data, size_t data_len, size_t k,
+                                         uint32_t *out, dq__svb_acc *a) {
+    static const uint64_t nib[16] = {
+        0x8080800180808000u, 0x8080800280800100u, 0x8080800380020100u, 0x8080800403020100u,
+        0x8080020180808000u, 0x8080030280800100u, 0x8080040380020100u, 0x8080050403020100u,
+        0x8003020180808000u, 0x8004030280800100u, 0x8005040380020100u, 0x8006050403020100u,
+        0x0403020180808000u, 0x0504030280800100u, 0x0605040380020100u, 0x0706050403020100u};
+    static const uint64_t least[16] = {
+        0x8000000080000000u, 0x8000000080000100u, 0x8000000080010000u, 0x8000000081000000u,
+        0x8000010080000000u, 0x8000010080000100u, 0x8000010080010000u, 0x8000010081000000u,
+        0x8001000080000000u, 0x8001000080000100u, 0x8001000080010000u, 0x8001000081000000u,
+        0x8100000080000000u, 0x8100000080000100u, 0x8100000080010000u, 0x8100000081000000u};
+    const simde__m128i zero = simde_mm_setzero_si128(), one = simde_mm_set1_epi32(1);
+    const simde__m128i sign = simde_mm_set1_epi32(INT32_MIN);
+    simde__m128i prev = simde_mm_set1_epi32((int32_t)a->prev), bad = zero, s0 = zero, s1 = zero;
+    uint64_t sums[4];
+    size_t g = 0, groups = k / 4u, pos = 0;
+    for (; g < groups && data_len - pos >= 16; g++) {
+        unsigned c = ctrl[g], lo = c & 15u, hi = c >> 4, nlo = (lo & 3u) + (lo >> 2) + 2u;
+        uint64_t mhi = nib[hi] + nlo * 0x0101010101010101u;
+        simde__m128i m = simde_mm_set_epi64x((int64_t)mhi, (int64_t)nib[lo]);
+        simde__m128i v = simde_mm_shuffle_epi8(simde_mm_loadu_si128((const simde__m128i *)(data + pos)), m);
+        simde__m128i mn = simde_mm_set_epi64x((int64_t)least[hi], (int64_t)least[lo]);
+        bad = simde_mm_or_si128(bad, simde_mm_cmpgt_epi32(mn, simde_mm_xor_si128(v, sign)));
+        s0 = simde_mm_add_epi64(s0, simde_mm_unpacklo_epi32(v, zero));
+        s1 = simde_mm_add_epi64(s1, simde_mm_unpackhi_epi32(v, zero));
+        pos += nlo + (hi & 3u) + (hi >> 2) + 2u;
+        v = simde_mm_add_epi32(v, one); /* gaps */
+        v = simde_mm_add_epi32(v, simde_mm_slli_si128(v, 4));
+        v = simde_mm_add_epi32(v, simde_mm_slli_si128(v, 8));
+        v = simde_mm_add_epi32(v, prev);
+        simde_mm_storeu_si128((simde__m128i *)(out + 4u * g), v);
+        prev = simde_mm_shuffle_epi32(v, 0xFF);
+    }
+    simde_mm_storeu_si128((simde__m128i *)sums, s0);
+    simde_mm_storeu_si128((simde__m128i *)(sums + 2), s1);
+    a->sum += sums[0] + sums[1] + sums[2] + sums[3];
+    a->prev = (uint32_t)simde_mm_cvtsi128_si32(prev);
+    a->bad |= (uint32_t)(simde_mm_movemask_epi8(bad) != 0);
+    dq__svb_decode__scalar(ctrl + g, data + pos, data_len - pos, k - 4u * g, out + 4u * g, a);
+}
+#endif /* SSSE3 */
+
+/* ================================================================ SSE4.2: CRC32C
+ * (twin: dq__crc32c__scalar) The crc32 instruction computes the raw CRC32C register update;
+ * eight bytes at a time in one dependency chain (3-cycle latency) gives about 8 bytes per 3
+ * cycles, ample beside the codec. */
+#if DQ__HAS_SSE42_KERNELS
+static inline uint32_t dq__crc32c__sse42(uint32_t c, const uint8_t *p, size_t n) {
+    uint64_t c64 = c, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8); /* x86 is little-endian: the bytes in memory order */
+        c64 = simde_mm_crc32_u64(c64, w);
+    }
+    c = (uint32_t)c64;
+    for (; n; p++, n--) c = simde_mm_crc32_u8(c, *p);
+    return c;
+}
+#endif /* SSE4.2 */

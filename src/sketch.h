@@ -2,27 +2,14 @@
 
 /* ---- hashing (doc/FORMAT.md 21.3). Row j's keys are the generator key of FORMAT.md 7.1 for
  * (seed, step = DQ__SKETCH_DOMAIN, stream = j); coordinate i (< 2^32) hashes to the 32-bit
- * value H below (the generator's per-element mix with the full 32-bit output). The bucket is
- * the multiply-shift (H * cols) >> 32, the sign is - when bit 0 of H is set. Buckets use the
- * top bits, the sign the bottom one; cols <= 2^24 leaves 7 bits between them. */
+ * value H (the generator's per-element mix with the full 32-bit output; the hash kernels and
+ * the packed form are with the scalar kernels, dq__sk_pack). The bucket is the multiply-shift
+ * (H * cols) >> 32, the sign is - when bit 0 of H is set. Buckets use the top bits, the sign
+ * the bottom one; cols <= 2^24 leaves 7 bits between them. */
 #define DQ__SKETCH_DOMAIN 0x534B45544348ull   /* "SKETCH" */
 #define DQ__GATE_DOMAIN 0x4741544530303031ull /* "GATE0001", XORed into the gate's seed */
 #define DQ__SKETCH_BLOCK 128u                 /* coordinates per block of the estimators (r x 128 keys on the stack) */
 #define DQ__SKETCH_ABLOCK 512u                /* coordinates per block of dq_sketch_add_dense */
-
-/* The packed form used by the loops: bucket in bits 0..30, sign (1 = minus) in bit 31, which is
- * XORed into a float's sign bit to apply s_j(i) exactly. */
-#define DQ__SK_COL_MASK 0x7FFFFFFFu /* the column of a packed hash (bit 31: the sign) */
-static inline uint32_t dq__sk_pack(uint32_t h, uint32_t cols) {
-    return (uint32_t)(((uint64_t)h * cols) >> 32) | (h << 31);
-}
-/* Hash kernel: out[t] = packed hash of coordinate first + t, t < cnt (first + cnt <= 2^32). */
-static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, uint32_t first, size_t cnt,
-                                           uint32_t *out) {
-    size_t t;
-    for (t = 0; t < cnt; t++) out[t] = dq__sk_pack(dq__draw32(k0, k1, first + (uint32_t)t), cols);
-}
-
 
 typedef struct dq__sk_keys {
     uint32_t k0[DQ_SKETCH_MAX_ROWS], k1[DQ_SKETCH_MAX_ROWS];

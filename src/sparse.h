@@ -24,46 +24,8 @@
 #define DQ__SP_LEN_OFF 56u /* TOPK, THRESHOLD: u64 byte length of the index stream */
 #define DQ__SP_STREAM 64u  /* TOPK, THRESHOLD: the index stream, then the values */
 
-static inline uint32_t dq__sp_key(float c) { return dq__abs_bits(c); }
-
-/* ---- the scan kernel: c = x (+ e), stored to eo when eo is non-NULL (eo may be e), and the
- * mask of the elements whose key is >= lo (bit j for element j). cnt <= 64. */
-static inline uint64_t dq__sp_mask__scalar(const float *x, const float *e, float *eo, size_t cnt, uint32_t lo) {
-    uint64_t m = 0;
-    size_t j;
-    if (eo) {
-        for (j = 0; j < cnt; j++) {
-            float c = x[j] + e[j];
-            eo[j] = c;
-            m |= (uint64_t)(dq__sp_key(c) >= lo) << j;
-        }
-    } else if (e) {
-        for (j = 0; j < cnt; j++) m |= (uint64_t)(dq__sp_key(x[j] + e[j]) >= lo) << j;
-    } else {
-        for (j = 0; j < cnt; j++) m |= (uint64_t)(dq__sp_key(x[j]) >= lo) << j;
-    }
-    return m;
-}
-/* Mostly no key reaches lo: (key - lo) is negative (as int32: keys and lo are below 2^31) for
- * every element exactly when the AND of all of them has its sign bit set, a test compilers
- * vectorize; only then is the mask worth building bit by bit. */
-static inline uint64_t dq__sp_mask64__scalar(const float *x, const float *e, float *eo, uint32_t lo) {
-    uint32_t all = 0xFFFFFFFFu;
-    size_t j;
-    if (eo) {
-        for (j = 0; j < 64u; j++) {
-            float c = x[j] + e[j];
-            eo[j] = c;
-            all &= dq__sp_key(c) - lo;
-        }
-    } else if (e) {
-        for (j = 0; j < 64u; j++) all &= dq__sp_key(x[j] + e[j]) - lo;
-    } else {
-        for (j = 0; j < 64u; j++) all &= dq__sp_key(x[j]) - lo;
-    }
-    if (all >> 31) return 0;
-    return eo ? dq__sp_mask__scalar(eo, NULL, NULL, 64u, lo) : dq__sp_mask__scalar(x, e, NULL, 64u, lo);
-}
+/* The scan of elements i .. min(i + 64, n) (the kernels and the key dq__sp_key are with the
+ * scalar kernels). */
 static inline uint64_t dq__sp_mask(const float *x, const float *e, float *eo, size_t i, size_t n, uint32_t lo) {
     if (n - i >= 64u) return dq__k_sp_mask64(x + i, e ? e + i : NULL, eo ? eo + i : NULL, lo);
     return dq__sp_mask__scalar(x + i, e ? e + i : NULL, eo ? eo + i : NULL, n - i, lo);

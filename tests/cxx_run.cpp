@@ -3,8 +3,8 @@
 // A round trip at every width, rounding, norm and bucket: exact message size, header fields,
 // determinism, the per-element error bound, decode-add against decode, the error-feedback
 // residual identity, status codes and the backend. Ends "N passed, M failed" (tests/harness.h).
-#include "dqsgd_simd.h" // the SIMD header first: it must pull in dqsgd.h by itself
 #include "dqsgd.h"
+#include "dqsgd_simd.h" // part of dqsgd.h: after it, this include adds nothing
 
 #include <cmath>
 #include <cstring>

@@ -122,32 +122,6 @@ static inline void dq_t_st64(uint8_t *p, uint64_t v) {
     dq_t_st32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* Independent model of doc/FORMAT.md section 7: the dither draw of element index i. */
-static inline uint64_t dq_t_ref_mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-static inline uint32_t dq_t_ref_draw24(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
-    uint64_t z = dq_t_ref_mix64(seed + 0x9E3779B97F4A7C15u);
-    uint32_t k0, k1, x;
-    z = dq_t_ref_mix64(z ^ (step + 0x3C6EF372FE94F82Au));
-    z = dq_t_ref_mix64(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Fu));
-    k0 = (uint32_t)z;
-    k1 = (uint32_t)(z >> 32) ^ ((uint32_t)(i >> 32) * 0x9E3779B9u);
-    x = (uint32_t)i ^ k0;
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= (x >> 15) ^ k1;
-    x *= 0x846CA68Bu;
-    x ^= x >> 16;
-    return x >> 8;
-}
-/* The same draw as a float in [0, 1): draw24 x 2^-24. */
-static inline float dq_t_ref_draw(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
-    return (float)dq_t_ref_draw24(seed, step, stream, i) * 5.96046448e-08f; /* 2^-24 */
-}
-
 /* Deterministic test data: splitmix64 stream and helpers. */
 typedef struct dq_t_rng { unsigned long long s; } dq_t_rng;
 static inline unsigned long long dq_t_next(dq_t_rng *r) {

@@ -11,41 +11,40 @@
  * is renamed or reshaped in the headers, only this file changes. Keep it small: one general
  * entry (a kernel family macro, a table per family) rather than one per use.
  *
- * Include after dqsgd.h (and dqsgd_simd.h, which dqsgd.h includes unless DQ_NO_SIMD). */
+ * Include after dqsgd.h. */
 #ifndef DQ_TEST_INTERNALS_H
 #define DQ_TEST_INTERNALS_H
 
-/* ---- Build: which kernel levels this TU compiles in. A TU built at level L has every kernel of
- * level <= L (NEON runs the SSE2 kernels); F16C is x86 half conversion beside those. */
-#if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD)
+/* ---- Build: which kernel levels this TU compiles in (1 or 0). A TU built at level L has every
+ * kernel of level <= L (NEON runs the SSE2 kernels); F16C is x86 half conversion beside those. */
 #define DQT_SSE2 DQ__HAS_SSE2_KERNELS
 #define DQT_AVX2 DQ__HAS_AVX2_KERNELS
 #define DQT_AVX512 DQ__HAS_AVX512_KERNELS
-#define DQT_R32_VL DQ__HAS_R32_VL /* the AVX-512VL rANS decoder */
+#define DQT_R32_VL DQ__HAS_R32_VL   /* the AVX-512VL rANS decoder */
 #define DQT_GAPS_VL DQ__HAS_GAPS_VL /* the AVX-512VL Elias early-stop pass */
 #define DQT_F16C DQ__HAS_F16C_KERNELS
-#else
-#define DQT_SSE2 0
-#define DQT_AVX2 0
-#define DQT_AVX512 0
-#define DQT_R32_VL 0
-#define DQT_GAPS_VL 0
-#define DQT_F16C 0
-#endif
 #define DQT_HALF_BACKEND DQ__HALF_BACKEND /* the half kernels' name, as printed */
 
-/* ---- Kernel families (stats, compensate, quant, quant_pack, pack_block, unpack_block,
- * decode_block, elias_scan, elias_nz, elias_gaps, quant_tab, decode_block_tab, tm_acc, decode_block_tm, shared_q, hstat_acc,
- * f16_to_f32, f32_to_f16, bf16_to_f32, f32_to_bf16, crc32c, svb_decode, sp_mask64, sk_hash,
- * tab_isexp): the kernel a build dispatches to, the scalar twin, one kernel by level (for
- * identity checks of the dispatch). */
+/* ---- Kernel families (the kernel list of dqsgd.h, and unpack_block and tab_isexp, which are
+ * not selected): the kernel a build dispatches to, the scalar twin, one kernel by level. */
 #define dqt_k(fam) dq__k_##fam
 #define dqt_scalar(fam) dq__##fam##__scalar
 #define dqt_kernel(fam, isa) dq__##fam##__##isa
 
-/* ---- Kernel tables: the SIMD kernels of a family in this build, each compared with its scalar
- * twin (tests/test_simd.c, tests/test_simd_tab.c, tests/test_aggregate.c, fuzz_simd.c). Each
- * ends with {NULL, NULL}. */
+/* ---- Kernel tables, from the kernel list: DQT_KERNELS(fam) is a row {"isa", kernel} for each
+ * SIMD kernel of the family that this build compiles in, best first, and DQT_TABLE(fn_type,
+ * table, fam) defines a table of them, ending with {NULL, NULL}. Every family of the list has
+ * one below, and the tests compare each of its kernels with the scalar twin; dqt_is_selected
+ * says that the family's kernel is its table's first row (the scalar twin when there is none). */
+#define DQT_ROW(fam, isa) {#isa, dq__##fam##__##isa},
+#define DQT_KERNELS(fam) DQ__KERNELS_##fam(DQT_ROW)
+#define DQT_TABLE(fn_type, table, fam) \
+    static const struct {              \
+        const char *name;              \
+        fn_type fn;                    \
+    } table[] = {DQT_KERNELS(fam){NULL, NULL}}
+#define dqt_is_selected(fam, table) (dqt_k(fam) == ((table)[0].fn ? (table)[0].fn : dqt_scalar(fam)))
+
 typedef void (*dqt_stats_fn)(const float *, const float *, size_t, unsigned, dq__stats *);
 typedef void (*dqt_comp_fn)(const float *, float *, size_t);
 typedef void (*dqt_quant_fn)(const dq__qctx *, const float *, size_t, uint32_t *, float *);
@@ -53,153 +52,47 @@ typedef void (*dqt_qpack_fn)(const dq__qctx *, const float *, float *, uint8_t *
 typedef void (*dqt_pack_fn)(const uint32_t *, unsigned, uint8_t *);
 typedef void (*dqt_dec_fn)(const uint8_t *, unsigned, const float *, float, int, float *);
 typedef void (*dqt_dectab_fn)(const uint8_t *, unsigned, const float *, const float *, float, int, float *);
-typedef void (*dqt_shq_fn)(const float *, float *, size_t, size_t, float, float, uint32_t, uint32_t, int, int32_t *);
 typedef void (*dqt_tmacc_fn)(const float *, const float *, size_t, double *, double *, uint64_t *);
 typedef void (*dqt_dectm_fn)(const uint8_t *, const float *, const float *, float, int, float *);
-
-typedef struct { const char *name; dqt_stats_fn fn; } dqt_stats_k;
-typedef struct { const char *name; dqt_comp_fn fn; } dqt_comp_k;
-typedef struct { const char *name; dqt_quant_fn fn; } dqt_quant_k;
-typedef struct { const char *name; dqt_qpack_fn fn; } dqt_qpack_k;
-typedef struct { const char *name; dqt_pack_fn fn; } dqt_pack_k;
-typedef struct { const char *name; dqt_dec_fn fn; } dqt_dec_k;
-typedef struct { const char *name; dqt_dectab_fn fn; } dqt_dectab_k;
-typedef struct { const char *name; dqt_shq_fn fn; } dqt_shq_k;
-typedef struct { const char *name; dqt_tmacc_fn fn; } dqt_tmacc_k;
-typedef struct { const char *name; dqt_dectm_fn fn; } dqt_dectm_k;
-
-static const dqt_stats_k DQT_STATS_K[] = { /* AVX-512 uses AVX2's */
-#if DQT_SSE2
-    {"sse2", dq__stats__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__stats__avx2},
-#endif
-    {NULL, NULL}};
-static const dqt_comp_k DQT_COMP_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__compensate__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__compensate__avx2},
-#endif
-#if DQT_AVX512
-    {"avx512", dq__compensate__avx512},
-#endif
-    {NULL, NULL}};
-static const dqt_quant_k DQT_QUANT_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__quant__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__quant__avx2},
-#endif
-#if DQT_AVX512
-    {"avx512", dq__quant__avx512},
-#endif
-    {NULL, NULL}};
-static const dqt_qpack_k DQT_QPACK_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__quant_pack__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__quant_pack__avx2},
-#endif
-#if DQT_AVX512
-    {"avx512", dq__quant_pack__avx512},
-#endif
-    {NULL, NULL}};
-static const dqt_pack_k DQT_PACK_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__pack_block__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__pack_block__avx2},
-#endif
-    {NULL, NULL}};
-static const dqt_dec_k DQT_DEC_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__decode_block__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__decode_block__avx2},
-#endif
-#if DQT_AVX512
-    {"avx512", dq__decode_block__avx512},
-#endif
-    {NULL, NULL}};
-/* The Elias sizing scan of a block. */
+typedef void (*dqt_shq_fn)(const float *, float *, size_t, size_t, float, float, uint32_t, uint32_t, int, int32_t *);
 typedef uint32_t (*dqt_escan_fn)(const uint8_t *, unsigned, const uint8_t *, uint32_t *, uint64_t *);
-typedef struct { const char *name; dqt_escan_fn fn; } dqt_escan_k;
-static const dqt_escan_k DQT_ESCAN_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__elias_scan__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__elias_scan__avx2},
-#endif
-    {NULL, NULL}};
-/* Its masks alone (the early-stop pass). */
 typedef void (*dqt_enz_fn)(const uint8_t *, unsigned, uint64_t *);
-typedef struct { const char *name; dqt_enz_fn fn; } dqt_enz_k;
-static const dqt_enz_k DQT_ENZ_K[] = {
-#if DQT_AVX2
-    {"avx2", dq__elias_nz__avx2},
-#endif
-    {NULL, NULL}};
-/* The early-stop pass over whole blocks (masks and gap counts). */
 typedef void (*dqt_egaps_fn)(const uint8_t *, unsigned, size_t, uint64_t *, uint64_t *);
-typedef struct { const char *name; dqt_egaps_fn fn; } dqt_egaps_k;
-static const dqt_egaps_k DQT_EGAPS_K[] = {
-#if DQT_GAPS_VL
-    {"avx512", dq__elias_gaps__avx512},
-#endif
-    {NULL, NULL}};
-/* Table schemes (NUQSGD, natural, TRUNC_NU): the quantizer and the block decoder. */
-static const dqt_quant_k DQT_QTAB_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__quant_tab__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__quant_tab__avx2},
-#endif
-#if DQT_AVX512
-    {"avx512", dq__quant_tab__avx512},
-#endif
-    {NULL, NULL}};
-static const dqt_dectab_k DQT_DECTAB_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__decode_block_tab__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__decode_block_tab__avx2},
-#endif
-    {NULL, NULL}};
-static const dqt_shq_k DQT_SHQ_K[] = { /* shared-scale levels (aggregation) */
-#if DQT_SSE2
-    {"sse2", dq__shared_q__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__shared_q__avx2},
-#endif
-    {NULL, NULL}};
-/* Two-means (DQ_SCHEME_TWOMEANS): the statistics and the block decoder (AVX-512 uses AVX2's). */
-static const dqt_tmacc_k DQT_TMACC_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__tm_acc__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__tm_acc__avx2},
-#endif
-    {NULL, NULL}};
-static const dqt_dectm_k DQT_DECTM_K[] = {
-#if DQT_SSE2
-    {"sse2", dq__decode_block_tm__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__decode_block_tm__avx2},
-#endif
-    {NULL, NULL}};
+typedef uint64_t (*dqt_spmask_fn)(const float *, const float *, float *, uint32_t);
+typedef void (*dqt_skhash_fn)(uint32_t, uint32_t, uint32_t, uint32_t, size_t, uint32_t *);
+typedef void (*dqt_hstat_fn)(const float *, const float *, size_t, unsigned, double *, double *, uint32_t *);
+typedef void (*dqt_hin_fn)(const void *, float *, size_t);  /* fp16 or bf16 to float */
+typedef void (*dqt_hout_fn)(const float *, void *, size_t); /* float to fp16 or bf16 */
+typedef void (*dqt_r32get_fn)(dq__r32_dec *, const uint32_t *, uint8_t *, size_t);
+typedef size_t (*dqt_r32enc_fn)(const uint8_t *, size_t, const dq__r32_esym *, uint8_t *, size_t);
+typedef uint32_t (*dqt_crc_fn)(uint32_t, const uint8_t *, size_t);
+typedef void (*dqt_svb_fn)(const uint8_t *, const uint8_t *, size_t, size_t, uint32_t *, dq__svb_acc *);
+
+DQT_TABLE(dqt_stats_fn, DQT_STATS_K, stats);
+DQT_TABLE(dqt_comp_fn, DQT_COMP_K, compensate);
+DQT_TABLE(dqt_quant_fn, DQT_QUANT_K, quant);
+DQT_TABLE(dqt_qpack_fn, DQT_QPACK_K, quant_pack);
+DQT_TABLE(dqt_pack_fn, DQT_PACK_K, pack_block);
+DQT_TABLE(dqt_dec_fn, DQT_DEC_K, decode_block);
+DQT_TABLE(dqt_quant_fn, DQT_QTAB_K, quant_tab); /* table schemes (NUQSGD, natural, TRUNC_NU) */
+DQT_TABLE(dqt_dectab_fn, DQT_DECTAB_K, decode_block_tab);
+DQT_TABLE(dqt_tmacc_fn, DQT_TMACC_K, tm_acc); /* two-means (DQ_SCHEME_TWOMEANS) */
+DQT_TABLE(dqt_dectm_fn, DQT_DECTM_K, decode_block_tm);
+DQT_TABLE(dqt_shq_fn, DQT_SHQ_K, shared_q);       /* shared-scale levels (aggregation) */
+DQT_TABLE(dqt_escan_fn, DQT_ESCAN_K, elias_scan); /* the Elias sizing scan of a block */
+DQT_TABLE(dqt_enz_fn, DQT_ENZ_K, elias_nz);       /* its masks alone (the early-stop pass) */
+DQT_TABLE(dqt_egaps_fn, DQT_EGAPS_K, elias_gaps); /* the early-stop pass over whole blocks */
+DQT_TABLE(dqt_spmask_fn, DQT_SPMASK_K, sp_mask64); /* the sparsifiers' scan */
+DQT_TABLE(dqt_skhash_fn, DQT_SKHASH_K, sk_hash);   /* count-sketch hashes */
+DQT_TABLE(dqt_hstat_fn, DQT_HSTAT_K, hstat_acc);   /* the typed codec's carried statistics */
+DQT_TABLE(dqt_hin_fn, DQT_F16IN_K, f16_to_f32);
+DQT_TABLE(dqt_hout_fn, DQT_F16OUT_K, f32_to_f16);
+DQT_TABLE(dqt_hin_fn, DQT_BF16IN_K, bf16_to_f32);
+DQT_TABLE(dqt_hout_fn, DQT_BF16OUT_K, f32_to_bf16);
+DQT_TABLE(dqt_r32get_fn, DQT_R32GET_K, r32_get); /* 32-way rANS chunks */
+DQT_TABLE(dqt_r32enc_fn, DQT_R32ENC_K, r32_encode);
+DQT_TABLE(dqt_crc_fn, DQT_CRC_K, crc32c);     /* the CRC32C register update */
+DQT_TABLE(dqt_svb_fn, DQT_SVB_K, svb_decode); /* the VARINT index decoder */
 
 /* ---- Block layout and bucket statistics: a packed block is DQT_BLOCK codes, DQT_LANES lanes x
  * DQT_ROWS rows; the stats kernels sum into DQT_SLANES lanes what DQT_ST_* ask for. */
@@ -256,11 +149,21 @@ static inline void dqt_qtab_make(dqt_qctx *q, unsigned bits, const float *tab, f
 #define dqt_pack_tail dq__pack_tail
 #define dqt_unpack_tail dq__unpack_tail
 
-/* ---- Dither key: (seed, step, stream) -> key, its high-index half, one 24-bit draw. */
+/* ---- The dither generator (doc/FORMAT.md 7), the library's one scalar definition: (seed, step,
+ * stream) -> key, its high-index half, one 32-bit or 24-bit draw; dqt_draw24_at and dqt_draw_at
+ * (u = d * 2^-24) draw for a 64-bit element index. Tests take draws from here, not a copy. */
 typedef dq__key dqt_key;
 #define dqt_key_make dq__key_make
 #define dqt_key_hi dq__key_hi
 #define dqt_draw24 dq__draw24
+#define dqt_draw32 dq__draw32
+static inline uint32_t dqt_draw24_at(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
+    dq__key k = dq__key_make(seed, step, stream);
+    return dq__draw24(k.k0, dq__key_hi(k, (uint32_t)(i >> 32)), (uint32_t)i);
+}
+static inline float dqt_draw_at(uint64_t seed, uint64_t step, uint32_t stream, uint64_t i) {
+    return (float)dqt_draw24_at(seed, step, stream, i) * 5.96046448e-08f; /* exact */
+}
 
 /* ---- Integrity and bit scans: CRC32C (the register update is the crc32c kernel family), the
  * 64-bit leading/trailing zero counts and their portable twins. */
@@ -282,8 +185,8 @@ typedef dq__sp_strata dqt_sp_strata;
 #define dqt_sk_fkey_inv dq__sk_fkey_inv
 #define dqt_sk_median dq__sk_median
 
-/* ---- rANS, 32 ways (coder 3, doc/FORMAT.md 17.6): the chunk API, its kernel tables (scalar twin
- * first), and the symbols and frequencies it shares with coder 2. */
+/* ---- rANS, 32 ways (coder 3, doc/FORMAT.md 17.6): the chunk API (its kernels: DQT_R32GET_K,
+ * DQT_R32ENC_K), and the symbols and frequencies it shares with coder 2. */
 #define DQT_R32_HEAD DQ__R32_HEAD /* bytes of a chunk's 32 states */
 #define DQT_R32_M DQ__R32_M       /* the frequencies' total, 4096 */
 typedef dq__r32_dec dqt_r32_dec;
@@ -298,28 +201,6 @@ typedef dq__r32_esym dqt_r32_esym;
 #define dqt_sym_bits dq__sym_bits
 #define dqt_sym_bytes dq__sym_bytes
 #define dqt_sym_group dq__sym_group
-typedef void (*dqt_r32get_fn)(dq__r32_dec *, const uint32_t *, uint8_t *, size_t);
-typedef size_t (*dqt_r32enc_fn)(const uint8_t *, size_t, const dq__r32_esym *, uint8_t *, size_t);
-typedef struct { const char *name; dqt_r32get_fn fn; } dqt_r32get_k;
-typedef struct { const char *name; dqt_r32enc_fn fn; } dqt_r32enc_k;
-static const dqt_r32get_k DQT_R32GET_K[] = {
-    {"scalar", dq__r32_get__scalar},
-#if DQT_SSE2
-    {"sse2", dq__r32_get__sse2},
-#endif
-#if DQT_AVX2
-    {"avx2", dq__r32_get__avx2},
-#endif
-#if DQT_R32_VL
-    {"avx512", dq__r32_get__avx512},
-#endif
-    {NULL, NULL}};
-static const dqt_r32enc_k DQT_R32ENC_K[] = {
-    {"scalar", dq__r32_encode__scalar},
-#if DQT_AVX2
-    {"avx2", dq__r32_encode__avx2},
-#endif
-    {NULL, NULL}};
 
 /* Segments (FORMAT 24): a level-scheme encode whose element 0 has dither index `first`. */
 #define dqt_lv_encode_at dq__lv_encode_at

@@ -5,12 +5,16 @@
  * derivation is stated next to it. Independent repetitions vary params.step (the dither key is
  * (seed, step, stream, index)), so one input is quantized K times with independent dither.
  *
+ * The generator of the dither is checked against the check values of doc/FORMAT.md 13.1 (the other
+ * tests draw from it through tests/internals.h).
+ *
  * Environment: DQ_TEST_VERBOSE=1 prints the statistics of each case; DQ_PRINT_HASHES=1 prints
  * the frozen-hash table as computed by this build (to regenerate it from the scalar build). */
 #include <math.h>
 #include <stdint.h>
 #include "dqsgd.h"
 #include "harness.h"
+#include "internals.h" /* the dither generator, for its check values */
 
 #define UNIT_RO 5.9604644775390625e-08 /* u = 2^-24, unit roundoff of float32 */
 #define MIN_SCALE_D 7.8886090522101181e-31 /* 2^-100: smaller bucket scales are sent as 0 */
@@ -131,6 +135,30 @@ static void two_point_model(unsigned bits, uint32_t bucket, const float *x, size
  * of relative u each (< 2^-21 |x| together) and the 24-bit dither adds < 2^-24 step;
  * b == 1: p = fl(0.5 + fl(x fl(0.5/m))) is within 2^-23 of (1+x/m)/2, times the gap 2m. */
 static double draw_bias(double ax, double delta) { return ax * 4.76837158203125e-07 + delta * 2.384185791015625e-07; }
+
+/* ---------------------------------------------------------------- 0. the dither generator
+ * doc/FORMAT.md 13.1: the keys of (0, 0, 0) and (42, 7, 3), and the 24-bit draws of (42, 7, 3) at
+ * element indices on both sides of 2^32 and beyond (the key's high-index half), through the
+ * 64-bit helper and the 32-bit draw it comes from. */
+static void test_generator_check_values(void) {
+    static const struct {
+        uint64_t i;
+        uint32_t d;
+    } draws[] = {{0u, 9655258u},       {1u, 14641642u},          {2u, 14738346u},
+                 {255u, 555311u},      {256u, 2055047u},         {0xFFFFFFFFull, 4302964u},
+                 {0x100000000ull, 9166105u}, {0x100000001ull, 5531424u}, {((uint64_t)1 << 40) + 5u, 12996276u}};
+    dqt_key z = dqt_key_make(0, 0, 0), k = dqt_key_make(42, 7, 3);
+    size_t j;
+    CHECKF(z.k0 == 0xBF4F6F16u && z.k1 == 0x1E35CDB4u, "key (0, 0, 0): %08x %08x", (unsigned)z.k0, (unsigned)z.k1);
+    CHECKF(k.k0 == 0xCE0846D9u && k.k1 == 0x662C9547u, "key (42, 7, 3): %08x %08x", (unsigned)k.k0, (unsigned)k.k1);
+    for (j = 0; j < sizeof draws / sizeof draws[0]; j++) {
+        uint64_t i = draws[j].i;
+        uint32_t d = dqt_draw24_at(42, 7, 3, i), h = dqt_draw32(k.k0, dqt_key_hi(k, (uint32_t)(i >> 32)), (uint32_t)i);
+        CHECKF(d == draws[j].d && h >> 8 == d, "draw at %llu: %lu (32-bit %08lx), FORMAT.md 13.1 says %lu",
+               (unsigned long long)i, (unsigned long)d, (unsigned long)h, (unsigned long)draws[j].d);
+    }
+    CHECK(dqt_draw_at(42, 7, 3, 0) == 9655258.0f / 16777216.0f);
+}
 
 /* ---------------------------------------------------------------- 1. unbiasedness
  * K independent quantizations of one input (params.step = 1000 + k). For coordinate i the sum of
@@ -936,6 +964,7 @@ static void test_message_norm2(void) {
 }
 
 int main(void) {
+    RUN(test_generator_check_values);
     RUN(test_unbiased);
     RUN(test_variance);
     RUN(test_dither_independence);

@@ -198,8 +198,8 @@ static void test_index_past_2_32(void) {
     CHECK(dq_t_ld32(msg + 48 + 8) == dq_t_fbits(scale));
     for (i = 0; i < m; i++) {
         float inv = 0.5f / scale, pr = 0.5f + x[i] * inv;
-        unsigned want = dq_t_ref_draw(p.seed, p.step, p.stream, base + i) < pr ? 0u : 1u;
-        unsigned want0 = dq_t_ref_draw(p.seed, p.step, p.stream, i) < pr ? 0u : 1u;
+        unsigned want = dqt_draw_at(p.seed, p.step, p.stream, base + i) < pr ? 0u : 1u;
+        unsigned want0 = dqt_draw_at(p.seed, p.step, p.stream, i) < pr ? 0u : 1u;
         /* 1 bit: lane L of a block is one u32 whose bit r is the code of element 8r + L */
         size_t blk = i / 256u, r = (i % 256u) / 8u, lane = i % 8u;
         const uint8_t *w = msg + 48 + 12 + (size_t)(base / 8u) + blk * 32u + lane * 4u;
@@ -212,7 +212,7 @@ static void test_index_past_2_32(void) {
            (unsigned long)m);
     CHECK(dq_decode_range(msg, cap, (size_t)base, n, out) == DQ_OK);
     for (i = 0; i < m; i++) {
-        float want = dq_t_ref_draw(p.seed, p.step, p.stream, base + i) < 0.5f + x[i] * (0.5f / scale) ? scale : -scale;
+        float want = dqt_draw_at(p.seed, p.step, p.stream, base + i) < 0.5f + x[i] * (0.5f / scale) ? scale : -scale;
         CHECK(dq_t_fbits(out[i]) == dq_t_fbits(want));
     }
     free(msg);

@@ -409,8 +409,8 @@ static void test_dither_index(void) {
         if (!(rr < 1.0f)) rr = 1.0f;
         l = (unsigned)rr;
         f = rr - (float)l;
-        l0 = l + (dq_t_ref_draw(p.seed, p.step, p.stream, i) < f ? 1u : 0u);
-        l += dq_t_ref_draw(p.seed, p.step, p.stream, first + i) < f ? 1u : 0u;
+        l0 = l + (dqt_draw_at(p.seed, p.step, p.stream, i) < f ? 1u : 0u);
+        l += dqt_draw_at(p.seed, p.step, p.stream, first + i) < f ? 1u : 0u;
         CHECKF(fabsf(out[i]) == (float)l * step, "element %lu: %g, model level %u", (unsigned long)i, (double)out[i], l);
         agree0 += l == l0;
     }

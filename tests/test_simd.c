@@ -1,9 +1,12 @@
 /* test_simd.c - every SIMD kernel compiled into this build against its scalar twin, bit for bit.
  *
- * Kernel families (dqsgd.h / dqsgd_simd.h): stats, compensate, quant, pack_block, decode_block,
- * elias_scan, elias_nz, elias_gaps.
+ * Kernel families (dqsgd.h's kernel list; tests/internals.h has a table of each): stats,
+ * compensate, quant, quant_pack, pack_block, decode_block, elias_scan, elias_nz, elias_gaps,
+ * tm_acc, decode_block_tm; and the selection of every family of the list (test_backend). The
+ * other families are compared where they are used: test_simd_tab (table schemes), test_half,
+ * test_aggregate, test_sparse, test_sketch, test_index, test_integrity, test_rans32.
  * A TU compiled at level L defines every kernel of level <= L, so the avx512 build compares the
- * SSE2, AVX2 and AVX-512 kernels; the scalar build only checks dq_simd_backend().
+ * SSE2, AVX2 and AVX-512 kernels; the scalar build checks dq_simd_backend() and the selection.
  *
  * Inputs are exact-size heap blocks (the last element is the last byte of the block) so that an
  * over-read shows up under ASan/valgrind; outputs carry guard bytes before and after. */
@@ -1036,23 +1039,41 @@ static void test_backend(void) {
         CHECKF(strcmp(isa, be) == 0, "build %s reports backend %s", isa, be);
     if (!strcmp(isa, "arm-scalar") || !strcmp(isa, "arm-neon"))
         CHECKF(strcmp(isa + 4, be) == 0, "build %s reports backend %s", isa, be);
-    /* the selected kernels are the ones the backend name promises */
-#if T_AVX512
-    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, avx2));
-    CHECK((dqt_comp_fn)dqt_k(compensate) == (dqt_comp_fn)dqt_kernel(compensate, avx512));
-    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx512));
-    CHECK((dqt_pack_fn)dqt_k(pack_block) == (dqt_pack_fn)dqt_kernel(pack_block, avx2));
-    CHECK((dqt_dec_fn)dqt_k(decode_block) == (dqt_dec_fn)dqt_kernel(decode_block, avx512));
-#elif T_AVX2
-    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, avx2));
-    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, avx2));
-#elif T_SSE2
-    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_kernel(quant, sse2));
-    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_kernel(stats, sse2));
-#else
-    CHECK((dqt_quant_fn)dqt_k(quant) == (dqt_quant_fn)dqt_scalar(quant));
-    CHECK((dqt_stats_fn)dqt_k(stats) == (dqt_stats_fn)dqt_scalar(stats));
-#endif
+    /* each family's kernel is the first of its list that this build compiles in: the selection
+     * and the tables come from the one kernel list, and agree */
+#define SELECTED(fam, table) CHECKF(dqt_is_selected(fam, table), "the selected " #fam " kernel is not %s", \
+                                    (table)[0].name ? (table)[0].name : "the scalar twin")
+    SELECTED(stats, DQT_STATS_K);
+    SELECTED(compensate, DQT_COMP_K);
+    SELECTED(quant, DQT_QUANT_K);
+    SELECTED(quant_pack, DQT_QPACK_K);
+    SELECTED(pack_block, DQT_PACK_K);
+    SELECTED(decode_block, DQT_DEC_K);
+    SELECTED(quant_tab, DQT_QTAB_K);
+    SELECTED(decode_block_tab, DQT_DECTAB_K);
+    SELECTED(tm_acc, DQT_TMACC_K);
+    SELECTED(decode_block_tm, DQT_DECTM_K);
+    SELECTED(shared_q, DQT_SHQ_K);
+    SELECTED(elias_scan, DQT_ESCAN_K);
+    SELECTED(elias_nz, DQT_ENZ_K);
+    SELECTED(elias_gaps, DQT_EGAPS_K);
+    SELECTED(sp_mask64, DQT_SPMASK_K);
+    SELECTED(sk_hash, DQT_SKHASH_K);
+    SELECTED(hstat_acc, DQT_HSTAT_K);
+    SELECTED(f16_to_f32, DQT_F16IN_K);
+    SELECTED(f32_to_f16, DQT_F16OUT_K);
+    SELECTED(bf16_to_f32, DQT_BF16IN_K);
+    SELECTED(f32_to_bf16, DQT_BF16OUT_K);
+    SELECTED(r32_get, DQT_R32GET_K);
+    SELECTED(r32_encode, DQT_R32ENC_K);
+    SELECTED(crc32c, DQT_CRC_K);
+    SELECTED(svb_decode, DQT_SVB_K);
+#undef SELECTED
+    /* the widest level's kernels are the ones the backend name promises */
+    if (T_AVX512) CHECK(DQT_QUANT_K[0].name && strcmp(DQT_QUANT_K[0].name, "avx512") == 0);
+    else if (T_AVX2) CHECK(DQT_QUANT_K[0].name && strcmp(DQT_QUANT_K[0].name, "avx2") == 0);
+    else if (T_SSE2) CHECK(DQT_QUANT_K[0].name && strcmp(DQT_QUANT_K[0].name, "sse2") == 0);
+    else CHECK(DQT_QUANT_K[0].name == NULL);
 }
 
 static void print_family(const char *fam, const char *const *names) {

@@ -3,8 +3,8 @@
  * scalar one (codes and residuals) and the decode_block_tab kernels (sse2, avx2) against the
  * scalar one (tests/internals.h: DQT_QTAB_K, DQT_DECTAB_K, dqt_scalar()); plus the
  * exponential-table check the SIMD kernels use to pick their lookup-free path. A TU compiled at
- * level L has every kernel of level <= L; the scalar build checks only the selection and the
- * scalar twins' own consistency.
+ * level L has every kernel of level <= L; the scalar build checks only the scalar twins' own
+ * consistency (test_simd checks every family's selection).
  *
  * Tables: exponential (dqt_tab_exp), random increasing ones ending in 1 (spread, clustered,
  * tiny and subnormal first levels), power-law ones, and exponential tables with one entry off
@@ -574,22 +574,6 @@ static void test_api_schemes(void) {
                 for (nearest = 0; nearest < 2; nearest++) api_case(&r, sc, nearest, ns[ni], buckets[bi]);
 }
 
-static void test_selection(void) {
-#if DQT_AVX512
-    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_kernel(quant_tab, avx512));
-    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_kernel(decode_block_tab, avx2));
-#elif DQT_AVX2
-    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_kernel(quant_tab, avx2));
-    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_kernel(decode_block_tab, avx2));
-#elif DQT_SSE2
-    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_kernel(quant_tab, sse2));
-    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_kernel(decode_block_tab, sse2));
-#else
-    CHECK((dqt_quant_fn)dqt_k(quant_tab) == (dqt_quant_fn)dqt_scalar(quant_tab));
-    CHECK((dqt_dectab_fn)dqt_k(decode_block_tab) == (dqt_dectab_fn)dqt_scalar(decode_block_tab));
-#endif
-}
-
 int main(void) {
     size_t k;
     printf("table kernels vs scalar [%s build, backend %s] -- quant_tab:", DQ_TEST_ISA, dq_simd_backend());
@@ -600,7 +584,6 @@ int main(void) {
     for (k = 0; DQT_DECTAB_K[k].name; k++) printf(" %s", DQT_DECTAB_K[k].name);
     printf("\n");
     fflush(stdout);
-    RUN(test_selection);
     RUN(test_tab_isexp);
     RUN(test_quant_tab_lengths);
     RUN(test_quant_tab_kinds);

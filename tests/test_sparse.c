@@ -453,28 +453,10 @@ static void test_threshold(void) {
     free(v);
 }
 
-/* ---- random-k: the indices written again from the spec (FORMAT 7.1, 7.2 and the strata) */
-static uint64_t spec_mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static void spec_key(uint64_t seed, uint64_t step, uint32_t stream, uint32_t *k0, uint32_t *k1) {
-    uint64_t z = spec_mix(seed + 0x9E3779B97F4A7C15ull);
-    z = spec_mix(z ^ (step + 0x3C6EF372FE94F82Aull));
-    z = spec_mix(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Full));
-    *k0 = (uint32_t)z;
-    *k1 = (uint32_t)(z >> 32);
-}
-static uint32_t spec_h32(uint32_t k0, uint32_t k1, uint32_t j) {
-    uint32_t h = j ^ k0;
-    h ^= h >> 16;
-    h *= 0x7FEB352Du;
-    h ^= (h >> 15) ^ k1;
-    h *= 0x846CA68Bu;
-    h ^= h >> 16;
-    return h;
-}
+/* ---- random-k: the indices written again from the spec (FORMAT 20.4: stratum j's index is its
+ * start plus the 32-bit draw of counter j, scaled to the stratum by a multiply-shift), with the
+ * library's generator (tests/internals.h, pinned by FORMAT 13.1's check values in test_quant) */
+static uint32_t spec_h32(dqt_key k, uint32_t j) { return dqt_draw32(k.k0, dqt_key_hi(k, 0), j); }
 /* stratum j of n elements in k strata: [a, b) with a = floor(j n / k); (j + 1) n < 2^64 below k */
 static void spec_stratum(uint64_t n, uint64_t k, uint64_t j, uint64_t *a, uint64_t *b) {
     *a = j * n / k;
@@ -483,11 +465,10 @@ static void spec_stratum(uint64_t n, uint64_t k, uint64_t j, uint64_t *a, uint64
 static void spec_randk(uint64_t n, uint64_t k, uint64_t seed, uint64_t step, uint32_t stream, uint64_t *idx,
                        uint64_t *len) {
     uint64_t j, a, b;
-    uint32_t k0, k1;
-    spec_key(seed, step, stream, &k0, &k1);
+    dqt_key key = dqt_key_make(seed, step, stream);
     for (j = 0; j < k; j++) {
         spec_stratum(n, k, j, &a, &b);
-        idx[j] = a + (((uint64_t)spec_h32(k0, k1, (uint32_t)j) * (b - a)) >> 32);
+        idx[j] = a + (((uint64_t)spec_h32(key, (uint32_t)j) * (b - a)) >> 32);
         len[j] = b - a;
     }
 }
@@ -547,15 +528,14 @@ static void test_randk_indices(void) {
         size_t b;
         for (b = 0; b < 4; b++) {
             uint64_t n = big[b][0], k = big[b][1], j, lim = k < 300000 ? k : 300000, a, e;
-            uint32_t k0, k1;
+            dqt_key key = dqt_key_make(9, 8, 7);
             dqt_sp_strata s;
             int bad = 0;
-            spec_key(9, 8, 7, &k0, &k1);
             dqt_sp_strata_init(&s, n, k, 9, 8, 7);
             for (j = 0; j < lim && !bad; j++) {
                 size_t i = dqt_sp_strata_next(&s, (uint32_t)j);
                 spec_stratum(n, k, j, &a, &e);
-                bad = s.m != e - a || (uint64_t)i != a + (((uint64_t)spec_h32(k0, k1, (uint32_t)j) * (e - a)) >> 32);
+                bad = s.m != e - a || (uint64_t)i != a + (((uint64_t)spec_h32(key, (uint32_t)j) * (e - a)) >> 32);
             }
             CHECKF(!bad, "n %llu k %llu stratum %llu", (unsigned long long)n, (unsigned long long)k,
                    (unsigned long long)(j - 1));
@@ -1074,7 +1054,7 @@ static void test_malformed(void) {
     }
 }
 
-/* ---- the scan kernel against its scalar twin, bit for bit (masks and stored sums). NaN sums
+/* ---- the scan kernels against their scalar twin, bit for bit (masks and stored sums). NaN sums
  * compare as NaN: which operand's payload x + e carries is up to the compiler (it may commute
  * the add), and the library stores sums only once the input is known finite. lo stays at or
  * below 0x7F800000, as in the library, so every NaN key is >= lo. */
@@ -1082,6 +1062,7 @@ static int same_float(float a, float b) { return fbits(a) == fbits(b) || (a != a
 static void test_kernel_twin(void) {
     dq_t_rng r = {22};
     float x[64], e[64], a[64], b[64];
+    size_t k;
     int it;
     for (it = 0; it < 20000; it++) {
         uint32_t lo;
@@ -1096,12 +1077,15 @@ static void test_kernel_twin(void) {
         }
         lo = it % 4 == 0 ? keyof(x[it % 64]) : it % 4 == 1 ? 0x7F800000u : (uint32_t)(dq_t_next(&r) % 0x7F800001u);
         if (lo > 0x7F800000u) lo = 0x7F800000u;
-        ma = dqt_k(sp_mask64)(x, mode ? e : NULL, mode == 2 ? a : NULL, lo);
         mb = dqt_scalar(sp_mask64)(x, mode ? e : NULL, mode == 2 ? b : NULL, lo);
-        for (j = 0; j < 64 && same_float(a[j], b[j]); j++) {}
-        if (ma != mb || j < 64) {
-            CHECKF(0, "iteration %d mode %d", it, mode);
-            break;
+        for (k = 0; DQT_SPMASK_K[k].name; k++) { /* every SIMD kernel of this build */
+            memset(a, 0, sizeof a);
+            ma = DQT_SPMASK_K[k].fn(x, mode ? e : NULL, mode == 2 ? a : NULL, lo);
+            for (j = 0; j < 64 && same_float(a[j], b[j]); j++) {}
+            if (ma != mb || j < 64) {
+                CHECKF(0, "%s: iteration %d mode %d", DQT_SPMASK_K[k].name, it, mode);
+                return;
+            }
         }
     }
 }

@@ -2,12 +2,14 @@
 # tools/amalgamate.sh - writes the two shipped headers, dqsgd.h and dqsgd_simd.h, from the
 # library's parts under src/: each header is its parts, listed in src/<header>.parts, joined
 # in that order, byte for byte. Users drop in the one generated file; the parts are where the
-# code is edited (`make headers` runs this).
+# code is edited (`make headers` runs this). First it has tools/kernels.sh write the kernel
+# selection of src/select.h from the kernel list there.
 #
-#   sh tools/amalgamate.sh           regenerate both headers in place
+#   sh tools/amalgamate.sh           regenerate the selection and both headers in place
 #   sh tools/amalgamate.sh --check   regenerate into a temporary directory and compare: exit 1,
-#                                    naming the header, when a committed header is not what
-#                                    its parts give (part of `make test`; prints a result line)
+#                                    naming the file, when the selection or a committed header
+#                                    is not what the parts give (part of `make test`; prints a
+#                                    result line)
 #
 # Run from anywhere; paths are relative to the repository root.
 set -u
@@ -18,6 +20,16 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/dq_amalg.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
+if [ $check = 1 ]; then
+    if out=$(sh "$root/tools/kernels.sh" --check); then
+        pass=$((pass + 1))
+    else
+        printf '%s\n' "$out" | grep -v ' passed, '
+        fail=$((fail + 1))
+    fi
+else
+    sh "$root/tools/kernels.sh" || exit 2
+fi
 for header in dqsgd.h dqsgd_simd.h; do
     list="$root/src/$header.parts"
     if [ ! -f "$list" ]; then
@@ -46,6 +58,6 @@ for header in dqsgd.h dqsgd_simd.h; do
     fi
 done
 if [ $check = 1 ]; then
-    echo "$pass passed, $fail failed (headers from src/)"
+    echo "$pass passed, $fail failed (kernel selection and headers from src/)"
     [ $fail = 0 ]
 fi

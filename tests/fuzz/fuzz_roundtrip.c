@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "dqsgd.h"
+#include "../internals.h" /* the dither generator (dqt_draw_at) */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -169,26 +170,13 @@ static void check_coded(const dq_params *pf, const float *x, size_t n, const flo
  * coder asked allows); each segment's scales are those of a lone message of its elements, and
  * each value is what FORMAT.md 5 to 7 give for that scale with the dither drawn at the
  * element's index in the whole vector; the residual is compensated - decoded; the first
- * segment's body is the lone message's; each segment decodes alone as a range. */
+ * segment's body is the lone message's; each segment decodes alone as a range. The draws are
+ * the library's generator (tests/internals.h); seg_mix, splitmix64's finalizer, only picks the
+ * split. */
 static uint64_t seg_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
-}
-static uint32_t seg_draw(const dq_params *p, uint64_t i) { /* FORMAT.md 7, the 24-bit draw */
-    uint64_t z = seg_mix(p->seed + 0x9E3779B97F4A7C15ull);
-    uint32_t k0, k1, h;
-    z = seg_mix(z ^ (p->step + 0x3C6EF372FE94F82Aull));
-    z = seg_mix(z ^ ((uint64_t)p->stream + 0xDAA66D2C7DDF743Full));
-    k0 = (uint32_t)z;
-    k1 = (uint32_t)(z >> 32) ^ ((uint32_t)(i >> 32) * 0x9E3779B9u);
-    h = (uint32_t)i ^ k0;
-    h ^= h >> 16;
-    h *= 0x7FEB352Du;
-    h = h ^ (h >> 15) ^ k1;
-    h *= 0x846CA68Bu;
-    h ^= h >> 16;
-    return h >> 8;
 }
 static void fuzz_segments(const uint8_t *data, size_t size) {
     static const unsigned coders[8] = {DQ_CODER_FIXED_ONLY, DQ_CODER_ELIAS, DQ_CODER_RANS,       DQ_CODER_AUTO,
@@ -336,7 +324,7 @@ static void fuzz_segments(const uint8_t *data, size_t size) {
             float scale = f32(ld32(sc + 4u * (t / bk))), inv = scale == 0.0f ? 0.0f : smax / scale, v, f, th;
             float cx = c[first + t], a = fabsf(cx), rr = a * inv;
             uint32_t l;
-            th = p.rounding == DQ_ROUND_NEAREST ? 0.5f : (float)seg_draw(&p, first + t) * (1.0f / 16777216.0f);
+            th = p.rounding == DQ_ROUND_NEAREST ? 0.5f : dqt_draw_at(p.seed, p.step, p.stream, first + t);
             if (!(rr < smax)) rr = smax;
             l = (uint32_t)rr;
             f = rr - (float)l;

@@ -43,22 +43,14 @@ static void fz_fail(const char *what) {
     abort();
 }
 
-/* The kernels dqt_k() selects must be among those compared (or be the scalar twins). */
+/* The kernel each family selects is the first of its table (or the scalar twin): among those
+ * compared. */
 static void fz_check_selection(void) {
-    size_t k;
-    int ok;
-#define FZ_SELECTED(table, type, sel, scalar)                                 \
-    ok = (type)sel == (type)scalar;                                           \
-    for (k = 0; table[k].name; k++) ok |= (type)sel == table[k].fn;           \
-    if (!ok) fz_fail(#sel " is not among the kernels compared");
-    FZ_SELECTED(DQT_STATS_K, dqt_stats_fn, dqt_k(stats), dqt_scalar(stats))
-    FZ_SELECTED(DQT_COMP_K, dqt_comp_fn, dqt_k(compensate), dqt_scalar(compensate))
-    FZ_SELECTED(DQT_QUANT_K, dqt_quant_fn, dqt_k(quant), dqt_scalar(quant))
-    FZ_SELECTED(DQT_QPACK_K, dqt_qpack_fn, dqt_k(quant_pack), dqt_scalar(quant_pack))
-    FZ_SELECTED(DQT_PACK_K, dqt_pack_fn, dqt_k(pack_block), dqt_scalar(pack_block))
-    FZ_SELECTED(DQT_DEC_K, dqt_dec_fn, dqt_k(decode_block), dqt_scalar(decode_block))
-    FZ_SELECTED(DQT_ESCAN_K, dqt_escan_fn, dqt_k(elias_scan), dqt_scalar(elias_scan))
-#undef FZ_SELECTED
+    if (!dqt_is_selected(stats, DQT_STATS_K) || !dqt_is_selected(compensate, DQT_COMP_K) ||
+        !dqt_is_selected(quant, DQT_QUANT_K) || !dqt_is_selected(quant_pack, DQT_QPACK_K) ||
+        !dqt_is_selected(pack_block, DQT_PACK_K) || !dqt_is_selected(decode_block, DQT_DEC_K) ||
+        !dqt_is_selected(elias_scan, DQT_ESCAN_K) || !dqt_is_selected(crc32c, DQT_CRC_K))
+        fz_fail("a selected kernel is not the first of its family's table");
 }
 
 /* ---------------------------------------------------------------- input bytes */
@@ -580,11 +572,13 @@ static void fz_crc(fz_in *in) {
     memset(blk, 0x5A, off);
     for (i = 0; i < n; i++) blk[off + i] = (uint8_t)fz_u8(in);
     want = dqt_scalar(crc32c)(c, p, n);
-    got = dqt_k(crc32c)(c, p, n);
-    if (got != want) {
-        fprintf(stderr, "fuzz_simd: crc32c kernel start %08lx n %lu off %lu: %08lx, scalar %08lx\n", (unsigned long)c,
-                (unsigned long)n, (unsigned long)off, (unsigned long)got, (unsigned long)want);
-        abort();
+    for (i = 0; DQT_CRC_K[i].name; i++) {
+        got = DQT_CRC_K[i].fn(c, p, n);
+        if (got != want) {
+            fprintf(stderr, "fuzz_simd: crc32c__%s start %08lx n %lu off %lu: %08lx, scalar %08lx\n", DQT_CRC_K[i].name,
+                    (unsigned long)c, (unsigned long)n, (unsigned long)off, (unsigned long)got, (unsigned long)want);
+            abort();
+        }
     }
     free(blk);
 }
@@ -605,7 +599,7 @@ static void fz_elias_scan(fz_in *in) {
     lvt[0] = 0;
     for (L = 1; L < 16; L++) lvt[L] = (uint8_t)(1u + dq_elias_omega_len((uint64_t)1 << (L - 1u)));
     if (pat == 0) { /* raw bytes: any bit pattern is a valid block */
-        for (i = 0; i < bytes; i++) raw[i] = fz_u8(in);
+        for (i = 0; i < bytes; i++) raw[i] = (uint8_t)fz_u8(in);
     } else { /* sparse levels with a chance of negative zeros */
         unsigned keep = 1u + fz_u8(in) % 8u, negz = fz_u8(in) % 64u;
         for (i = 0; i < DQT_BLOCK; i++) {
@@ -639,7 +633,7 @@ static void fz_elias_masks(fz_in *in) {
     uint64_t rnz[4], nz[4], st0[6], rst[6], gst[6], rcnt[7], gcnt[7];
     const uint8_t *blk;
     void *bb;
-    for (i = 0; i < bytes; i++) raw[i] = fz_u8(in);
+    for (i = 0; i < bytes; i++) raw[i] = (uint8_t)fz_u8(in);
     for (i = 0; i < 6; i++) st0[i] = (uint64_t)fz_u32(in) << 32 | fz_u32(in);
     blk = (const uint8_t *)in_block(raw, bytes, fz_u8(in) & 63u, 1, &bb);
     dqt_scalar(elias_nz)(blk, b, rnz);
