@@ -4200,10 +4200,35 @@ static inline int dq__coder_param_ok(unsigned coder, unsigned bits, int wire) {
 static inline int dq__fixed_asked(const dq_params *p) {
     return p->coder == DQ_CODER_DEFAULT || p->coder == DQ_CODER_FIXED_ONLY;
 }
+/* Whether a coded form may go out for the coder asked (dq__coder_asked). */
+static inline int dq__coder_may_code(unsigned want) { return want != DQ_CODER_FIXED; }
+/* A coder asked by name, not the fixed layout nor AUTO: dst must hold its worst case up front. */
+static inline int dq__coder_forced(unsigned want) { return want != DQ_CODER_FIXED && want != DQ_CODER_AUTO; }
+/* The coder a part of a message (a segment) asks for, the message carrying the checksum: the
+ * default resolved by the part's count, with nothing of its own to add. */
+static inline unsigned dq__coder_part(unsigned coder, size_t n) {
+    if (coder != DQ_CODER_DEFAULT) return coder;
+    return dq__coder_asked(coder, n) == DQ_CODER_AUTO ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+}
 /* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
  * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
+static inline int dq__default_asked(const dq_params *p) { return p->coder == DQ_CODER_DEFAULT; }
 static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
-    return p->coder == DQ_CODER_DEFAULT && c->coder == DQ_CODER_AUTO && !c->checksum;
+    return dq__default_asked(p) && c->coder == DQ_CODER_AUTO && !c->checksum;
+}
+/* Whether a message sent with `coder` carries a checksum: the caller's (crc), or the default's
+ * (def_crc, which crc then includes) when a coded form went out. */
+static inline int dq__crc_sent(int crc, int def_crc, unsigned coder) {
+    return crc && !(def_crc && !dq__coders[coder].head);
+}
+/* dq_recode's coder, for a message sent with `from` at b bits: a coder id or DQ_CODER_AUTO;
+ * DQ_CODER_FIXED_ONLY is the fixed layout, coder 2 (unless the message has it) coder 3. One
+ * side of a conversion must be the fixed layout, but for a copy into the same coder. */
+static inline dq_status dq__coder_recode(unsigned *coder, unsigned from, unsigned bits) {
+    if (!dq__coder_param_ok(*coder, bits, 0)) return DQ_ERR_PARAM;
+    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
+    if (*coder < DQ__NCODERS && *coder != from) *coder = dq__coders[*coder].sent_as; /* coder 2: written as 3 */
+    return dq__coders[from].head && dq__coder_may_code(*coder) && *coder != from ? DQ_ERR_PARAM : DQ_OK;
 }
 /* Whether coder c is a candidate for want (a coder id, or DQ_CODER_AUTO) at b bits, n elements. */
 static inline int dq__plan_may(unsigned c, unsigned want, unsigned b, size_t n) {
@@ -4345,6 +4370,10 @@ static inline size_t dq__body_send(const dq__cfg *c, size_t n, const uint64_t *c
     dq__plan_in in;
     dq__plan pl;
     size_t L, head = 8u + c->prefix;
+    if (want == DQ_CODER_FIXED) { /* nothing to plan */
+        *coder = DQ_CODER_FIXED;
+        return c->prefix + (size_t)(((uint64_t)n * c->bits + 7u) / 8u);
+    }
     in.bits = c->bits;
     in.n = n;
     in.crc = c->checksum ? 4u : 0u;
@@ -4354,7 +4383,7 @@ static inline size_t dq__body_send(const dq__cfg *c, size_t n, const uint64_t *c
     in.gaps = NULL;
     dq__plan_make(&in, want, 0, cap - c->prefix - (size_t)in.fixed, def_crc, &pl);
     *coder = pl.coder;
-    if (pl.coder == DQ_CODER_FIXED) return c->prefix + (size_t)in.fixed;
+    if (!dq__coders[pl.coder].head) return c->prefix + (size_t)in.fixed;
     L = dq__coders[pl.coder].write(&in, &pl, body + head, cap - head, scratch, 1);
     return L ? dq__body_close(body, body, c->prefix, L) : 0u;
 }
@@ -4388,7 +4417,7 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     if (!p || !size) return DQ_ERR_NULL;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
     if (!framed && (c.checksum || !dq__fixed_asked(p))) return DQ_ERR_PARAM;
-    if (c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO) { /* what a forced coder needs */
+    if (dq__coder_forced(c.coder)) { /* what a forced coder needs */
         *size = dq_encode_bound_coded(n, c.bits);
         return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
     }
@@ -4734,16 +4763,11 @@ static inline dq_status dq__body_encode(const dq__cfg *c, const dq_params *p, si
                                         size_t scratch, unsigned *coder, size_t *len) {
     uint64_t counts[256];
     dq__gather g;
-    unsigned need = c->coder == DQ_CODER_FIXED ? 0u : dq__plan_needs(c->coder, c->bits, n);
+    unsigned need = dq__plan_needs(c->coder, c->bits, n);
     dq_status st;
     if (need) dq__gather_init(&g, c->bits, n, 0, counts, NULL); /* Elias' gaps: its early stop beats counting them all */
     if ((st = dq__lv_body(c, p, n, 0, n, xt, x, rt, residual, body, need ? &g : NULL)) != DQ_OK) return st;
     if (need) dq__gather_end(&g);
-    if (c->coder == DQ_CODER_FIXED) {
-        *coder = DQ_CODER_FIXED;
-        *len = c->prefix + (size_t)(((uint64_t)n * c->bits + 7u) / 8u);
-        return DQ_OK;
-    }
     *len = dq__body_send(c, n, need ? counts : NULL, c->coder, def_crc, body, cap, scratch, coder);
     return *len ? DQ_OK : DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
 }
@@ -4770,7 +4794,7 @@ static inline dq_status dq__lv_encode_body(const dq_params *p, uint64_t first, d
         c->checksum = 1u;
         size += 4u;
     }
-    if (c->coder != DQ_CODER_FIXED && c->coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
+    if (dq__coder_forced(c->coder)) { /* a forced coder needs its worst case up front */
         size_t need = dq_encode_bound_coded(n, c->bits);
         if (!need) return DQ_ERR_TOO_LARGE;
         if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
@@ -4779,7 +4803,7 @@ static inline dq_status dq__lv_encode_body(const dq_params *p, uint64_t first, d
     cs = c->checksum ? 4u : 0u;
     st = dq__body_encode(c, p, n, xt, x, rt, residual, def_crc, dst + DQ_HEADER_SIZE, dst_cap - DQ_HEADER_SIZE - cs, cs,
                          coder, body);
-    *crc = cs && !(def_crc && *coder == DQ_CODER_FIXED);
+    if (st == DQ_OK) *crc = dq__crc_sent(cs != 0, def_crc, *coder);
     return st;
 }
 /* dq_encode() of a level scheme: the body, then the header once. */
@@ -4934,10 +4958,14 @@ static inline void dq__decode_run(const dq__cfg *cfg, const uint8_t *scales, con
     float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
     uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t bi = b0 / c->bucket, pos, bucket_end = b0, blk = DQ__BLOCK_BYTES(c->bits);
-    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
-        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
-                            &bucket_end, cur, w, add, out + (pos - b0));
+    size_t bi = b0 / c->bucket, pos = b0, bucket_end = b0, blk = DQ__BLOCK_BYTES(c->bits);
+    if (cd) /* two loops: the fixed layout's keeps no call to a coder's reader */
+        for (; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
+            dq__decode_block_at(c, scales, dq__cdec_block(cd, tmp), pos, &bi, &bucket_end, cur, w, add, out + (pos - b0));
+    else
+        for (; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
+            dq__decode_block_at(c, scales, payload + (pos / DQ__BLOCK) * blk, pos, &bi, &bucket_end, cur, w, add,
+                                out + (pos - b0));
     if (pos < b1) { /* the tail of the vector */
         dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
         dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
@@ -5163,10 +5191,7 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
     dq_status st;
     if ((st = dq__open(src, src_len, 1, m)) != DQ_OK) return st;
     if (!dq__is_levels(h->scheme) || (h->flags & DQ_FLAG_SEGMENTS)) return DQ_ERR_PARAM; /* unsegmented level schemes */
-    if (!dq__coder_param_ok(*coder, h->bits, 0)) return DQ_ERR_PARAM;
-    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
-    if (*coder < DQ__NCODERS && *coder != h->coder) *coder = dq__coders[*coder].sent_as; /* coder 2: written as 3 */
-    if (h->coder != DQ_CODER_FIXED && *coder != DQ_CODER_FIXED && *coder != h->coder) return DQ_ERR_PARAM;
+    if ((st = dq__coder_recode(coder, h->coder, h->bits)) != DQ_OK) return st;
     m->c.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
     row = &dq__coders[h->coder];
     scales = m->src + DQ_HEADER_SIZE + row->head;
@@ -5176,10 +5201,15 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
         return DQ_ERR_CORRUPT;
     return dq__cdec_validate(cd);
 }
-/* The plan for sending the fixed body of an opened message with `coder`, every candidate sized
- * exactly (the symbol counts counted here, in one pass). */
-static inline void dq__recode_plan(const dq_message *m, unsigned coder, uint64_t *counts, dq__plan *pl) {
+/* The coder dq_recode writes for an opened message and `coder` (resolved): the message's own,
+ * the fixed layout, or from a fixed message what the planner picks, every candidate sized
+ * exactly (the symbol counts counted here, in one pass); DQ_ERR_PARAM when Elias cannot carry
+ * a negative-zero code. */
+static inline dq_status dq__recode_target(const dq_message *m, unsigned coder, dq__plan *pl, unsigned *target) {
     dq__plan_in in;
+    uint64_t counts[256];
+    *target = coder;
+    if (!dq__coder_may_code(coder) || coder == m->h.coder) return DQ_OK;
     in.bits = m->h.bits;
     in.n = m->h.count;
     in.crc = m->c.checksum ? 4u : 0u;
@@ -5192,6 +5222,8 @@ static inline void dq__recode_plan(const dq_message *m, unsigned coder, uint64_t
         in.counts = counts;
     }
     dq__plan_make(&in, coder, 1, 0, 0, pl);
+    *target = pl->coder;
+    return pl->size[pl->coder] ? DQ_OK : DQ_ERR_PARAM;
 }
 /* A copy of a message's header with another coder byte (and its CRC). */
 static inline void dq__header_copy(const uint8_t *in, unsigned coder, uint8_t *out) {
@@ -5204,20 +5236,18 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
     dq_message m;
     dq__cdec cd;
     dq__plan pl;
-    uint64_t counts[256];
     dq_status st;
+    unsigned to;
+    int ok;
     if (!src || !size) return DQ_ERR_NULL;
     if ((st = dq__recode_open(src, src_len, &coder, &m, &cd)) != DQ_OK) return st;
-    if (coder == m.h.coder) {
+    if ((st = dq__recode_target(&m, coder, &pl, &to)) != DQ_OK) return st;
+    if (to == m.h.coder)
         *size = m.h.msg_size;
-    } else if (coder == DQ_CODER_FIXED) {
-        int ok;
+    else if (!dq__coders[to].head) /* the fixed layout */
         *size = dq__size(&m.c, m.h.count, 1, &ok);
-    } else {
-        dq__recode_plan(&m, coder, counts, &pl);
-        if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        *size = DQ_HEADER_SIZE + m.c.prefix + (size_t)pl.size[pl.coder] + (m.c.checksum ? 4u : 0u);
-    }
+    else
+        *size = DQ_HEADER_SIZE + m.c.prefix + (size_t)pl.size[to] + (m.c.checksum ? 4u : 0u);
     return DQ_OK;
 }
 
@@ -5228,40 +5258,31 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
     dq_message m;
     dq__cdec cd;
     dq__plan pl;
-    uint64_t counts[256];
     dq_status st;
     size_t sc, size, crc;
-    unsigned sent = DQ_CODER_FIXED;
+    unsigned to;
+    int ok;
     if (!src || !dst || !dst_len) return DQ_ERR_NULL;
     if ((st = dq__recode_open(src, src_len, &coder, &m, &cd)) != DQ_OK) return st;
+    if ((st = dq__recode_target(&m, coder, &pl, &to)) != DQ_OK) return st;
     sc = m.c.prefix;
     crc = m.c.checksum ? 4u : 0u;
-    if (coder == m.h.coder) { /* nothing to re-code */
+    if (to == m.h.coder) { /* nothing to re-code: AUTO found nothing smaller, or a forced coder was larger */
         if (dst_cap < m.h.msg_size) return DQ_ERR_DST_TOO_SMALL;
         memcpy(out, in, m.h.msg_size);
         *dst_len = m.h.msg_size;
         return DQ_OK;
     }
-    if (m.h.coder != DQ_CODER_FIXED) { /* coded -> fixed: the blocks the payload decodes to */
+    if (!dq__coders[to].head) { /* coded -> fixed: the blocks the payload decodes to */
         size_t k, nblk = (m.h.count + DQ__BLOCK - 1u) / DQ__BLOCK;
-        int ok;
         size = dq__size(&m.c, m.h.count, 1, &ok);
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
         memcpy(out + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + dq__coders[m.h.coder].head, sc);
         for (k = 0; k < nblk; k++) (void)dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(m.h.bits));
-    } else { /* fixed -> coded */
+    } else { /* fixed -> coded, from the source's fixed payload into dst */
         dq__plan_in pin;
-        size_t L;
-        dq__recode_plan(&m, coder, counts, &pl);
-        if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        if (pl.coder == DQ_CODER_FIXED) { /* nothing smaller: AUTO, or a forced coder larger than fixed */
-            if (dst_cap < m.h.msg_size) return DQ_ERR_DST_TOO_SMALL;
-            memcpy(out, in, m.h.msg_size);
-            *dst_len = m.h.msg_size;
-            return DQ_OK;
-        }
-        sent = pl.coder;
-        size = DQ_HEADER_SIZE + sc + (size_t)pl.size[sent] + crc;
+        size_t L, len = (size_t)pl.size[to] - 8u;
+        size = DQ_HEADER_SIZE + sc + (size_t)pl.size[to] + crc;
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
         pin.bits = m.h.bits;
         pin.n = m.h.count;
@@ -5269,11 +5290,11 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         pin.fixed = ((uint64_t)pin.n * pin.bits + 7u) / 8u;
         pin.payload = in + DQ_HEADER_SIZE + sc;
         pin.counts = pin.gaps = NULL;
-        L = dq__coders[sent].write(&pin, &pl, out + DQ_HEADER_SIZE + 8u + sc, (size_t)pl.size[sent] - 8u, 0, 0);
-        if (L != (size_t)pl.size[sent] - 8u) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
+        L = dq__coders[to].write(&pin, &pl, out + DQ_HEADER_SIZE + 8u + sc, len, 0, 0);
+        if (L != len) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
         (void)dq__body_close(out + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE, sc, L);
     }
-    dq__header_copy(in, sent, out);
+    dq__header_copy(in, to, out);
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
     *dst_len = size;
     return DQ_OK;
@@ -5433,7 +5454,7 @@ DQ_API dq_status dq_job_quantize(const dq_job *job, size_t j, const float *x, fl
     at = DQ__JOB_STATE + j * DQ__JOB_REC;
     memcpy(&r, job->work + at, sizeof r);
     if (r.quantized) return DQ_ERR_PARAM;
-    need = c.coder == DQ_CODER_FIXED ? 0u : dq__plan_needs(c.coder, c.bits, job->n);
+    need = dq__plan_needs(c.coder, c.bits, job->n);
     if (need)
         dq__gather_init(&g, c.bits, job->n, begin / DQ__BLOCK, r.cnt, (need & DQ__PS_GAPS) ? r.gaps : NULL);
     st = dq__lv_body(&c, &job->p, job->n, begin, end, DQ_F32, x + begin, DQ_F32, residual ? residual + begin : NULL,
@@ -5460,7 +5481,7 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
     if (job->phase != 1u) return DQ_ERR_PARAM;
     if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc)) != DQ_OK) return st;
     job->phase = 0; /* until it succeeds */
-    need = c.coder == DQ_CODER_FIXED ? 0u : dq__plan_needs(c.coder, c.bits, job->n);
+    need = dq__plan_needs(c.coder, c.bits, job->n);
     A = (size_t)1 << dq__sym_bits(c.bits <= 8u ? c.bits : 8u);
     memset(cnt, 0, sizeof cnt);
     memset(gaps, 0, sizeof gaps);
@@ -5571,8 +5592,7 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
         }
         body = dq__body_close(out + DQ_HEADER_SIZE, out + DQ_HEADER_SIZE, sc, L);
     }
-    *dst_len = dq__message_close(&c, &job->p, job->n, js.pl.coder, crc && !(def_crc && js.pl.coder == DQ_CODER_FIXED),
-                                 out, body);
+    *dst_len = dq__message_close(&c, &job->p, job->n, js.pl.coder, dq__crc_sent(crc != 0, def_crc, js.pl.coder), out, body);
     return DQ_OK;
 }
 /* ---------------------------------------------------------------- segmented messages (FORMAT 24)
@@ -5813,7 +5833,7 @@ static inline void dq__seg_params(const dq_params *p, const dq_segment *sg, dq_p
     *q = *p;
     q->bits = sg->bits;
     q->checksum = 0;
-    if (p->coder == DQ_CODER_DEFAULT) q->coder = sg->count >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+    q->coder = dq__coder_part(p->coder, sg->count);
 }
 /* Checks params and segments; *n the element count, *need the room encoding needs before it
  * starts (fixed layouts, forced coders' bounds), *cap dq_segments_capacity(). */
@@ -5841,10 +5861,10 @@ static inline dq_status dq__seg_plan(const dq_params *p, const dq_segment *seg, 
         if ((st = dq__cfg_make(&q, seg[j].count, &c)) != DQ_OK) return st;
         if ((st = dq__sized(&q, seg[j].count, 1, &sz)) != DQ_OK) return st;
         cp += sz - DQ_HEADER_SIZE;
-        nd += c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
-        coded |= c.coder != DQ_CODER_FIXED;
+        nd += dq__coder_forced(c.coder) ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
+        coded |= dq__coder_may_code(c.coder);
     }
-    if (p->checksum || (p->coder == DQ_CODER_DEFAULT && coded)) cp += 4u;
+    if (p->checksum || (dq__default_asked(p) && coded)) cp += 4u;
     if (p->checksum) nd += 4u;
     if (tot > (uint64_t)SIZE_MAX || cp > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     *n = (size_t)tot;
@@ -5901,10 +5921,10 @@ DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq
         e[16] = (uint8_t)seg[j].bits;
         e[17] = (uint8_t)coder;
         if (seg[j].bits > maxb) maxb = seg[j].bits;
-        coded |= coder != DQ_CODER_FIXED;
+        coded |= dq__coders[coder].head != 0;
         off += body;
     }
-    if (!crc && p->coder == DQ_CODER_DEFAULT && coded && dst_cap - off >= 4u) crc = 4u;
+    if (!crc && dq__default_asked(p) && coded && dst_cap - off >= 4u) crc = 4u;
     if (p->rounding != DQ_ROUND_NEAREST) flags |= DQ_FLAG_STOCHASTIC;
     if (crc) flags |= DQ_FLAG_CHECKSUM;
     dq__st32(out + DQ_HEADER_SIZE, (uint32_t)m);

@@ -12,16 +12,11 @@ static inline dq_status dq__body_encode(const dq__cfg *c, const dq_params *p, si
                                         size_t scratch, unsigned *coder, size_t *len) {
     uint64_t counts[256];
     dq__gather g;
-    unsigned need = c->coder == DQ_CODER_FIXED ? 0u : dq__plan_needs(c->coder, c->bits, n);
+    unsigned need = dq__plan_needs(c->coder, c->bits, n);
     dq_status st;
     if (need) dq__gather_init(&g, c->bits, n, 0, counts, NULL); /* Elias' gaps: its early stop beats counting them all */
     if ((st = dq__lv_body(c, p, n, 0, n, xt, x, rt, residual, body, need ? &g : NULL)) != DQ_OK) return st;
     if (need) dq__gather_end(&g);
-    if (c->coder == DQ_CODER_FIXED) {
-        *coder = DQ_CODER_FIXED;
-        *len = c->prefix + (size_t)(((uint64_t)n * c->bits + 7u) / 8u);
-        return DQ_OK;
-    }
     *len = dq__body_send(c, n, need ? counts : NULL, c->coder, def_crc, body, cap, scratch, coder);
     return *len ? DQ_OK : DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
 }
@@ -48,7 +43,7 @@ static inline dq_status dq__lv_encode_body(const dq_params *p, uint64_t first, d
         c->checksum = 1u;
         size += 4u;
     }
-    if (c->coder != DQ_CODER_FIXED && c->coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
+    if (dq__coder_forced(c->coder)) { /* a forced coder needs its worst case up front */
         size_t need = dq_encode_bound_coded(n, c->bits);
         if (!need) return DQ_ERR_TOO_LARGE;
         if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
@@ -57,7 +52,7 @@ static inline dq_status dq__lv_encode_body(const dq_params *p, uint64_t first, d
     cs = c->checksum ? 4u : 0u;
     st = dq__body_encode(c, p, n, xt, x, rt, residual, def_crc, dst + DQ_HEADER_SIZE, dst_cap - DQ_HEADER_SIZE - cs, cs,
                          coder, body);
-    *crc = cs && !(def_crc && *coder == DQ_CODER_FIXED);
+    if (st == DQ_OK) *crc = dq__crc_sent(cs != 0, def_crc, *coder);
     return st;
 }
 /* dq_encode() of a level scheme: the body, then the header once. */

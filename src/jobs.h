@@ -153,7 +153,7 @@ DQ_API dq_status dq_job_quantize(const dq_job *job, size_t j, const float *x, fl
     at = DQ__JOB_STATE + j * DQ__JOB_REC;
     memcpy(&r, job->work + at, sizeof r);
     if (r.quantized) return DQ_ERR_PARAM;
-    need = c.coder == DQ_CODER_FIXED ? 0u : dq__plan_needs(c.coder, c.bits, job->n);
+    need = dq__plan_needs(c.coder, c.bits, job->n);
     if (need)
         dq__gather_init(&g, c.bits, job->n, begin / DQ__BLOCK, r.cnt, (need & DQ__PS_GAPS) ? r.gaps : NULL);
     st = dq__lv_body(&c, &job->p, job->n, begin, end, DQ_F32, x + begin, DQ_F32, residual ? residual + begin : NULL,
@@ -180,7 +180,7 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
     if (job->phase != 1u) return DQ_ERR_PARAM;
     if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc)) != DQ_OK) return st;
     job->phase = 0; /* until it succeeds */
-    need = c.coder == DQ_CODER_FIXED ? 0u : dq__plan_needs(c.coder, c.bits, job->n);
+    need = dq__plan_needs(c.coder, c.bits, job->n);
     A = (size_t)1 << dq__sym_bits(c.bits <= 8u ? c.bits : 8u);
     memset(cnt, 0, sizeof cnt);
     memset(gaps, 0, sizeof gaps);
@@ -291,7 +291,6 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
         }
         body = dq__body_close(out + DQ_HEADER_SIZE, out + DQ_HEADER_SIZE, sc, L);
     }
-    *dst_len = dq__message_close(&c, &job->p, job->n, js.pl.coder, crc && !(def_crc && js.pl.coder == DQ_CODER_FIXED),
-                                 out, body);
+    *dst_len = dq__message_close(&c, &job->p, job->n, js.pl.coder, dq__crc_sent(crc != 0, def_crc, js.pl.coder), out, body);
     return DQ_OK;
 }

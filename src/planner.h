@@ -34,10 +34,35 @@ static inline int dq__coder_param_ok(unsigned coder, unsigned bits, int wire) {
 static inline int dq__fixed_asked(const dq_params *p) {
     return p->coder == DQ_CODER_DEFAULT || p->coder == DQ_CODER_FIXED_ONLY;
 }
+/* Whether a coded form may go out for the coder asked (dq__coder_asked). */
+static inline int dq__coder_may_code(unsigned want) { return want != DQ_CODER_FIXED; }
+/* A coder asked by name, not the fixed layout nor AUTO: dst must hold its worst case up front. */
+static inline int dq__coder_forced(unsigned want) { return want != DQ_CODER_FIXED && want != DQ_CODER_AUTO; }
+/* The coder a part of a message (a segment) asks for, the message carrying the checksum: the
+ * default resolved by the part's count, with nothing of its own to add. */
+static inline unsigned dq__coder_part(unsigned coder, size_t n) {
+    if (coder != DQ_CODER_DEFAULT) return coder;
+    return dq__coder_asked(coder, n) == DQ_CODER_AUTO ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+}
 /* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
  * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
+static inline int dq__default_asked(const dq_params *p) { return p->coder == DQ_CODER_DEFAULT; }
 static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
-    return p->coder == DQ_CODER_DEFAULT && c->coder == DQ_CODER_AUTO && !c->checksum;
+    return dq__default_asked(p) && c->coder == DQ_CODER_AUTO && !c->checksum;
+}
+/* Whether a message sent with `coder` carries a checksum: the caller's (crc), or the default's
+ * (def_crc, which crc then includes) when a coded form went out. */
+static inline int dq__crc_sent(int crc, int def_crc, unsigned coder) {
+    return crc && !(def_crc && !dq__coders[coder].head);
+}
+/* dq_recode's coder, for a message sent with `from` at b bits: a coder id or DQ_CODER_AUTO;
+ * DQ_CODER_FIXED_ONLY is the fixed layout, coder 2 (unless the message has it) coder 3. One
+ * side of a conversion must be the fixed layout, but for a copy into the same coder. */
+static inline dq_status dq__coder_recode(unsigned *coder, unsigned from, unsigned bits) {
+    if (!dq__coder_param_ok(*coder, bits, 0)) return DQ_ERR_PARAM;
+    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
+    if (*coder < DQ__NCODERS && *coder != from) *coder = dq__coders[*coder].sent_as; /* coder 2: written as 3 */
+    return dq__coders[from].head && dq__coder_may_code(*coder) && *coder != from ? DQ_ERR_PARAM : DQ_OK;
 }
 /* Whether coder c is a candidate for want (a coder id, or DQ_CODER_AUTO) at b bits, n elements. */
 static inline int dq__plan_may(unsigned c, unsigned want, unsigned b, size_t n) {
@@ -179,6 +204,10 @@ static inline size_t dq__body_send(const dq__cfg *c, size_t n, const uint64_t *c
     dq__plan_in in;
     dq__plan pl;
     size_t L, head = 8u + c->prefix;
+    if (want == DQ_CODER_FIXED) { /* nothing to plan */
+        *coder = DQ_CODER_FIXED;
+        return c->prefix + (size_t)(((uint64_t)n * c->bits + 7u) / 8u);
+    }
     in.bits = c->bits;
     in.n = n;
     in.crc = c->checksum ? 4u : 0u;
@@ -188,7 +217,7 @@ static inline size_t dq__body_send(const dq__cfg *c, size_t n, const uint64_t *c
     in.gaps = NULL;
     dq__plan_make(&in, want, 0, cap - c->prefix - (size_t)in.fixed, def_crc, &pl);
     *coder = pl.coder;
-    if (pl.coder == DQ_CODER_FIXED) return c->prefix + (size_t)in.fixed;
+    if (!dq__coders[pl.coder].head) return c->prefix + (size_t)in.fixed;
     L = dq__coders[pl.coder].write(&in, &pl, body + head, cap - head, scratch, 1);
     return L ? dq__body_close(body, body, c->prefix, L) : 0u;
 }
@@ -222,7 +251,7 @@ static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size
     if (!p || !size) return DQ_ERR_NULL;
     if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
     if (!framed && (c.checksum || !dq__fixed_asked(p))) return DQ_ERR_PARAM;
-    if (c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO) { /* what a forced coder needs */
+    if (dq__coder_forced(c.coder)) { /* what a forced coder needs */
         *size = dq_encode_bound_coded(n, c.bits);
         return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
     }

@@ -14,10 +14,7 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
     dq_status st;
     if ((st = dq__open(src, src_len, 1, m)) != DQ_OK) return st;
     if (!dq__is_levels(h->scheme) || (h->flags & DQ_FLAG_SEGMENTS)) return DQ_ERR_PARAM; /* unsegmented level schemes */
-    if (!dq__coder_param_ok(*coder, h->bits, 0)) return DQ_ERR_PARAM;
-    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
-    if (*coder < DQ__NCODERS && *coder != h->coder) *coder = dq__coders[*coder].sent_as; /* coder 2: written as 3 */
-    if (h->coder != DQ_CODER_FIXED && *coder != DQ_CODER_FIXED && *coder != h->coder) return DQ_ERR_PARAM;
+    if ((st = dq__coder_recode(coder, h->coder, h->bits)) != DQ_OK) return st;
     m->c.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
     row = &dq__coders[h->coder];
     scales = m->src + DQ_HEADER_SIZE + row->head;
@@ -27,10 +24,15 @@ static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigne
         return DQ_ERR_CORRUPT;
     return dq__cdec_validate(cd);
 }
-/* The plan for sending the fixed body of an opened message with `coder`, every candidate sized
- * exactly (the symbol counts counted here, in one pass). */
-static inline void dq__recode_plan(const dq_message *m, unsigned coder, uint64_t *counts, dq__plan *pl) {
+/* The coder dq_recode writes for an opened message and `coder` (resolved): the message's own,
+ * the fixed layout, or from a fixed message what the planner picks, every candidate sized
+ * exactly (the symbol counts counted here, in one pass); DQ_ERR_PARAM when Elias cannot carry
+ * a negative-zero code. */
+static inline dq_status dq__recode_target(const dq_message *m, unsigned coder, dq__plan *pl, unsigned *target) {
     dq__plan_in in;
+    uint64_t counts[256];
+    *target = coder;
+    if (!dq__coder_may_code(coder) || coder == m->h.coder) return DQ_OK;
     in.bits = m->h.bits;
     in.n = m->h.count;
     in.crc = m->c.checksum ? 4u : 0u;
@@ -43,6 +45,8 @@ static inline void dq__recode_plan(const dq_message *m, unsigned coder, uint64_t
         in.counts = counts;
     }
     dq__plan_make(&in, coder, 1, 0, 0, pl);
+    *target = pl->coder;
+    return pl->size[pl->coder] ? DQ_OK : DQ_ERR_PARAM;
 }
 /* A copy of a message's header with another coder byte (and its CRC). */
 static inline void dq__header_copy(const uint8_t *in, unsigned coder, uint8_t *out) {
@@ -55,20 +59,18 @@ DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, 
     dq_message m;
     dq__cdec cd;
     dq__plan pl;
-    uint64_t counts[256];
     dq_status st;
+    unsigned to;
+    int ok;
     if (!src || !size) return DQ_ERR_NULL;
     if ((st = dq__recode_open(src, src_len, &coder, &m, &cd)) != DQ_OK) return st;
-    if (coder == m.h.coder) {
+    if ((st = dq__recode_target(&m, coder, &pl, &to)) != DQ_OK) return st;
+    if (to == m.h.coder)
         *size = m.h.msg_size;
-    } else if (coder == DQ_CODER_FIXED) {
-        int ok;
+    else if (!dq__coders[to].head) /* the fixed layout */
         *size = dq__size(&m.c, m.h.count, 1, &ok);
-    } else {
-        dq__recode_plan(&m, coder, counts, &pl);
-        if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        *size = DQ_HEADER_SIZE + m.c.prefix + (size_t)pl.size[pl.coder] + (m.c.checksum ? 4u : 0u);
-    }
+    else
+        *size = DQ_HEADER_SIZE + m.c.prefix + (size_t)pl.size[to] + (m.c.checksum ? 4u : 0u);
     return DQ_OK;
 }
 
@@ -79,40 +81,31 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
     dq_message m;
     dq__cdec cd;
     dq__plan pl;
-    uint64_t counts[256];
     dq_status st;
     size_t sc, size, crc;
-    unsigned sent = DQ_CODER_FIXED;
+    unsigned to;
+    int ok;
     if (!src || !dst || !dst_len) return DQ_ERR_NULL;
     if ((st = dq__recode_open(src, src_len, &coder, &m, &cd)) != DQ_OK) return st;
+    if ((st = dq__recode_target(&m, coder, &pl, &to)) != DQ_OK) return st;
     sc = m.c.prefix;
     crc = m.c.checksum ? 4u : 0u;
-    if (coder == m.h.coder) { /* nothing to re-code */
+    if (to == m.h.coder) { /* nothing to re-code: AUTO found nothing smaller, or a forced coder was larger */
         if (dst_cap < m.h.msg_size) return DQ_ERR_DST_TOO_SMALL;
         memcpy(out, in, m.h.msg_size);
         *dst_len = m.h.msg_size;
         return DQ_OK;
     }
-    if (m.h.coder != DQ_CODER_FIXED) { /* coded -> fixed: the blocks the payload decodes to */
+    if (!dq__coders[to].head) { /* coded -> fixed: the blocks the payload decodes to */
         size_t k, nblk = (m.h.count + DQ__BLOCK - 1u) / DQ__BLOCK;
-        int ok;
         size = dq__size(&m.c, m.h.count, 1, &ok);
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
         memcpy(out + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + dq__coders[m.h.coder].head, sc);
         for (k = 0; k < nblk; k++) (void)dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(m.h.bits));
-    } else { /* fixed -> coded */
+    } else { /* fixed -> coded, from the source's fixed payload into dst */
         dq__plan_in pin;
-        size_t L;
-        dq__recode_plan(&m, coder, counts, &pl);
-        if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        if (pl.coder == DQ_CODER_FIXED) { /* nothing smaller: AUTO, or a forced coder larger than fixed */
-            if (dst_cap < m.h.msg_size) return DQ_ERR_DST_TOO_SMALL;
-            memcpy(out, in, m.h.msg_size);
-            *dst_len = m.h.msg_size;
-            return DQ_OK;
-        }
-        sent = pl.coder;
-        size = DQ_HEADER_SIZE + sc + (size_t)pl.size[sent] + crc;
+        size_t L, len = (size_t)pl.size[to] - 8u;
+        size = DQ_HEADER_SIZE + sc + (size_t)pl.size[to] + crc;
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
         pin.bits = m.h.bits;
         pin.n = m.h.count;
@@ -120,11 +113,11 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
         pin.fixed = ((uint64_t)pin.n * pin.bits + 7u) / 8u;
         pin.payload = in + DQ_HEADER_SIZE + sc;
         pin.counts = pin.gaps = NULL;
-        L = dq__coders[sent].write(&pin, &pl, out + DQ_HEADER_SIZE + 8u + sc, (size_t)pl.size[sent] - 8u, 0, 0);
-        if (L != (size_t)pl.size[sent] - 8u) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
+        L = dq__coders[to].write(&pin, &pl, out + DQ_HEADER_SIZE + 8u + sc, len, 0, 0);
+        if (L != len) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
         (void)dq__body_close(out + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE, sc, L);
     }
-    dq__header_copy(in, sent, out);
+    dq__header_copy(in, to, out);
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
     *dst_len = size;
     return DQ_OK;

@@ -236,7 +236,7 @@ static inline void dq__seg_params(const dq_params *p, const dq_segment *sg, dq_p
     *q = *p;
     q->bits = sg->bits;
     q->checksum = 0;
-    if (p->coder == DQ_CODER_DEFAULT) q->coder = sg->count >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+    q->coder = dq__coder_part(p->coder, sg->count);
 }
 /* Checks params and segments; *n the element count, *need the room encoding needs before it
  * starts (fixed layouts, forced coders' bounds), *cap dq_segments_capacity(). */
@@ -264,10 +264,10 @@ static inline dq_status dq__seg_plan(const dq_params *p, const dq_segment *seg, 
         if ((st = dq__cfg_make(&q, seg[j].count, &c)) != DQ_OK) return st;
         if ((st = dq__sized(&q, seg[j].count, 1, &sz)) != DQ_OK) return st;
         cp += sz - DQ_HEADER_SIZE;
-        nd += c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
-        coded |= c.coder != DQ_CODER_FIXED;
+        nd += dq__coder_forced(c.coder) ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
+        coded |= dq__coder_may_code(c.coder);
     }
-    if (p->checksum || (p->coder == DQ_CODER_DEFAULT && coded)) cp += 4u;
+    if (p->checksum || (dq__default_asked(p) && coded)) cp += 4u;
     if (p->checksum) nd += 4u;
     if (tot > (uint64_t)SIZE_MAX || cp > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     *n = (size_t)tot;
@@ -324,10 +324,10 @@ DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq
         e[16] = (uint8_t)seg[j].bits;
         e[17] = (uint8_t)coder;
         if (seg[j].bits > maxb) maxb = seg[j].bits;
-        coded |= coder != DQ_CODER_FIXED;
+        coded |= dq__coders[coder].head != 0;
         off += body;
     }
-    if (!crc && p->coder == DQ_CODER_DEFAULT && coded && dst_cap - off >= 4u) crc = 4u;
+    if (!crc && dq__default_asked(p) && coded && dst_cap - off >= 4u) crc = 4u;
     if (p->rounding != DQ_ROUND_NEAREST) flags |= DQ_FLAG_STOCHASTIC;
     if (crc) flags |= DQ_FLAG_CHECKSUM;
     dq__st32(out + DQ_HEADER_SIZE, (uint32_t)m);
