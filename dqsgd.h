@@ -4958,14 +4958,10 @@ static inline void dq__decode_run(const dq__cfg *cfg, const uint8_t *scales, con
     float cur[2] = {0.0f, 0.0f};
     uint32_t codes[DQ__BLOCK];
     uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t bi = b0 / c->bucket, pos = b0, bucket_end = b0, blk = DQ__BLOCK_BYTES(c->bits);
-    if (cd) /* two loops: the fixed layout's keeps no call to a coder's reader */
-        for (; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
-            dq__decode_block_at(c, scales, dq__cdec_block(cd, tmp), pos, &bi, &bucket_end, cur, w, add, out + (pos - b0));
-    else
-        for (; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
-            dq__decode_block_at(c, scales, payload + (pos / DQ__BLOCK) * blk, pos, &bi, &bucket_end, cur, w, add,
-                                out + (pos - b0));
+    size_t bi = b0 / c->bucket, pos, bucket_end = b0, blk = DQ__BLOCK_BYTES(c->bits);
+    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
+        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
+                            &bucket_end, cur, w, add, out + (pos - b0));
     if (pos < b1) { /* the tail of the vector */
         dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
         dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
