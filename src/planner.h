@@ -157,8 +157,9 @@ static inline void dq__plan_make(const dq__plan_in *in, unsigned want, int exact
             if (e.ub[c] < m_ok) m_ok = e.ub[c];
         }
     /* Lower bounds against the upper ones: those from the counts alone against every bound
-     * computed, a coder the room ruled out included (as the library always has, FORMAT 17.5:
-     * the bytes depend on it), those with the gap counts too against the candidates'. */
+     * computed, a coder the room ruled out included, as the library always has (so a Gaussian
+     * at 8 bits in a tight buffer goes out fixed where Elias would fit; the bytes depend on it,
+     * tests/test_coders.c pins them), those with the gap counts too against the candidates'. */
     if (autop)
         for (c = 1; c < DQ__NCODERS; c++)
             if (cand[c] && (e.lb[c] > m_all || e.lbg[c] > m_ok)) cand[c] = 0;
