@@ -2309,7 +2309,10 @@ DQ_API size_t dq_range_align(const dq_params *p, size_t n) {
     return dq__align(&c, n);
 }
 
-/* ---------------------------------------------------------------- bit streams and Elias codes */
+/* ---------------------------------------------------------------- bit streams and Elias codes
+ * The public bit writer and reader (MSB first; dq_bw_*, dq_br_*) and the Elias gamma, delta and
+ * omega codes (dq_elias_*), on which the Elias coder (coder_elias.h) and the sparse index
+ * streams (index.h) write and read. */
 
 /* ---- bit scans: compiler builtins where present; the portable versions are tested against
  * them. x must be nonzero. */
@@ -5595,7 +5598,11 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
 /* ---------------------------------------------------------------- segmented messages (FORMAT 24)
  * A segment reads as a message of its own whose header is implied: its fields come from the
  * message's header and the segment's entry, and its body sits where a lone message's body would
- * follow a header. So every decoder and encoder above serves a segment unchanged. */
+ * follow a header. So every decoder above serves a segment unchanged, and the encoder writes
+ * each segment's body as dq_encode writes a message's (dq__lv_encode_body), in place. The table
+ * is parsed once, when the message is opened (every entry validated, the header's fields with
+ * them); the decoders' walks (dq__seg_next) read each entry's fields and derive the segment's
+ * configuration from the message's without checking them again. */
 #define DQ__SEG_TABLE (DQ_HEADER_SIZE + 8u) /* the first entry: after m and the entries' CRC */
 #define DQ__SEG_ENTRY 24u
 typedef struct dq__seg {

@@ -1,7 +1,11 @@
 /* ---------------------------------------------------------------- segmented messages (FORMAT 24)
  * A segment reads as a message of its own whose header is implied: its fields come from the
  * message's header and the segment's entry, and its body sits where a lone message's body would
- * follow a header. So every decoder and encoder above serves a segment unchanged. */
+ * follow a header. So every decoder above serves a segment unchanged, and the encoder writes
+ * each segment's body as dq_encode writes a message's (dq__lv_encode_body), in place. The table
+ * is parsed once, when the message is opened (every entry validated, the header's fields with
+ * them); the decoders' walks (dq__seg_next) read each entry's fields and derive the segment's
+ * configuration from the message's without checking them again. */
 #define DQ__SEG_TABLE (DQ_HEADER_SIZE + 8u) /* the first entry: after m and the entries' CRC */
 #define DQ__SEG_ENTRY 24u
 typedef struct dq__seg {
