@@ -165,16 +165,17 @@ static const dq__coder dq__coders[DQ__NCODERS] = {
     {1, 16, 0, 0, 0, DQ_MAX_ELEMS, dq__fixed_bound, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
      NULL, NULL, NULL, NULL},
     /* 1: Elias omega gaps, signs and levels (FORMAT 17.2) */
-    {2, 16, 1, 8, DQ__PS_GAPS, DQ_MAX_ELEMS, dq__elias_payload_bound, dq__elias_auto_room, dq__elias_open, dq__elias_open,
-     dq__elias_rd_block, dq__elias_end, NULL, dq__elias_bounds, NULL, dq__elias_size, dq__elias_write, NULL,
-     dq__elias_work, NULL, NULL, NULL},
+    {2, 16, 1, 8, DQ__PS_GAPS, DQ_MAX_ELEMS, dq__elias_payload_bound, dq__elias_auto_room, dq__elias_open,
+     dq__elias_open, dq__elias_rd_block, dq__elias_end, NULL, dq__elias_bounds, NULL, dq__elias_size, dq__elias_write,
+     NULL, dq__elias_work, NULL, NULL, NULL},
     /* 2: rANS, 8 states, one stream (FORMAT 17.3): read only, asking for it sends coder 3 */
     {1, 8, 3, 8, 0, DQ_MAX_ELEMS, dq__rans8_payload_bound, NULL, dq__rans8_open, dq__rans8_rewind, dq__rans8_block,
      dq__rans8_end, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     /* 3: rANS, 32 states, in chunks (FORMAT 17.6) */
-    {1, 8, 3, 8, DQ__PS_COUNTS, DQ__RANS_MAX_SYMS, dq__r32_payload_bound, dq__r32_auto_room, dq__r32_rd_open, dq__r32_rd_rewind,
-     dq__r32_rd_block, dq__r32_rd_end, dq__r32_rd_range, dq__r32_plan_bounds, dq__r32_room_fits, dq__r32_size,
-     dq__r32_write, dq__r32_chunk_elems, dq__r32_work, dq__r32_part_cap, dq__r32_part, dq__r32_head_write},
+    {1, 8, 3, 8, DQ__PS_COUNTS, DQ__RANS_MAX_SYMS, dq__r32_payload_bound, dq__r32_auto_room, dq__r32_rd_open,
+     dq__r32_rd_rewind, dq__r32_rd_block, dq__r32_rd_end, dq__r32_rd_range, dq__r32_plan_bounds, dq__r32_room_fits,
+     dq__r32_size, dq__r32_write, dq__r32_chunk_elems, dq__r32_work, dq__r32_part_cap, dq__r32_part,
+     dq__r32_head_write},
 };
 /* The row of a coder byte; NULL for an unassigned one. */
 static inline const dq__coder *dq__coder_row(unsigned coder) {
@@ -182,6 +183,8 @@ static inline const dq__coder *dq__coder_row(unsigned coder) {
 }
 /* Whether a row carries b-bit codes. */
 static inline int dq__coder_bits_ok(const dq__coder *r, unsigned b) { return b >= r->bits_min && b <= r->bits_max; }
+/* A coded payload read from its start only: no ranges (Elias, coder 2). */
+static inline int dq__coder_one_stream(unsigned coder) { return dq__coders[coder].open && !dq__coders[coder].range; }
 /* Whether encoders send a row (a coder asked for that sends another is not sent itself). */
 static inline int dq__coder_sent(unsigned coder) { return coder < DQ__NCODERS && dq__coders[coder].sent_as == coder; }
 

@@ -215,7 +215,7 @@ static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t b
     if ((st = dq__open(src, src_len, 0, &m)) != DQ_OK) return st;
     if (!dq__is_levels(m.h.scheme)) return DQ_ERR_PARAM;
     if (m.h.flags & DQ_FLAG_SEGMENTS) return dq__seg_range(&m, begin, end, w, add, out);
-    if (dq__coders[m.h.coder].open && !dq__coders[m.h.coder].range) return DQ_ERR_PARAM; /* one stream, from its start */
+    if (dq__coder_one_stream(m.h.coder)) return DQ_ERR_PARAM; /* read from its start */
     if (!dq__range_ok(&m.c, m.h.count, begin, end)) return DQ_ERR_RANGE;
     return dq__rng_opened(m.src, &m.h, &m.c, begin, end, w, add, out);
 }

@@ -271,7 +271,8 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
     dq__job_in(job, &c, &in);
     body = sc + (size_t)in.fixed;
     if (row->head) {
-        if (DQ_HEADER_SIZE + row->head + sc > job->dst_cap - crc) return DQ_ERR_DST_TOO_SMALL; /* unreachable, as below */
+        if (DQ_HEADER_SIZE + row->head + sc > job->dst_cap - crc)
+            return DQ_ERR_DST_TOO_SMALL; /* unreachable, as below */
         pay = out + DQ_HEADER_SIZE + row->head + sc;
         cap = job->dst_cap - crc - (DQ_HEADER_SIZE + row->head + sc);
         if (row->part) { /* the head, then the parts' bytes in order */
@@ -291,6 +292,7 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
         }
         body = dq__body_close(out + DQ_HEADER_SIZE, out + DQ_HEADER_SIZE, sc, L);
     }
-    *dst_len = dq__message_close(&c, &job->p, job->n, js.pl.coder, dq__crc_sent(crc != 0, def_crc, js.pl.coder), out, body);
+    *dst_len =
+        dq__message_close(&c, &job->p, job->n, js.pl.coder, dq__crc_sent(crc != 0, def_crc, js.pl.coder), out, body);
     return DQ_OK;
 }

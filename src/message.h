@@ -115,9 +115,9 @@ static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_
     int ok;
     if (dq__is_levels(h->scheme) && (h->flags & DQ_FLAG_SEGMENTS)) return dq__seg_header(in, src_len, count, h, c);
     h->segments = 1;
-    if (!dq__is_levels(h->scheme) || !row || !dq__bits_ok(h->scheme, h->bits) || !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
-        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
-        ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
+    if (!dq__is_levels(h->scheme) || !row || !dq__bits_ok(h->scheme, h->bits) ||
+        !dq__norm_ok(h->scheme, in[DQ__H_NORM]) || (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 ||
+        (h->bucket % 8u) != 0 || ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
         return DQ_ERR_CORRUPT;
     if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     memset(&p, 0, sizeof p);
@@ -152,7 +152,8 @@ static inline dq_status dq__msg_open_body(dq_message *m, size_t src_len, int ver
     const dq_header *h = &m->h;
     dq__cfg *c = &m->c;
     if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
-    if (verify && (h->flags & DQ_FLAG_CHECKSUM) && dq__ld32(m->src + h->msg_size - 4u) != dq__body_crc(m->src, h->msg_size))
+    if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
+        dq__ld32(m->src + h->msg_size - 4u) != dq__body_crc(m->src, h->msg_size))
         return DQ_ERR_CHECKSUM;
     if (!dq__is_levels(h->scheme)) return DQ_OK;
     if (c->ntab) { /* TRUNC_NU: the level table after the scales */
@@ -188,6 +189,7 @@ DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
     if (!msg) return DQ_ERR_NULL;
     if ((st = dq_header_read(msg, msg_len, &h)) != DQ_OK) return st;
     if (msg_len < h.msg_size) return DQ_ERR_TRUNCATED;
-    if (h.flags & DQ_FLAG_CHECKSUM) dq__st32((uint8_t *)msg + h.msg_size - 4u, dq__body_crc((const uint8_t *)msg, h.msg_size));
+    if (h.flags & DQ_FLAG_CHECKSUM)
+        dq__st32((uint8_t *)msg + h.msg_size - 4u, dq__body_crc((const uint8_t *)msg, h.msg_size));
     return DQ_OK;
 }

@@ -173,7 +173,7 @@ static inline dq_status dq__seg_range(const dq_message *m, size_t begin, size_t 
             if (pass == 0) {
                 if (lb > 0 && s.first + s.h.count < end) many = 1;
                 if (lb == 0 && s.first > begin) many = 1;
-                if (!whole && dq__coders[s.h.coder].open && !dq__coders[s.h.coder].range) return DQ_ERR_PARAM; /* one stream */
+                if (!whole && dq__coder_one_stream(s.h.coder)) return DQ_ERR_PARAM;
                 if (!whole && !dq__range_ok(&s.c, s.h.count, lb, le)) return DQ_ERR_RANGE;
             } else if (pass == 1) {
                 if ((st = whole ? dq__seg_check(&s) : dq__rng_opened(s.src, &s.h, &s.c, lb, le, w, add, NULL)) != DQ_OK)

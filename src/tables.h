@@ -1,4 +1,4 @@
-/* ---------------------------------------------------------------- tables: statuses, schemes, families, the configuration
+/* ---------------------------------------------------------------- tables: schemes, families, configuration
  * What the rest of the library looks up: dq_strerror; the scheme table (a row per scheme id:
  * family, widths, norms, rounding, level tables), so nothing branches on a level scheme's id;
  * the family table (levels, sparse, sketch: the capacity, encoder, header check and decoder of
