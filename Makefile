@@ -64,18 +64,25 @@ deps: ## install missing Debian packages (libsimde-dev; valgrind for `make valgr
 # The distributed parts of `make check` (MPI ranks, the PyTorch hook) and their packages.
 dist-deps: ## install OpenMPI, Debian's python3-torch and python3-numpy, and the Fashion-MNIST files
 	@sh tools/deps.sh $(MPI_DEPS) $(HOOK_DEPS)
-dist-build: mpi-build $(BUILD)/libdqsgd.so
+dist-build: mpi-build $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh'
 # The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
-# about 20 s) and the offline install of the Python package (tests/hook/test_install.sh, 20-30 s).
-HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 env HOOK_PY=$(HOOK_PY) sh tests/hook/test_install.sh'
+# 35-45 s), its state's options, statistics and checkpoints (tests/hook/test_state.py, resumed
+# runs in new processes, 10-20 s), the Python package installed as doc/PYTHON.md says, with the
+# same bytes from each of its kernel levels (tests/hook/test_install.sh, about 50 s of CPU: four
+# compiles of dqsgd.h; under `make check` (INSTALL_TEST_ALL=1) also the doc's other claims, 20 s
+# more) and the binding against the C library's results (tests/python/test_binding.py, 3 s).
+HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 $(HOOK_PY) tests/hook/test_state.py' \
+           'timeout 300 sh tests/hook/test_install.sh' \
+           'timeout 120 $(HOOK_PY) tests/python/test_binding.py $(BUILD)/binding_ref'
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
 # the widest ISA this CPU runs, the golden files, the fuzz corpora, C++ at that ISA, the README
-# example, the documentation's links). `make check`: all of it and everything else (every ISA level, the portability
-# builds and contraction audit, Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan,
-# ThreadSanitizer), in one run with one total; .ci/run runs it.
+# example, the documentation's links, the generated headers, the CMake package). `make check`:
+# all of it and everything else (every ISA level, the portability builds and contraction audit,
+# Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan, ThreadSanitizer), in one run
+# with one total; .ci/run runs it.
 NATIVE_ISA  = $(lastword $(ISAS))
 QUICK_ISAS  = scalar $(NATIVE_ISA)
 QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i))) $(REPLAY_BINS) \
@@ -83,7 +90,7 @@ QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_
 QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
               $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tools/amalgamate.sh --check' 'sh tests/readme_example.sh' \
-              'sh tests/doc_links.sh' $(HOOK_RUN)
+              'sh tests/doc_links.sh' $(CMAKE_RUN) $(HOOK_RUN)
 CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
               $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \
               'sh tests/contraction_audit.sh' $(call vruns,sanitize) \
@@ -269,6 +276,17 @@ valgrind: test-build ## run the scalar and AVX2 suites under valgrind memcheck
 	@DQ_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run_all.sh \
 	  $(foreach i,$(VG_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))'))
 
+# The CMake package (CMakeLists.txt, cmake/): tests/cmake/test_cmake.sh builds a consumer by
+# add_subdirectory, FetchContent and find_package after cmake --install, as C and C++ (about
+# 25 s of CPU). cmake-deps installs Debian's cmake when missing; where it cannot, the test
+# skips itself with a note.
+CMAKE_RUN = 'sh tests/cmake/test_cmake.sh'
+.PHONY: cmake-deps cmake-test
+cmake-deps:
+	@sh tools/deps.sh cmake:/usr/bin/cmake || echo "note: cmake could not be installed: the CMake package test is skipped"
+cmake-test: cmake-deps ## the CMake package used by add_subdirectory, FetchContent and find_package, as C and C++ (tests/cmake)
+	@sh tests/run_all.sh $(CMAKE_RUN)
+
 # The test interface: tests/internals.h is the one file under tests/ that names the headers'
 # private identifiers (dq__, DQ__); the test tiers fail first when any other file does.
 test-names: ## fail when a file under tests/ other than tests/internals.h names a private dq__/DQ__ identifier
@@ -276,15 +294,15 @@ test-names: ## fail when a file under tests/ other than tests/internals.h names 
 	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps hook-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the DDP hook (a few minutes)
+test: deps hook-deps cmake-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the generated headers, the CMake package, the DDP hook (a few minutes)
 	@$(CXX_NOTE)
 	@DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' sh tests/run_all.sh $(QUICK_RUNS)
 
-check: deps hook-deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+check: deps hook-deps cmake-deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
-	  TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" sh tests/run_all.sh $(QUICK_RUNS) $(CHECK_RUNS) "$$@"
+	  TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" INSTALL_TEST_ALL=1 sh tests/run_all.sh $(QUICK_RUNS) $(CHECK_RUNS) "$$@"
 
 BENCH_ISAS = $(ISAS)
 bench: deps | $(BUILD) ## run the throughput benchmark for every ISA level (ARGS=--csv for CSV)
@@ -343,26 +361,44 @@ $(BUILD)/fashion-mnist/%: $(FMNIST_SRC)/%.gz
 	$(Q)gzip -dc $< > $@.tmp && mv $@.tmp $@
 
 # PyTorch DDP communication hook (python/): BUILD/libdqsgd.so is dqsgd.h with its public functions
-# exported (python/dqsgd_capi.c), loaded through ctypes by python/dqsgd/__init__.py. Needs Debian's
+# exported (python/dqsgd_capi.c), loaded through ctypes by python/dqsgd/__init__.py; built for this
+# machine (-march=native), for the tests here: the installed package has one per kernel level
+# (setup.py). Needs Debian's
 # python3-torch and python3-numpy (HOOK_PY); `ddp` also needs dataset-fashion-mnist.
 HOOK_PY ?= /usr/bin/python3
 HOOK_DEPS = python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py \
             python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
             dataset-fashion-mnist:$(FMNIST_SRC)/train-images-idx3-ubyte.gz
 .PHONY: hook-test hook-deps ddp
-# the install test also needs pip, setuptools and venv (python3-venv: ensurepip, which venv checks for)
-PKG_DEPS = python3-pip:/usr/lib/python3/dist-packages/pip/__init__.py \
-           python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py \
-           python3-venv:$(firstword $(wildcard /usr/lib/python3*/ensurepip/__init__.py) /usr/lib/python3/ensurepip)
-hook-deps: ## install Debian's python3-torch, python3-numpy, and pip, setuptools and venv (the hook's tests, part of make test)
+# the install test also needs what doc/PYTHON.md installs: venv (python3-venv: ensurepip, which
+# venv checks for) and wheel; and the system's pip, whose refusal of --user the doc describes
+PKG_DEPS = python3-venv:$(firstword $(wildcard /usr/lib/python3*/ensurepip/__init__.py) /usr/lib/python3/ensurepip) \
+           python3-wheel:/usr/lib/python3/dist-packages/wheel/__init__.py \
+           python3-pip:/usr/lib/python3/dist-packages/pip/__init__.py
+hook-deps: ## install Debian's python3-torch, python3-numpy, venv, wheel and pip (the hook's tests, part of make test)
 	@sh tools/deps.sh $(filter python3-%,$(HOOK_DEPS)) $(PKG_DEPS)
 $(BUILD)/libdqsgd.so: python/dqsgd_capi.c $(HEADERS) | $(BUILD)
 	@echo "  CC  $@"
 	$(Q)$(CC) $(ALLFLAGS) -march=native -fPIC -shared $< -o $@ -lm
-hook-test: deps hook-deps $(BUILD)/libdqsgd.so ## tests of the DDP hook, the ctypes binding (2, 3 and 4 processes) and the package's offline install (< 60 s)
+# tests/python/test_binding.py's reference: the calls the binding wraps, made in C
+$(BUILD)/binding_ref: tests/python/binding_ref.c $(HEADERS) | $(BUILD)
+	@echo "  CC  $@"
+	$(Q)$(CC) $(ALLFLAGS) -march=native $< -o $@ -lm
+hook-test: deps hook-deps $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## tests of the DDP hook (2, 3 and 4 processes), the ctypes binding and the package's offline install (about 1 min)
 	@DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so sh tests/run_all.sh $(HOOK_RUN)
 ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
+# `ddp-link`: the CNN over a loopback shaped by tc in a network namespace of its own (root), for
+# plain DDP, fp16, PowerSGD and dqsgd; tools/ddp_link.sh says what the variables do. Its pure
+# parts (method names, byte counting, the report, the script's checks) are tested in both tiers.
+.PHONY: ddp-link
+LINK_RUN = 'timeout 120 $(HOOK_PY) tests/ddp_link/test_ddp_link.py'
+QUICK_RUNS += $(LINK_RUN)
+ddp-link: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP CNN over a shaped link (root): ms/step, bytes, time to accuracy; tables and plot in BUILD/ddp-link (QUICK=1: minutes; full: hours; METHODS RATES WORLDS SEEDS STEPS ARGS)
+	@sh tools/deps.sh iproute2:/usr/sbin/tc gnuplot-nox:/usr/bin/gnuplot
+	$(Q)BUILD='$(BUILD)' HOOK_PY='$(HOOK_PY)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' QUICK='$(QUICK)' \
+	  METHODS='$(METHODS)' RATES='$(RATES)' WORLDS='$(WORLDS)' SEEDS='$(SEEDS)' STEPS='$(STEPS)' ARGS='$(ARGS)' \
+	  sh tools/ddp_link.sh
 
 # MPI (optional; doc/DISTRIBUTED.md): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
 # tests tests/mpi/, built with MPICC (OpenMPI's mpicc: Debian openmpi-bin, libopenmpi-dev) and run
