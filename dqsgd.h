@@ -314,10 +314,11 @@ typedef struct dq__cfg {
     uint64_t first; /* dither index of element 0: the segment's first element (FORMAT 24.3), else 0 */
 } dq__cfg;
 
-/*! Opening a message once. dq_message_open() parses and validates the header, checks the
- *  message's size and payload checksum and resolves what decoding needs (the level table of
- *  TRUNC_NU included); dq_message_decode() and dq_message_decode_add() take the handle and parse
- *  nothing again, so a receiver that reads the count before sizing its buffers, or an
+/*! Opening a message once. dq_message_open() parses and validates the header (a segmented
+ *  message's segment table too), checks the message's size and payload checksum and resolves
+ *  what decoding needs (the level table of TRUNC_NU included); dq_message_decode() and
+ *  dq_message_decode_add() take the handle and parse nothing again, so a receiver that reads
+ *  the count before sizing its buffers, or an
  *  aggregator adding many messages, reads each header once. The statuses are dq_decode()'s:
  *  open gives those of the header, size and checksum; decode those of the output length
  *  (DQ_ERR_DST_TOO_SMALL, DQ_ERR_SIZE_MISMATCH) and of the body, with dq_decode()'s one
@@ -2175,20 +2176,20 @@ static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, 
  * dq__<family>__<isa>, compiled in when DQ__HAS_<ISA>_KERNELS is 1 (isa/FLAG: when FLAG is).
  * tools/kernels.sh writes the selection below from these rows (`make headers` runs it, and
  * `make test` fails when the two differ). A new kernel is a row entry here and a function in
- * src/simd_<isa>.h; a new family also needs its scalar twin in src/kernels_scalar.h. Notes
- * after "--" say why a level runs a lower level's kernel.
+ * src/simd_<isa>.h; a new family also needs its scalar twin in src/kernels_scalar.h. What follows
+ * "--" is a note (mostly why AVX-512 builds run an AVX2 kernel).
  * ---------------------------------------------------------------------------------------------
  *   family            kernels, best first      notes
  *   stats             avx2 sse2                -- SIMDe 0.7.4 has no 512-bit cvtps_pd
  *   compensate        avx512 avx2 sse2
  *   quant             avx512 avx2 sse2
  *   quant_pack        avx512 avx2 sse2
- *   pack_block        avx2 sse2                -- 256 bits hold the block's 8 lanes
+ *   pack_block        avx2 sse2                -- a row of the block's 8 lanes is 256 bits
  *   decode_block      avx512 avx2 sse2
  *   quant_tab         avx512 avx2 sse2
  *   decode_block_tab  avx2 sse2
  *   tm_acc            avx2 sse2                -- as stats
- *   decode_block_tm   avx2 sse2                -- 256 bits hold the block's 8 lanes
+ *   decode_block_tm   avx2 sse2                -- a 1-bit block is 256 bits
  *   shared_q          avx2 sse2                -- SIMDe 0.7.4 has no 512-bit cvtepi32_ps
  *   elias_scan        avx2 sse2
  *   elias_nz          avx2
@@ -2528,7 +2529,12 @@ static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* ---------------------------------------------------------------- codec */
+/* ---------------------------------------------------------------- tables: schemes, families, configuration
+ * What the rest of the library looks up: dq_strerror; the scheme table (a row per scheme id:
+ * family, widths, norms, rounding, level tables), so nothing branches on a level scheme's id;
+ * the family table (levels, sparse, sketch: the capacity, encoder, header check and decoder of
+ * each); a level scheme's resolved configuration (dq__cfg_make2, from params or a header); the
+ * fixed layout's sizes and the range granularity. The coder table is coders.h. */
 
 #define DQ__STATUS_CASE(name, value, msg) \
     case name:                            \
@@ -2680,16 +2686,9 @@ static inline int dq__alpha_ok(float a) {
     return a >= DQ__MIN_SCALE && dq__fbits(a) <= DQ__MAX_SCALE_BITS; /* also false for NaN */
 }
 
-/* The coder a whole message of n elements is encoded with, from dq_params.coder (valid). */
-static inline unsigned dq__coder_asked(unsigned coder, size_t n) {
-    if (coder == DQ_CODER_DEFAULT) return n >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED;
-    if (coder == DQ_CODER_FIXED_ONLY) return DQ_CODER_FIXED;
-    return coder == DQ_CODER_RANS8 ? DQ_CODER_RANS : coder; /* the encoder's rANS is coder 3 */
-}
-/* Ranges and blocks write the fixed layout: the default coder or DQ_CODER_FIXED_ONLY. */
-static inline int dq__fixed_asked(const dq_params *p) {
-    return p->coder == DQ_CODER_DEFAULT || p->coder == DQ_CODER_FIXED_ONLY;
-}
+/* What the caller asked of the coders, and whether it is valid (planner.h). */
+static inline unsigned dq__coder_asked(unsigned coder, size_t n);
+static inline int dq__coder_param_ok(unsigned coder, unsigned bits, int wire);
 
 /* From the caller's params (`wire` = 0) or a message's header fields (`wire` = 1: alpha and
  * the levels are in the message, read by dq__open). */
@@ -2707,10 +2706,7 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     if (p->norm != DQ_NORM_DEFAULT && !(row->flags & DQ__S_NORM_PARAM)) return DQ_ERR_PARAM;
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
     if (p->checksum > 1u) return DQ_ERR_PARAM;
-    if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO && (wire || p->coder != DQ_CODER_FIXED_ONLY))
-        return DQ_ERR_PARAM;
-    if ((p->coder == DQ_CODER_ELIAS && bits == 1u) ||
-        ((p->coder == DQ_CODER_RANS8 || p->coder == DQ_CODER_RANS) && bits > 8u)) return DQ_ERR_PARAM;
+    if (!dq__coder_param_ok(p->coder, bits, wire)) return DQ_ERR_PARAM;
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
     s = bits == 1u ? 1u : (1u << (bits - 1u)) - 1u;
     memset(c, 0, sizeof *c);
@@ -2762,40 +2758,6 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
 
-static inline size_t dq__auto_room(unsigned b); /* coders section */
-/* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
- * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
-static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
-    return p->coder == DQ_CODER_DEFAULT && c->coder == DQ_CODER_AUTO && !c->checksum;
-}
-static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size_t *size) {
-    dq__cfg c;
-    dq_status st;
-    int ok;
-    if (!p || !size) return DQ_ERR_NULL;
-    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    if (!framed && (c.checksum || !dq__fixed_asked(p))) return DQ_ERR_PARAM;
-    if (c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS) { /* what a forced coder needs */
-        *size = dq_encode_bound_coded(n, c.bits);
-        return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
-    }
-    if (framed && dq__default_crc(p, &c)) c.checksum = 1u; /* what the default's coded forms carry */
-    *size = dq__size(&c, n, framed, &ok); /* exact for the fixed layout; DQ_CODER_AUTO never writes more */
-    if (ok && framed && c.coder == DQ_CODER_AUTO) { /* + the working room of an in-place re-code */
-        uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__auto_room(c.bits);
-        uint64_t s = (uint64_t)*size + (fixed < cb ? fixed : cb);
-        ok = s <= (uint64_t)SIZE_MAX;
-        *size = (size_t)s;
-    }
-    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
-}
-static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
-DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 0, size); }
-DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size) {
-    if (!p || !size) return DQ_ERR_NULL;
-    return dq__ops_params(p)->capacity(p, n, size);
-}
-
 /* Range granularity: a multiple of the block (so ranges own whole payload bytes) and of the
  * bucket (so ranges own whole scales), capped at n. */
 static inline size_t dq__align(const dq__cfg *c, size_t n) {
@@ -2813,7 +2775,10 @@ DQ_API size_t dq_range_align(const dq_params *p, size_t n) {
     return dq__align(&c, n);
 }
 
-/* ---------------------------------------------------------------- bit streams and Elias codes */
+/* ---------------------------------------------------------------- bit streams and Elias codes
+ * The public bit writer and reader (MSB first; dq_bw_*, dq_br_*) and the Elias gamma, delta and
+ * omega codes (dq_elias_*), on which the Elias coder (coder_elias.h) and the sparse index
+ * streams (index.h) write and read. */
 
 /* ---- bit scans: compiler builtins where present; the portable versions are tested against
  * them. x must be nonzero. */
@@ -3137,13 +3102,236 @@ DQ_API dq_status dq_elias_omega_get(dq_bitreader *r, uint64_t *k) {
     }
 }
 
-/* ---------------------------------------------------------------- coders (doc/FORMAT.md 17)
- * The fixed-width payload is the canonical form of the codes. A coded message is made from it
- * and decodes back into it one 256-code block at a time, so the quantizer and the SIMD decode
- * kernels serve every coder. Symbols: groups of g = floor(8/b) codes (b <= 8). For b in
- * {1, 2, 4, 8} a symbol is a byte of the fixed payload, in payload order; for b in {3, 5, 6, 7}
- * it is g consecutive codes in element order, the first in the low bits, the last group
- * padded with zero codes. */
+/* ---------------------------------------------------------------- coders: the table (doc/FORMAT.md 17)
+ * A coder changes how a level-scheme message sends its codes, never what they are: each is a
+ * lossless transform of the fixed-width payload, the layout the quantizer writes and the block
+ * decoders read, so the quantizer and the SIMD kernels serve every coder. Each coder is one part
+ * (coder_fixed.h, coder_elias.h, coder_rans.h, coder_rans8.h) and one row of dq__coders below,
+ * indexed by the header's coder byte. The planner (planner.h), the message reader (message.h),
+ * the decoders, jobs and segments ask a coder's row what to do; none of them asks which coder
+ * it is. A row gives
+ *   - what the coder carries: the widths, whether encoders send it (coder 2 is read only), the
+ *     bytes of the payload-length field a coded body starts with (none for the fixed layout);
+ *   - reading: the largest payload a message may declare, and a reader (dq__cdec) that opens
+ *     the payload, hands out the fixed payload block by block, checks the end and rewinds; a
+ *     coder whose parts decode on their own (coder 3) also opens at the part that holds an
+ *     element, for ranges. The fixed layout has no reader: it is read in place;
+ *   - planning: size bounds from the statistics the quantizer gathers, the working room of its
+ *     in-place write, its exact size (a pass over the codes);
+ *   - writing: the coded payload from the fixed payload (in place in the encoder's buffer, or
+ *     from another buffer), and for a payload that is a head followed by independent parts
+ *     (coder 3: the frequency table, then chunks) the head and one part, for jobs.
+ * A new coder is its part, its row here, and its reader state and planning data in the two
+ * structs below. */
+
+#define DQ__NCODERS 4u /* coder bytes 0 .. 3 (doc/FORMAT.md 3.1) */
+
+typedef struct dq__cdec dq__cdec;
+
+/* What the planner knows of a message's codes (dq__plan_make). */
+typedef struct dq__plan_in {
+    unsigned bits;
+    size_t n;
+    unsigned crc;           /* checksum bytes the message carries after the payload (0 or 4) */
+    uint64_t fixed;         /* bytes of the fixed payload */
+    const uint8_t *payload; /* the fixed payload: exact sizes and the writers read it */
+    const uint64_t *counts; /* its symbol counts (FORMAT 17.3), gathered while quantizing; NULL when uncounted */
+    const uint64_t *gaps;   /* the gap counts of its full blocks (dq__k_elias_gaps, a job's parts), or NULL */
+} dq__plan_in;
+
+/* What each coder would cost, and the choice (dq__plan_make): what the writers read. Sizes are
+ * payload bytes, a coded payload's with its 8-byte length; 0 where a coder is not sized. */
+typedef struct dq__plan {
+    unsigned coder;             /* the choice */
+    uint64_t size[DQ__NCODERS];
+    uint32_t f[256];            /* rANS: the frequencies */
+    size_t table;               /* rANS: bytes of the frequency table */
+    uint64_t room[DQ__NCODERS]; /* working room an in-place write needs past the fixed body */
+    uint64_t nnz;               /* Elias: the non-zero codes, counted while sizing it */
+} dq__plan;
+/* The bounds the planner decides from before it sizes anything. */
+typedef struct dq__plan_est {
+    uint64_t lb[DQ__NCODERS], ub[DQ__NCODERS]; /* from the counts (ub = UINT64_MAX: none) */
+    uint64_t lbg[DQ__NCODERS];                 /* lb, or a higher bound with the gap counts too */
+    uint64_t lv[2];                            /* Elias: sign and level bits, non-zero codes */
+} dq__plan_est;
+
+/* Reader states, one per coder that has a reader (its functions are in its part). */
+typedef struct dq__elias_rd {
+    dq_bitreader br;
+    uint64_t left, at;   /* entries still to read; element index + 1 of the one read ahead */
+    uint32_t next_code;  /* the entry read ahead (none when has_next is 0) */
+    int has_next;
+} dq__elias_rd;
+typedef struct dq__rans8_rd {
+    uint32_t x[8];
+    const uint8_t *p;
+    size_t left, isym; /* bytes of words left; symbols decoded */
+    int bad;           /* ran out of words */
+} dq__rans8_rd;
+typedef struct dq__rans_rd {
+    dq__r32_dec d32;
+    size_t pos, cblocks; /* offset of the next chunk; blocks per chunk */
+    int inchunk;         /* d32 decodes a chunk, checked at its end when the next opens */
+} dq__rans_rd;
+
+/* The coded-payload reader: hands out the fixed payload block by block, in order. */
+struct dq__cdec {
+    const struct dq__coder *row;
+    unsigned bits;
+    size_t n, k;        /* elements; the next block */
+    const uint8_t *pay; /* the coded payload, len bytes */
+    size_t len;
+    size_t body;        /* rANS: the offset after the frequency table */
+    int bad;
+    int trusted;        /* the payload checksum was verified: decode in one pass, check at the end */
+    union {
+        dq__elias_rd e;
+        dq__rans8_rd r8;
+        dq__rans_rd r;
+    } s;
+    uint32_t tab[DQ__R32_M]; /* rANS: the decode table */
+};
+
+typedef struct dq__coder {
+    unsigned char bits_min, bits_max; /* the widths it carries */
+    unsigned char sent_as;            /* the coder an encoder asked for this one writes (2: 3) */
+    unsigned char head;               /* bytes of the payload length after the header */
+    unsigned char stats;              /* what its planning reads: DQ__PS_COUNTS (needs), DQ__PS_GAPS (uses) */
+    uint64_t max_n;                   /* elements above which encoders do not send it */
+    uint64_t (*bound)(uint64_t n, unsigned b); /* the largest payload a message may declare */
+    size_t (*auto_room)(unsigned b);  /* dq_encode_capacity()'s room for it (0: none) */
+    /* reading; open NULL: the payload is the fixed layout, read in place */
+    dq_status (*open)(dq__cdec *d);
+    dq_status (*rewind)(dq__cdec *d);
+    const uint8_t *(*block)(dq__cdec *d, uint8_t *out); /* the next block of the fixed payload */
+    dq_status (*end)(dq__cdec *d);                      /* after the last block */
+    dq_status (*range)(dq__cdec *d, size_t begin, size_t end); /* checks the parts that hold a range, reader at
+                                                                * the first (NULL: one stream, no ranges) */
+    /* planning: bounds from the counts (NULL: none); room_fits NULL: the room comes with size,
+     * which may stop early (0) once the size exceeds `limit` bytes */
+    void (*bounds)(const dq__plan_in *in, dq__plan *pl, dq__plan_est *est);
+    int (*room_fits)(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t room);
+    void (*size)(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t limit);
+    /* writing: the coded payload (length field aside) at out[0..cap), scratch more bytes usable
+     * past cap; in place, the fixed payload in->payload lies at out - 8, below it the scales */
+    size_t (*write)(const dq__plan_in *in, const dq__plan *pl, uint8_t *out, size_t cap, size_t scratch, int inplace);
+    /* jobs: part_elems NULL: written whole by write; else parts of part_elems(b) elements code
+     * on their own into work (part_cap bytes each), after a head */
+    size_t (*part_elems)(unsigned b);
+    uint64_t (*work)(uint64_t n, unsigned b); /* the work bytes a job keeps for it */
+    uint64_t (*part_cap)(const uint64_t *counts, const dq__plan *pl, unsigned b, size_t parts_elems);
+    size_t (*part)(const dq__plan_in *in, const dq__plan *pl, size_t e0, size_t e1, uint8_t *buf, size_t cap);
+    size_t (*head_write)(const dq__plan *pl, unsigned b, uint8_t *out);
+} dq__coder;
+
+/* The rows' functions, defined in the coder parts. */
+static inline uint64_t dq__fixed_bound(uint64_t n, unsigned b);
+static inline uint64_t dq__elias_payload_bound(uint64_t n, unsigned b);
+static inline size_t dq__elias_auto_room(unsigned b);
+static inline dq_status dq__elias_open(dq__cdec *d);
+static inline const uint8_t *dq__elias_rd_block(dq__cdec *d, uint8_t *out);
+static inline dq_status dq__elias_end(dq__cdec *d);
+static inline void dq__elias_bounds(const dq__plan_in *in, dq__plan *pl, dq__plan_est *est);
+static inline void dq__elias_size(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t limit);
+static inline size_t dq__elias_write(const dq__plan_in *in, const dq__plan *pl, uint8_t *out, size_t cap,
+                                     size_t scratch, int inplace);
+static inline uint64_t dq__elias_work(uint64_t n, unsigned b);
+static inline uint64_t dq__rans8_payload_bound(uint64_t n, unsigned b);
+static inline dq_status dq__rans8_open(dq__cdec *d);
+static inline dq_status dq__rans8_rewind(dq__cdec *d);
+static inline const uint8_t *dq__rans8_block(dq__cdec *d, uint8_t *out);
+static inline dq_status dq__rans8_end(dq__cdec *d);
+static inline uint64_t dq__r32_payload_bound(uint64_t n, unsigned b);
+static inline size_t dq__r32_auto_room(unsigned b);
+static inline dq_status dq__r32_rd_open(dq__cdec *d);
+static inline dq_status dq__r32_rd_rewind(dq__cdec *d);
+static inline const uint8_t *dq__r32_rd_block(dq__cdec *d, uint8_t *out);
+static inline dq_status dq__r32_rd_end(dq__cdec *d);
+static inline dq_status dq__r32_rd_range(dq__cdec *d, size_t begin, size_t end);
+static inline void dq__r32_plan_bounds(const dq__plan_in *in, dq__plan *pl, dq__plan_est *est);
+static inline int dq__r32_room_fits(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t room);
+static inline void dq__r32_size(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t limit);
+static inline size_t dq__r32_write(const dq__plan_in *in, const dq__plan *pl, uint8_t *out, size_t cap,
+                                   size_t scratch, int inplace);
+static inline size_t dq__r32_chunk_elems(unsigned b);
+static inline uint64_t dq__r32_work(uint64_t n, unsigned b);
+static inline uint64_t dq__r32_part_cap(const uint64_t *counts, const dq__plan *pl, unsigned b, size_t elems);
+static inline size_t dq__r32_part(const dq__plan_in *in, const dq__plan *pl, size_t e0, size_t e1, uint8_t *buf,
+                                  size_t cap);
+static inline size_t dq__r32_head_write(const dq__plan *pl, unsigned b, uint8_t *out);
+
+#define DQ__RANS_MAX_SYMS ((uint64_t)1 << 40) /* keeps the rANS size bounds in 64-bit integers */
+#define DQ__PS_COUNTS 1u /* the symbol counts */
+#define DQ__PS_GAPS 2u   /* the gap counts of the full blocks, with the symbol counts */
+static const dq__coder dq__coders[DQ__NCODERS] = {
+    /* 0: fixed, b bits per code (FORMAT 8) */
+    {1, 16, 0, 0, 0, DQ_MAX_ELEMS, dq__fixed_bound, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, NULL, NULL, NULL},
+    /* 1: Elias omega gaps, signs and levels (FORMAT 17.2) */
+    {2, 16, 1, 8, DQ__PS_GAPS, DQ_MAX_ELEMS, dq__elias_payload_bound, dq__elias_auto_room, dq__elias_open,
+     dq__elias_open, dq__elias_rd_block, dq__elias_end, NULL, dq__elias_bounds, NULL, dq__elias_size, dq__elias_write,
+     NULL, dq__elias_work, NULL, NULL, NULL},
+    /* 2: rANS, 8 states, one stream (FORMAT 17.3): read only, asking for it sends coder 3 */
+    {1, 8, 3, 8, 0, DQ_MAX_ELEMS, dq__rans8_payload_bound, NULL, dq__rans8_open, dq__rans8_rewind, dq__rans8_block,
+     dq__rans8_end, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    /* 3: rANS, 32 states, in chunks (FORMAT 17.6) */
+    {1, 8, 3, 8, DQ__PS_COUNTS, DQ__RANS_MAX_SYMS, dq__r32_payload_bound, dq__r32_auto_room, dq__r32_rd_open,
+     dq__r32_rd_rewind, dq__r32_rd_block, dq__r32_rd_end, dq__r32_rd_range, dq__r32_plan_bounds, dq__r32_room_fits,
+     dq__r32_size, dq__r32_write, dq__r32_chunk_elems, dq__r32_work, dq__r32_part_cap, dq__r32_part,
+     dq__r32_head_write},
+};
+/* The row of a coder byte; NULL for an unassigned one. */
+static inline const dq__coder *dq__coder_row(unsigned coder) {
+    return coder < DQ__NCODERS ? &dq__coders[coder] : NULL;
+}
+/* Whether a row carries b-bit codes. */
+static inline int dq__coder_bits_ok(const dq__coder *r, unsigned b) { return b >= r->bits_min && b <= r->bits_max; }
+/* A coded payload read from its start only: no ranges (Elias, coder 2). */
+static inline int dq__coder_one_stream(unsigned coder) { return dq__coders[coder].open && !dq__coders[coder].range; }
+/* Whether encoders send a row (a coder asked for that sends another is not sent itself). */
+static inline int dq__coder_sent(unsigned coder) { return coder < DQ__NCODERS && dq__coders[coder].sent_as == coder; }
+
+/* ---- the reader, whatever the coder */
+static inline dq_status dq__cdec_open(dq__cdec *d, unsigned coder, unsigned b, size_t n, const uint8_t *pay,
+                                      size_t len) {
+    d->row = &dq__coders[coder];
+    d->bits = b;
+    d->n = n;
+    d->k = 0;
+    d->pay = pay;
+    d->len = len;
+    d->bad = 0;
+    d->trusted = 0;
+    return d->row->open(d);
+}
+static inline const uint8_t *dq__cdec_block(dq__cdec *d, uint8_t *out) { return d->row->block(d, out); }
+static inline dq_status dq__cdec_end(dq__cdec *d) { return d->row->end(d); }
+/* Decodes the whole payload once to validate it, then rewinds. */
+static inline dq_status dq__cdec_validate(dq__cdec *d) {
+    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+    size_t k, nblk = (d->n + DQ__BLOCK - 1u) / DQ__BLOCK;
+    dq_status st;
+    for (k = 0; k < nblk; k++) dq__cdec_block(d, tmp);
+    if ((st = dq__cdec_end(d)) != DQ_OK) return st;
+    return d->row->rewind(d);
+}
+/* ---------------------------------------------------------------- coder 0: the fixed layout, blocks and symbols
+ * The fixed payload (doc/FORMAT.md 8) is b bits per code, packed 256 codes to a block, the tail
+ * block shorter. It is the canonical form every other coder transforms: coded payloads are made
+ * from it and decode back into it one block at a time (dq__cdec), so the quantizer and the
+ * block decoders serve them all. Its row reads it in place and writes nothing.
+ * Symbols (FORMAT 17.3), which the entropy coders count and code: groups of g = floor(8/b)
+ * codes (b <= 8). For b in {1, 2, 4, 8} a symbol is a byte of the fixed payload, in payload
+ * order; for b in {3, 5, 6, 7} it is g consecutive codes in element order, the first in the
+ * low bits, the last group padded with zero codes. */
+
+static inline uint64_t dq__fixed_bound(uint64_t n, unsigned b) { return (n * b + 7u) / 8u; }
+/* Bytes of fixed payload in blocks 0..k. */
+static inline size_t dq__fixed_through(unsigned b, size_t n, size_t k) {
+    uint64_t end = (uint64_t)(k + 1u) * DQ__BLOCK < n ? (uint64_t)(k + 1u) * DQ__BLOCK : n;
+    return (size_t)((end * b + 7u) / 8u);
+}
 
 static inline unsigned dq__sym_group(unsigned b) { return 8u / b; }
 static inline unsigned dq__sym_bits(unsigned b) { return (8u / b) * b; }
@@ -3206,20 +3394,394 @@ static inline int dq__block_from_syms(unsigned b, size_t n, size_t k, const uint
     return 1;
 }
 
-/* ---- rANS: 8 interleaved 32-bit states (symbol i uses state i mod 8), 16-bit renormalization,
- * probabilities in units of 1/4096. Symbol i is encoded last-to-first so it decodes first. */
+/* ---- symbol counts (FORMAT 17.3), what the planner sizes the entropy coders from. The
+ * quantizer adds each run of blocks it has just written (dq__symcount_add, while they are in
+ * cache); re-coding a written message counts its payload in one run. */
+typedef struct dq__symcount {
+    uint32_t c8[8][256]; /* eight tables: no store-to-load chain on repeats */
+    uint64_t pending;    /* bytes in c8 since the last flush (each table holds one in 8) */
+} dq__symcount;
+static inline void dq__symcount_flush(dq__symcount *s, unsigned b, uint64_t *cnt) {
+    unsigned A = 1u << dq__sym_bits(b), v, t;
+    for (v = 0; v < A; v++)
+        for (t = 0; t < 8u; t++) cnt[v] += s->c8[t][v];
+    memset(s->c8, 0, sizeof s->c8);
+    s->pending = 0;
+}
+/* Adds the symbols of blocks [k0, k1) to cnt (through s). */
+static inline void dq__symcount_add(dq__symcount *s, unsigned b, size_t n, const uint8_t *payload, size_t k0,
+                                    size_t k1, uint64_t *cnt) {
+    if (dq__sym_bytes(b)) { /* the payload's bytes [f0, f1) */
+        size_t i = k0 * DQ__BLOCK_BYTES(b), f1 = dq__fixed_through(b, n, k1 - 1u), end;
+        uint32_t(*c8)[256] = s->c8;
+        while (i < f1) { /* flushed every 2^30 bytes: 2^27 a table at most */
+            end = f1 - i > ((size_t)1 << 30) - s->pending ? i + (((size_t)1 << 30) - (size_t)s->pending) : f1;
+            s->pending += end - i;
+            for (; i + 8u <= end; i += 8) {
+                uint64_t w = dq__ld64(payload + i);
+                c8[0][w & 255u]++;
+                c8[1][(w >> 8) & 255u]++;
+                c8[2][(w >> 16) & 255u]++;
+                c8[3][(w >> 24) & 255u]++;
+                c8[4][(w >> 32) & 255u]++;
+                c8[5][(w >> 40) & 255u]++;
+                c8[6][(w >> 48) & 255u]++;
+                c8[7][w >> 56]++;
+            }
+            for (; i < end; i++) c8[0][payload[i]]++;
+            if (s->pending >= ((uint64_t)1 << 30)) dq__symcount_flush(s, b, cnt);
+        }
+    } else {
+        uint8_t sym[DQ__BLOCK];
+        size_t k, m, i;
+        for (k = k0; k < k1; k++) {
+            m = dq__block_syms(b, n, payload, k, sym);
+            for (i = 0; i < m; i++) cnt[sym[i]]++;
+        }
+    }
+}
+/* The symbol counts of a whole fixed payload (b <= 8), in one run. */
+static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, uint64_t *cnt) {
+    dq__symcount s;
+    memset(cnt, 0, ((size_t)1 << dq__sym_bits(b)) * sizeof *cnt);
+    memset(&s, 0, sizeof s);
+    dq__symcount_add(&s, b, n, payload, 0, (n + DQ__BLOCK - 1u) / DQ__BLOCK, cnt);
+    dq__symcount_flush(&s, b, cnt);
+}
+/* ---------------------------------------------------------------- coder 1: Elias (doc/FORMAT.md 17.2)
+ * QSGD's sparse layout, b >= 2: omega(nnz + 1), then for each non-zero code in element order the
+ * omega code of its gap, its sign bit and the omega code of its level, MSB first (the bit
+ * streams of bitstream.h). One stream: it is read from its start (no ranges) and written in one
+ * piece, by dq_encode in place, by a job's last step, or by dq_recode.
+ * Sizing it is a pass over the codes (dq__elias_stats); the planner skips that pass when a
+ * lower bound already rules Elias out: its sign and level bits come from the symbol counts the
+ * quantizer gathers (dq__elias_levels), its gap bits from the non-zero masks alone, which a
+ * job's parts count (dq__k_elias_gaps) and dq_encode reads with an early stop. */
+
+/* Largest payload: gaps sum to at most n and omega(g) <= g + 2, each non-zero adds a sign and
+ * its level, and the count omega(nnz + 1) leads. */
+static inline uint64_t dq__elias_payload_bound(uint64_t n, unsigned b) {
+    return (n * (4u + dq_elias_omega_len(((uint64_t)1 << (b - 1u)) - 1u)) + dq_elias_omega_len(n + 1u) + 7u) / 8u;
+}
+/* dq_encode_capacity()'s room for Elias at the widths rANS does not take (FORMAT 17.5): as many
+ * bytes as a rANS chunk of 2^16 symbols would have, 2^16 b / 8 (at b <= 8 rANS's room is larger). */
+static inline size_t dq__elias_auto_room(unsigned b) { return (size_t)65536u * b / 8u; }
+
+/* ---- reading */
+
+/* Reads the next entry (gap, sign, level) ahead; sets bad on any malformation. */
+static inline void dq__elias_next(dq__cdec *d) {
+    dq__elias_rd *e = &d->s.e;
+    uint64_t gap, lvl, smax = ((uint64_t)1 << (d->bits - 1u)) - 1u;
+    uint32_t sign;
+    e->has_next = 0;
+    if (e->left == 0 || d->bad) return;
+    e->left--;
+    if (dq_elias_omega_get(&e->br, &gap) != DQ_OK || gap > (uint64_t)d->n - e->at) {
+        d->bad = 1;
+        return;
+    }
+    sign = (uint32_t)dq_br_get(&e->br, 1);
+    if (dq_elias_omega_get(&e->br, &lvl) != DQ_OK || lvl > smax) {
+        d->bad = 1;
+        return;
+    }
+    e->at += gap;
+    e->next_code = (uint32_t)lvl | sign << (d->bits - 1u);
+    e->has_next = 1;
+}
+/* Opens (or rewinds) the stream: the count, then the first entry read ahead. */
+static inline dq_status dq__elias_open(dq__cdec *d) {
+    dq__elias_rd *e = &d->s.e;
+    uint64_t cnt;
+    d->k = 0;
+    d->bad = 0;
+    memset(&e->br, 0, sizeof e->br);
+    dq_br_init(&e->br, d->pay, d->len);
+    if (dq_elias_omega_get(&e->br, &cnt) != DQ_OK || cnt - 1u > (uint64_t)d->n) return DQ_ERR_CORRUPT;
+    e->left = cnt - 1u;
+    e->at = 0;
+    dq__elias_next(d);
+    return d->bad ? DQ_ERR_CORRUPT : DQ_OK;
+}
+static inline const uint8_t *dq__elias_rd_block(dq__cdec *d, uint8_t *out) {
+    dq__elias_rd *e = &d->s.e;
+    uint32_t codes[DQ__BLOCK];
+    uint64_t first = (uint64_t)d->k * DQ__BLOCK;
+    size_t cnt = d->n - d->k * DQ__BLOCK < DQ__BLOCK ? d->n - d->k * DQ__BLOCK : DQ__BLOCK;
+    memset(codes, 0, sizeof codes);
+    while (e->has_next && e->at - 1u < first + cnt) {
+        codes[e->at - 1u - first] = e->next_code;
+        dq__elias_next(d);
+    }
+    if (cnt == DQ__BLOCK)
+        dq__k_pack_block(codes, d->bits, out);
+    else
+        dq__pack_tail(codes, cnt, d->bits, out);
+    d->k++;
+    return out;
+}
+/* After the last block: every entry read, the stream used up to its zero padding. */
+static inline dq_status dq__elias_end(dq__cdec *d) {
+    return !d->bad && !d->s.e.has_next && dq_br_finish(&d->s.e.br) == DQ_OK ? DQ_OK : DQ_ERR_CORRUPT;
+}
+
+/* ---- sizing: from the block scan (dq__k_elias_scan) */
+
+/* Per message: om[L], the Elias omega length of every k with floor(log2 k) = L (it depends on
+ * nothing else), and lvt, the scan's sign-and-level bits by bit length. */
+typedef struct dq__elias_tabs {
+    uint8_t om[64], lvt[16];
+} dq__elias_tabs;
+static inline void dq__elias_tabs_make(dq__elias_tabs *t) {
+    unsigned L;
+    for (L = 0; L < 64; L++) t->om[L] = (uint8_t)dq_elias_omega_len((uint64_t)1 << L);
+    t->lvt[0] = 0;
+    for (L = 1; L < 16; L++) t->lvt[L] = (uint8_t)(1u + t->om[L - 1u]);
+}
+/* The codes of block k and their scan; UINT32_MAX on a negative zero. */
+static inline uint32_t dq__elias_block(unsigned b, size_t n, const uint8_t *payload, size_t k, const dq__elias_tabs *t,
+                                       uint32_t *codes, uint64_t *nz) {
+    size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK;
+    if (cnt == DQ__BLOCK) return dq__k_elias_scan(payload + k * DQ__BLOCK_BYTES(b), b, t->lvt, codes, nz);
+    dq__unpack_tail(payload + k * DQ__BLOCK_BYTES(b), cnt, b, codes);
+    return dq__elias_scan_codes(codes, cnt, b, t->lvt, nz);
+}
+
+/* The gap bits (omega(i - i_prev) of every non-zero) of a stream of 64-element masks, without
+ * visiting the non-zeros: t[k] of a word marks the elements that have a non-zero at distance
+ * 1 .. 2^k - 1 before them, built by doubling with the previous word's; omega steps up with
+ * floor(log2 gap) only, so each non-zero's bits are om[0] plus the steps of the powers of two
+ * its gap reaches. Gaps of 64 or more (at most the first non-zero of a word) are measured. */
+typedef struct dq__gaps {
+    uint64_t prev;    /* the previous word's mask */
+    uint64_t near[5]; /* the previous word's t[1..5] (dq__gaps_word) */
+    uint64_t last;    /* 1 + index of the last non-zero so far (0: none, the virtual one at -1) */
+    uint64_t bits;    /* gap bits so far */
+    uint64_t nnz;
+} dq__gaps;
+static inline void dq__gaps_init(dq__gaps *g) {
+    memset(g, 0, sizeof *g);
+    g->prev = (uint64_t)1 << 63; /* index -1 counts as a non-zero: the first gap is its index + 1 */
+}
+static inline void dq__gaps_word(dq__gaps *g, uint64_t m, uint64_t base, const uint8_t *om) {
+    uint64_t p = g->prev, t[7];
+    unsigned c = dq__popcount64(m), k;
+    uint64_t bits = (uint64_t)c * om[0];
+    t[1] = (m << 1) | (p >> 63); /* t[k]: a non-zero at distance 1 .. 2^k - 1 before */
+    t[2] = t[1] | (t[1] << 2) | (g->near[0] >> 62) | (m << 2) | (p >> 62);
+    t[3] = t[2] | (t[2] << 4) | (g->near[1] >> 60) | (m << 4) | (p >> 60);
+    t[4] = t[3] | (t[3] << 8) | (g->near[2] >> 56) | (m << 8) | (p >> 56);
+    t[5] = t[4] | (t[4] << 16) | (g->near[3] >> 48) | (m << 16) | (p >> 48);
+    t[6] = t[5] | (t[5] << 32) | (g->near[4] >> 32) | (m << 32) | (p >> 32);
+    for (k = 1; k <= 6; k++) bits += (uint64_t)(om[k] - om[k - 1u]) * dq__popcount64(m & ~t[k]);
+    if (m & ~t[6]) { /* the lowest non-zero, 64 or more after the last one */
+        uint64_t at = base + dq__ctz64(m) + 1u;
+        bits += (uint64_t)om[dq__ilog2(at - g->last)] - om[6];
+    }
+    for (k = 0; k < 5; k++) g->near[k] = t[k + 1u];
+    if (m) g->last = base + 64u - dq__clz64(m);
+    g->prev = m;
+    g->bits += bits;
+    g->nnz += c;
+}
+
+/* The early-stop pass of Elias sizing over nblk full blocks from `in` (b >= 2): the non-zero
+ * masks (dq__k_elias_nz) and, per 64-element word, the counts behind dq__gaps_word's bits
+ * without its last term (a gap of 64 or more is charged as 64 .. 127): cnt[0] += the non-zeros,
+ * cnt[k] += those with no other within 2^k - 1 before (k = 1 .. 6), so that
+ * om[0] cnt[0] + sum (om[k] - om[k - 1]) cnt[k] is a lower bound on their gap bits. st carries
+ * the previous word's mask and its t[1..5] (st[0], st[1..5]) from call to call. The scalar twin
+ * of a kernel (dq__k_elias_gaps), kept beside the Elias coder it serves. */
+static inline void dq__elias_gaps__scalar(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
+    uint64_t nz[4], t[7];
+    size_t k;
+    unsigned w, j;
+    for (k = 0; k < nblk; k++) {
+        dq__k_elias_nz(in + k * DQ__BLOCK_BYTES(b), b, nz);
+        for (w = 0; w < 4; w++) {
+            uint64_t m = nz[w], p = st[0];
+            t[1] = (m << 1) | (p >> 63);
+            for (j = 2; j <= 6; j++) {
+                unsigned h = 1u << (j - 1u);
+                t[j] = t[j - 1u] | (t[j - 1u] << h) | (st[j - 1u] >> (64u - h)) | (m << h) | (p >> (64u - h));
+            }
+            cnt[0] += dq__popcount64(m);
+            for (j = 1; j <= 6; j++) cnt[j] += dq__popcount64(m & ~t[j]);
+            for (j = 1; j <= 5; j++) st[j] = t[j];
+            st[0] = m;
+        }
+    }
+}
+
+/* The lower bound on gap bits behind dq__elias_gaps__scalar's counts. */
+static inline uint64_t dq__gaps_lb(const uint64_t *cnt, const uint8_t *om) {
+    uint64_t gb = (uint64_t)om[0] * cnt[0];
+    unsigned k;
+    for (k = 1; k <= 6; k++) gb += (uint64_t)(om[k] - om[k - 1u]) * cnt[k];
+    return gb;
+}
+/* Whether a gap-bits lower bound gb over cnt0 of the lv[1] non-zeros, plus the sign and level
+ * bits lv[0] and one bit per other gap, already exceeds `limit` bytes. */
+static inline int dq__elias_over(uint64_t gb, uint64_t cnt0, const uint64_t *lv, uint64_t limit) {
+    return lv[1] >= cnt0 && (gb + lv[0] + (lv[1] - cnt0)) / 8u > limit;
+}
+
+/* Exact payload bytes of the Elias layout of a fixed payload (b >= 2), and the working room an
+ * in-place write needs (FORMAT 17.5): the stream may not run ahead of the fixed blocks not yet
+ * read, and the result must fit. Returns 0 when a code is a negative zero (sign set, level 0),
+ * which the layout cannot express (encoders never write one). With lv (the sign and level bits
+ * of the whole payload, from its symbol counts), a first pass over the non-zero masks alone
+ * (every 64 full blocks, dq__k_elias_gaps) returns -1 as soon as a lower bound on the gap bits
+ * so far plus lv[0] and one bit per remaining gap exceed `limit` bytes: Elias cannot be
+ * smaller, and any sound bound leaves the choice as it was (on dense payloads it ends there,
+ * early). *worst gets the furthest the stream runs ahead of the codes read, in bits. */
+static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, const uint64_t *lv,
+                                  uint64_t limit, uint64_t *bytes, uint64_t *room, uint64_t *nonzeros) {
+    uint32_t codes[DQ__BLOCK], bl;
+    uint64_t nz[4], lvbits = 0, pre;
+    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK;
+    int64_t worst = INT64_MIN, r1, r2;
+    unsigned w;
+    dq__elias_tabs t;
+    dq__gaps g;
+    dq__elias_tabs_make(&t);
+    if (lv) { /* the early stop needs only a bound on the gaps: a pass over the masks first */
+        uint64_t st[6] = {(uint64_t)1 << 63, 0, 0, 0, 0, 0}, cnt[7] = {0, 0, 0, 0, 0, 0, 0};
+        size_t full = n / DQ__BLOCK;
+        for (k = 0; k + 64u <= full; k += 64u) {
+            dq__k_elias_gaps(payload + k * DQ__BLOCK_BYTES(b), b, 64u, st, cnt);
+            if (dq__elias_over(dq__gaps_lb(cnt, t.om), cnt[0], lv, limit)) return -1;
+        }
+    }
+    dq__gaps_init(&g);
+    for (k = 0; k < nblk; k++) {
+        if ((bl = dq__elias_block(b, n, payload, k, &t, codes, nz)) == UINT32_MAX) return 0;
+        lvbits += bl;
+        for (w = 0; w < 4; w++) dq__gaps_word(&g, nz[w], (uint64_t)k * DQ__BLOCK + 64u * w, t.om);
+        r1 = (int64_t)(lvbits + g.bits) - 8 * (int64_t)dq__fixed_through(b, n, k);
+        if (r1 > worst) worst = r1;
+    }
+    pre = dq_elias_omega_len(g.nnz + 1u);
+    *nonzeros = g.nnz;
+    *bytes = (pre + lvbits + g.bits + 7u) / 8u;
+    r1 = ((int64_t)pre + worst + 7) / 8 + 8;
+    r2 = (int64_t)*bytes - (int64_t)dq__fixed_through(b, n, nblk - 1u) + 8 + (int64_t)crc;
+    r1 = r1 > r2 ? r1 : r2;
+    *room = r1 > 8 ? (uint64_t)r1 : 8u; /* the payload moves past the scales' new place */
+    return 1;
+}
+
+/* The sign and level bits of an Elias payload (lv[0]) and its non-zero codes (lv[1]), from the
+ * symbol counts (b <= 8). */
+static inline void dq__elias_levels(unsigned b, const uint64_t *cnt, uint64_t *lv) {
+    unsigned A = 1u << dq__sym_bits(b), g = dq__sym_group(b), s, t;
+    uint32_t mask = (1u << b) - 1u, smax = (1u << (b - 1u)) - 1u;
+    dq__elias_tabs tb;
+    dq__elias_tabs_make(&tb);
+    lv[0] = lv[1] = 0;
+    for (s = 0; s < A; s++)
+        for (t = 0; t < g && cnt[s]; t++) {
+            uint32_t lvl = (s >> (t * b)) & mask & smax;
+            if (lvl) {
+                lv[1] += cnt[s];
+                lv[0] += cnt[s] * tb.lvt[dq__ilog2(lvl) + 1u];
+            }
+        }
+}
+
+/* ---- planning (planner.h): a lower bound from the counts, the exact size by a pass */
+
+/* Elias costs at least its sign and level bits and one bit per gap (lb); with the gap counts of
+ * the full blocks, their lower bound on the gap bits (lbg). No upper bound. */
+static inline void dq__elias_bounds(const dq__plan_in *in, dq__plan *pl, dq__plan_est *est) {
+    uint64_t *lv = est->lv;
+    (void)pl;
+    est->ub[DQ_CODER_ELIAS] = UINT64_MAX;
+    est->lb[DQ_CODER_ELIAS] = est->lbg[DQ_CODER_ELIAS] = 0;
+    if (!in->counts || in->bits > 8u) return;
+    dq__elias_levels(in->bits, in->counts, lv);
+    est->lb[DQ_CODER_ELIAS] = est->lbg[DQ_CODER_ELIAS] = 8u + (lv[0] + lv[1] + 7u) / 8u;
+    if (in->gaps && lv[1] >= in->gaps[0]) {
+        dq__elias_tabs tb;
+        uint64_t g;
+        dq__elias_tabs_make(&tb);
+        g = 8u + (dq__gaps_lb(in->gaps, tb.om) + lv[0] + (lv[1] - in->gaps[0])) / 8u;
+        if (g > est->lbg[DQ_CODER_ELIAS]) est->lbg[DQ_CODER_ELIAS] = g;
+    }
+}
+/* The exact size and room, by a pass; with a limit (UINT64_MAX: none) and the counts' bits, it
+ * may stop early and leave Elias unsized once it cannot come under `limit` bytes. */
+static inline void dq__elias_size(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t limit) {
+    uint64_t bytes, room;
+    int got = dq__elias_stats(in->bits, in->n, in->payload, in->crc,
+                              limit != UINT64_MAX && in->counts && in->bits <= 8u ? est->lv : NULL, limit - 8u,
+                              &bytes, &room, &pl->nnz);
+    pl->size[DQ_CODER_ELIAS] = got > 0 ? 8u + bytes : 0u;
+    pl->room[DQ_CODER_ELIAS] = got > 0 ? room : 0u;
+}
+
+/* ---- writing */
+
+/* Writes the Elias layout of the fixed payload, which has nnz non-zero codes, at out[0..cap).
+ * In place, the payload lies at out + pay and the writer never stores into blocks not yet
+ * read. Returns the bytes written, 0 if they did not fit. */
+static inline size_t dq__elias_encode(unsigned b, size_t n, const uint8_t *payload, uint64_t nnz, uint8_t *out,
+                                      size_t cap, int inplace, size_t pay) {
+    uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
+    uint64_t nz[4], last = 0, m;
+    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, len = 0;
+    unsigned w;
+    dq__elias_tabs t;
+    dq_bitwriter bw;
+    dq__elias_tabs_make(&t);
+    memset(&bw, 0, sizeof bw);
+    dq_bw_init(&bw, out, inplace ? pay : cap);
+    dq_elias_omega_put(&bw, nnz + 1u);
+    for (k = 0; k < nblk; k++) {
+        if (dq__elias_block(b, n, payload, k, &t, codes, nz) == UINT32_MAX) return 0;
+        if (inplace) bw.cap = pay + dq__fixed_through(b, n, k); /* block k is now free */
+        for (w = 0; w < 4; w++)
+            for (m = nz[w]; m; m &= m - 1u) {
+                unsigned i = 64u * w + dq__ctz64(m);
+                uint64_t at = (uint64_t)k * DQ__BLOCK + i + 1u;
+                dq_elias_omega_put(&bw, at - last);
+                dq_bw_put(&bw, codes[i] >> (b - 1u), 1);
+                dq_elias_omega_put(&bw, codes[i] & smax);
+                last = at;
+            }
+    }
+    bw.cap = cap;
+    return dq_bw_finish(&bw, &len) == DQ_OK ? len : 0u;
+}
+/* The payload at out[0..cap). In place the fixed payload sits just below out, where a stream
+ * written forwards would overtake codes it has not read yet wherever they code longer than b
+ * bits, and there is no other buffer: the fixed payload moves to the end of the room first
+ * (cap + scratch), a copy of the fixed payload's size; the room the plan checked (FORMAT 17.5)
+ * keeps the stream below it. */
+static inline size_t dq__elias_write(const dq__plan_in *in, const dq__plan *pl, uint8_t *out, size_t cap,
+                                     size_t scratch, int inplace) {
+    size_t f = (size_t)in->fixed, at;
+    if (!inplace) return dq__elias_encode(in->bits, in->n, in->payload, pl->nnz, out, cap, 0, 0);
+    if (cap + scratch < f) return 0;
+    at = cap + scratch - f;
+    memmove(out + at, in->payload, f);
+    return dq__elias_encode(in->bits, in->n, out + at, pl->nnz, out, cap, 1, at);
+}
+/* A job writes Elias at its end, from a copy of the fixed payload in work. */
+static inline uint64_t dq__elias_work(uint64_t n, unsigned b) { return (n * b + 7u) / 8u; }
+/* ---------------------------------------------------------------- coder 3: rANS in chunks (doc/FORMAT.md 17.6)
+ * b <= 8. The symbols of coder_fixed.h, coded with one frequency table per message (built
+ * from the symbol counts the quantizer gathers) in chunks of 2^16 symbols, 32 interleaved
+ * states each. The payload is the table, then per chunk its length and stream; chunks decode
+ * and encode on their own, so a job's parts code theirs in parallel and a range decodes only
+ * the chunks that hold it. The frequency table and the cost bounds are shared with coder 2
+ * (coder_rans8.h, read only). The chunk kernels (dq__k_r32_get, dq__k_r32_encode, their scalar
+ * twins and the step helpers) are in kernels_scalar.h, above the kernel selection. */
+
+/* ---- the frequency table (FORMAT 17.3), shared with coder 2 */
 #define DQ__RANS_BITS 12u
 #define DQ__RANS_M 4096u
-#define DQ__RANS_L 65536u
-#define DQ__RANS_WAYS 8u
-#define DQ__RANS_MAX_SYMS ((uint64_t)1 << 40) /* keeps the size bounds in 64-bit integers */
-
-typedef struct dq__rans_dec {
-    uint32_t x[DQ__RANS_WAYS];
-    const uint8_t *p;
-    size_t left;
-    int bad; /* ran out of words */
-} dq__rans_dec;
 
 /* Frequencies summing to M from symbol counts (total > 0): round(count * M / total), at least
  * 1 for every symbol that occurs; the rounding error is settled on the most frequent symbol
@@ -3295,62 +3857,6 @@ static inline size_t dq__rans_table_read(const uint8_t *in, size_t len, unsigned
     return sum == DQ__RANS_M ? pos : 0;
 }
 
-/* Decode table: slot -> symbol | (f - 1) << 8 | (slot - cum) << 20. */
-static inline void dq__rans_dtab(const uint32_t *f, unsigned A, uint32_t *tab) {
-    uint32_t slot = 0, i;
-    unsigned s;
-    for (s = 0; s < A; s++)
-        for (i = 0; i < f[s]; i++, slot++) tab[slot] = s | (f[s] - 1u) << 8 | i << 20;
-}
-
-/* One decode step on state x; a word is read when x falls below L and one is left. */
-#define DQ__RANS_GET(x, o, p, end, bad)                                                              \
-    do {                                                                                            \
-        uint32_t e_ = tab[(x) & (DQ__RANS_M - 1u)];                                                 \
-        (o) = (uint8_t)e_;                                                                          \
-        (x) = ((e_ >> 8 & 0xFFFu) + 1u) * ((x) >> DQ__RANS_BITS) + (e_ >> 20);                      \
-        if ((x) < DQ__RANS_L) {                                                                     \
-            if ((p) < (end)) {                                                                      \
-                (x) = (x) << 16 | dq__ld16(p);                                                      \
-                (p) += 2;                                                                           \
-            } else {                                                                                \
-                (bad) = 1;                                                                          \
-                (x) = DQ__RANS_L;                                                                   \
-            }                                                                                       \
-        }                                                                                           \
-    } while (0)
-
-/* Decode sym[0..cnt) (global indices first..first+cnt-1). The payload's word count is even
- * by validation, so p < end means a whole word is there. */
-static inline void dq__rans_get(dq__rans_dec *d, const uint32_t *tab, size_t first, uint8_t *sym, size_t cnt) {
-    const uint8_t *p = d->p, *end = d->p + d->left;
-    size_t k = 0;
-    int bad = d->bad;
-    if (first % DQ__RANS_WAYS == 0) {
-        uint32_t x0 = d->x[0], x1 = d->x[1], x2 = d->x[2], x3 = d->x[3], x4 = d->x[4], x5 = d->x[5], x6 = d->x[6],
-                 x7 = d->x[7];
-        for (; k + 8u <= cnt; k += 8u) {
-            DQ__RANS_GET(x0, sym[k], p, end, bad);
-            DQ__RANS_GET(x1, sym[k + 1u], p, end, bad);
-            DQ__RANS_GET(x2, sym[k + 2u], p, end, bad);
-            DQ__RANS_GET(x3, sym[k + 3u], p, end, bad);
-            DQ__RANS_GET(x4, sym[k + 4u], p, end, bad);
-            DQ__RANS_GET(x5, sym[k + 5u], p, end, bad);
-            DQ__RANS_GET(x6, sym[k + 6u], p, end, bad);
-            DQ__RANS_GET(x7, sym[k + 7u], p, end, bad);
-        }
-        d->x[0] = x0, d->x[1] = x1, d->x[2] = x2, d->x[3] = x3, d->x[4] = x4, d->x[5] = x5, d->x[6] = x6, d->x[7] = x7;
-    }
-    for (; k < cnt; k++) {
-        unsigned j = (unsigned)((first + k) & (DQ__RANS_WAYS - 1u));
-        DQ__RANS_GET(d->x[j], sym[k], p, end, bad);
-    }
-    d->left -= (size_t)(p - d->p);
-    d->p = p;
-    d->bad = bad;
-}
-#undef DQ__RANS_GET
-
 /* Bounds on the bytes of words for these counts, from the cost of a symbol, log2(M/f) bits:
  * each encode step adds at most cost + log2(17/16) to log2 x (x >= 16 f there), each word
  * removes at least 16, and x starts and ends in [2^16, 2^32). Costs are in 1/65536 bit:
@@ -3363,18 +3869,7 @@ static inline uint64_t dq__rans_cost_ub(uint32_t f) {
 }
 #define DQ__RANS_STEP_SLACK 5732u /* log2(17/16) in 1/65536 bit, rounded up */
 
-/* Worst-case rANS payload for n codes of b bits: full table, states, 12 + 0.0875 bits per symbol. */
-static inline uint64_t dq__rans_payload_bound(uint64_t n, unsigned b) {
-    uint64_t nsym = (n + dq__sym_group(b) - 1u) / dq__sym_group(b), A = (uint64_t)1 << dq__sym_bits(b);
-    return A / 8u + 2u * A + 4u * DQ__RANS_WAYS +
-           2u * ((nsym * ((12u << 16) + DQ__RANS_STEP_SLACK) + (16u << 16) - 1u) / (16u << 16)) + 2u * DQ__RANS_WAYS;
-}
-
-/* ---- rANS, 32 ways: the chunk API (coder 3 draft, doc/FORMAT.md 17.6). The stream and the
- * step kernels (dq__r32_get__scalar, dq__r32_encode__scalar; dq__k_r32_get, dq__k_r32_encode)
- * are defined above the kernel selection. A message cuts its symbols into chunks; each chunk
- * is coded on its own with the message's one frequency table, so chunks decode independently
- * and in any order. */
+/* ---- the chunk API: one chunk of symbols, coded on its own with the message's table */
 
 /* Both tables from frequencies f[0..A) (A <= 256): dtab[slot] = s | (f_s - 1) << 8 |
  * (slot - c_s) << 20 for the 4096 slots, et[s] as dq__r32_esym says (f_s = 0 gets f = 0, rcp
@@ -3451,14 +3946,13 @@ static inline size_t dq__r32_encode(const uint8_t *sym, size_t m, const dq__r32_
                                     size_t cap) {
     return dq__k_r32_encode(sym, m, et, buf, cap);
 }
-/* Symbols in a fixed-payload block of b bits (b <= 8): 32b (b in 1, 2, 4, 8) or 256/g, a
- * multiple of 32 either way, so every full block starts a new group of the 32 states. */
-static inline size_t dq__r32_block_syms(unsigned b) { return DQ__BLOCK / dq__sym_group(b); }
 /* Fused decode of fixed-payload block k (the tail when k = n / 256) from the chunk being
  * decoded: its symbols go to buf (32b bytes, stays in L1) and come back as the block's bytes in
  * the section 8 layout, ready for dq__k_decode_block & co. For b in {1, 2, 4, 8} they are the
- * bytes; otherwise buf holds the symbols first (256 bytes) and out the packed block. A symbol
- * with codes or bits past element n - 1 marks the chunk bad (as a missing word does). */
+ * bytes; otherwise buf holds the symbols first (256 bytes) and out the packed block. Every full
+ * block is whole groups of 32 symbols (32 b, or 256 / g), so it starts a new group of the
+ * states. A symbol with codes or bits past element n - 1 marks the chunk bad (as a missing word
+ * does). */
 static inline const uint8_t *dq__r32_block(dq__r32_dec *d, const uint32_t *dtab, unsigned b, size_t n, size_t k,
                                            uint8_t *buf, uint8_t *out) {
     size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK;
@@ -3474,10 +3968,8 @@ static inline const uint8_t *dq__r32_block(dq__r32_dec *d, const uint32_t *dtab,
     return out;
 }
 
-/* ---- coder 3: a message's symbols in chunks (doc/FORMAT.md 17.6). Chunk c holds symbols
- * [c S, min((c + 1) S, m)) of the m = ceil(n / g) symbols, S = 2^16, so 2^16 g elements (whole
- * blocks); in the payload, after the frequency table, each chunk is its stream's byte length
- * (u32) and the stream. Chunks are coded on their own, with the message's table. */
+/* ---- a message's chunks: chunk c holds symbols [c S, min((c + 1) S, m)) of the m = ceil(n / g)
+ * symbols, S = 2^16, so 2^16 g elements (whole blocks) */
 #define DQ__R32_CHUNK 65536u /* symbols per chunk */
 static inline uint64_t dq__r32_nsym(uint64_t n, unsigned b) { return (n + dq__sym_group(b) - 1u) / dq__sym_group(b); }
 static inline uint64_t dq__r32_nchunks(uint64_t n, unsigned b) {
@@ -3486,240 +3978,944 @@ static inline uint64_t dq__r32_nchunks(uint64_t n, unsigned b) {
 /* Elements and fixed-payload bytes of a full chunk (multiples of the block and its bytes). */
 static inline size_t dq__r32_chunk_elems(unsigned b) { return (size_t)DQ__R32_CHUNK * dq__sym_group(b); }
 static inline size_t dq__r32_chunk_bytes(unsigned b) { return (size_t)DQ__R32_CHUNK * dq__sym_bits(b) / 8u; }
-/* The room dq_encode_capacity() gives DQ_CODER_AUTO past the fixed message (at most the fixed
- * payload): one coder-3 chunk's fixed bytes, and as many for Elias at the widths rANS does not
- * take (9..16), so that the smallest form fits unless its in-place re-code runs further ahead
- * of the fixed payload than that (FORMAT 17.5). */
-static inline size_t dq__auto_room(unsigned b) {
-    return b <= 8u ? dq__r32_chunk_bytes(b) : (size_t)DQ__R32_CHUNK * b / 8u;
-}
-/* Worst-case coder-3 payload: the largest table, then per chunk its length, its states and at
- * most one word per symbol (FORMAT 17.6). */
+/* dq_encode_capacity()'s room for coder 3 (FORMAT 17.5): one chunk's fixed bytes. */
+static inline size_t dq__r32_auto_room(unsigned b) { return dq__r32_chunk_bytes(b); }
+/* Largest payload: the largest table, then per chunk its length, its states and at most one
+ * word per symbol (FORMAT 17.6). */
 static inline uint64_t dq__r32_payload_bound(uint64_t n, unsigned b) {
     uint64_t A = (uint64_t)1 << dq__sym_bits(b);
     return A / 8u + 2u * A + dq__r32_nchunks(n, b) * (4u + DQ__R32_HEAD) + 2u * dq__r32_nsym(n, b);
 }
-
-/* ---- the coded-payload reader: produces the fixed payload block by block, in order */
-typedef struct dq__cdec {
-    unsigned coder, bits;
-    size_t n, k, isym;
-    const uint8_t *pay;
-    size_t len;
-    size_t body; /* rANS: offset of the states (coder 2) or of the first chunk (coder 3) */
-    size_t pos, cblocks; /* coder 3: offset of the next chunk; blocks per chunk */
-    int inchunk;         /* coder 3: d32 decodes a chunk (checked at its end when the next opens) */
-    dq__rans_dec r;
-    dq__r32_dec d32;
-    dq_bitreader br;     /* Elias */
-    uint64_t left, at;   /* Elias: entries still to read; element index + 1 of the last one */
-    uint32_t next_code;  /* Elias: the entry read ahead, at index at - 1 (none when left == 0 and at == 0) */
-    int has_next;
-    int bad;
-    int trusted; /* the payload checksum was verified: decode in one pass, check at the end */
-    uint32_t tab[DQ__RANS_M];
-} dq__cdec;
-
-/* Elias: reads the next entry (gap, sign, level) ahead; sets bad on any malformation. */
-static inline void dq__elias_next(dq__cdec *d) {
-    uint64_t gap, lvl, smax = ((uint64_t)1 << (d->bits - 1u)) - 1u;
-    uint32_t sign;
-    d->has_next = 0;
-    if (d->left == 0 || d->bad) return;
-    d->left--;
-    if (dq_elias_omega_get(&d->br, &gap) != DQ_OK || gap > (uint64_t)d->n - d->at) {
-        d->bad = 1;
-        return;
-    }
-    sign = (uint32_t)dq_br_get(&d->br, 1);
-    if (dq_elias_omega_get(&d->br, &lvl) != DQ_OK || lvl > smax) {
-        d->bad = 1;
-        return;
-    }
-    d->at += gap;
-    d->next_code = (uint32_t)lvl | sign << (d->bits - 1u);
-    d->has_next = 1;
+/* Where chunk ci of an n-element message lies in the fixed payload: blocks [k0, k1), bytes
+ * [f0, f1). */
+typedef struct dq__r32_span {
+    size_t k0, k1, f0, f1;
+} dq__r32_span;
+static inline dq__r32_span dq__r32_chunk_span(unsigned b, size_t n, size_t ci) {
+    size_t E = dq__r32_chunk_elems(b), e0 = ci * E, e1 = n - e0 > E ? e0 + E : n, cb = dq__r32_chunk_bytes(b);
+    size_t fixed = (size_t)(((uint64_t)n * b + 7u) / 8u);
+    dq__r32_span s;
+    s.k0 = e0 / DQ__BLOCK;
+    s.k1 = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK;
+    s.f0 = ci * cb;
+    s.f1 = fixed - s.f0 > cb ? s.f0 + cb : fixed;
+    return s;
 }
 
-static inline dq_status dq__cdec_rewind(dq__cdec *d) {
-    unsigned j;
-    d->k = d->isym = 0;
+/* ---- reading */
+
+static inline dq_status dq__r32_rd_rewind(dq__cdec *d) { /* chunks open as the blocks reach them */
+    d->k = 0;
     d->bad = 0;
-    if (d->coder == DQ_CODER_ELIAS) {
-        uint64_t cnt;
-        memset(&d->br, 0, sizeof d->br);
-        dq_br_init(&d->br, d->pay, d->len);
-        if (dq_elias_omega_get(&d->br, &cnt) != DQ_OK || cnt - 1u > (uint64_t)d->n) return DQ_ERR_CORRUPT;
-        d->left = cnt - 1u;
-        d->at = 0;
-        dq__elias_next(d);
-        return d->bad ? DQ_ERR_CORRUPT : DQ_OK;
-    }
-    if (d->coder == DQ_CODER_RANS) { /* chunks open as the blocks reach them */
-        d->pos = d->body;
-        d->inchunk = 0;
-        return DQ_OK;
-    }
-    for (j = 0; j < DQ__RANS_WAYS; j++) {
-        d->r.x[j] = dq__ld32(d->pay + d->body + 4u * j);
-        if (d->r.x[j] < DQ__RANS_L) return DQ_ERR_CORRUPT;
-    }
-    d->r.p = d->pay + d->body + 4u * DQ__RANS_WAYS;
-    d->r.left = d->len - d->body - 4u * DQ__RANS_WAYS;
-    d->r.bad = 0;
+    d->s.r.pos = d->body;
+    d->s.r.inchunk = 0;
     return DQ_OK;
 }
-static inline dq_status dq__cdec_open(dq__cdec *d, unsigned coder, unsigned b, size_t n, const uint8_t *pay,
-                                      size_t len) {
+static inline dq_status dq__r32_rd_open(dq__cdec *d) {
     uint32_t f[256];
-    unsigned A = 1u << dq__sym_bits(b);
-    d->coder = coder;
-    d->bits = b;
-    d->n = n;
-    d->pay = pay;
-    d->len = len;
-    if (coder == DQ_CODER_ELIAS) return dq__cdec_rewind(d);
-    d->body = dq__rans_table_read(pay, len, A, f);
+    unsigned A = 1u << dq__sym_bits(d->bits);
+    d->body = dq__rans_table_read(d->pay, d->len, A, f);
     if (d->body == 0) return DQ_ERR_CORRUPT;
-    if (coder == DQ_CODER_RANS) {
-        d->cblocks = dq__r32_chunk_elems(b) / DQ__BLOCK;
-        (void)dq__r32_tables(f, A, d->tab, NULL); /* the table read is well formed */
-        return dq__cdec_rewind(d);
-    }
-    if (len - d->body < 4u * DQ__RANS_WAYS || (len - d->body) % 2u) return DQ_ERR_CORRUPT;
-    dq__rans_dtab(f, A, d->tab);
-    return dq__cdec_rewind(d);
+    d->s.r.cblocks = dq__r32_chunk_elems(d->bits) / DQ__BLOCK;
+    (void)dq__r32_tables(f, A, d->tab, NULL); /* the table read is well formed */
+    return dq__r32_rd_rewind(d);
 }
-/* Coder 3: the previous chunk checked at its end, the next one opened. A length or stream that
- * does not fit marks the message bad and leaves a decoder that reads no word. */
-static inline void dq__cdec_chunk(dq__cdec *d) {
+/* The previous chunk checked at its end, the next one opened. A length or stream that does not
+ * fit marks the message bad and leaves a decoder that reads no word. */
+static inline void dq__r32_rd_chunk(dq__cdec *d) {
+    dq__rans_rd *r = &d->s.r;
     size_t len;
     unsigned j;
-    if (d->inchunk && dq__r32_finish(&d->d32) != DQ_OK) d->bad = 1;
-    d->inchunk = 1;
-    if (d->len - d->pos >= 4u) {
-        len = dq__ld32(d->pay + d->pos);
-        if (len <= d->len - d->pos - 4u && dq__r32_open(&d->d32, d->pay + d->pos + 4u, len) == DQ_OK) {
-            d->pos += 4u + len;
+    if (r->inchunk && dq__r32_finish(&r->d32) != DQ_OK) d->bad = 1;
+    r->inchunk = 1;
+    if (d->len - r->pos >= 4u) {
+        len = dq__ld32(d->pay + r->pos);
+        if (len <= d->len - r->pos - 4u && dq__r32_open(&r->d32, d->pay + r->pos + 4u, len) == DQ_OK) {
+            r->pos += 4u + len;
             return;
         }
     }
     d->bad = 1;
-    for (j = 0; j < DQ__R32_WAYS; j++) d->d32.x[j] = DQ__R32_L;
-    d->d32.p = d->d32.end = d->pay + d->len;
-    d->d32.j = 0;
-    d->d32.bad = 1;
-    d->pos = d->len;
+    for (j = 0; j < DQ__R32_WAYS; j++) r->d32.x[j] = DQ__R32_L;
+    r->d32.p = r->d32.end = d->pay + d->len;
+    r->d32.j = 0;
+    r->d32.bad = 1;
+    r->pos = d->len;
 }
-/* The next block of the fixed payload (32b bytes, or the tail's) into out. */
-static inline const uint8_t *dq__cdec_block(dq__cdec *d, uint8_t *out) {
+static inline const uint8_t *dq__r32_rd_block(dq__cdec *d, uint8_t *out) {
+    uint8_t sym[DQ__BLOCK];
+    const uint8_t *p;
+    if (d->k % d->s.r.cblocks == 0) dq__r32_rd_chunk(d);
+    p = dq__r32_block(&d->s.r.d32, d->tab, d->bits, d->n, d->k, dq__sym_bytes(d->bits) ? out : sym, out);
+    d->k++;
+    return p;
+}
+/* After the last block: the last chunk checked at its end, the chunks filling the payload. */
+static inline dq_status dq__r32_rd_end(dq__cdec *d) {
+    return !d->bad && dq__r32_finish(&d->s.r.d32) == DQ_OK && d->s.r.pos == d->len ? DQ_OK : DQ_ERR_CORRUPT;
+}
+/* The reader at the start of chunk ci, whose offset comes from the lengths before it; 0 when
+ * one of them runs past the payload. */
+static inline int dq__r32_rd_seek(dq__cdec *d, size_t ci) {
+    size_t c, len;
+    (void)dq__r32_rd_rewind(d);
+    for (c = 0; c < ci; c++) {
+        if (d->len - d->s.r.pos < 4u || (len = dq__ld32(d->pay + d->s.r.pos)) > d->len - d->s.r.pos - 4u) return 0;
+        d->s.r.pos += 4u + len;
+    }
+    d->k = ci * d->s.r.cblocks;
+    return 1;
+}
+/* A range [begin, end): the chunks that hold it decoded whole and checked at their ends, then
+ * the reader at the start of the first. */
+static inline dq_status dq__r32_rd_range(dq__cdec *d, size_t begin, size_t end) {
+    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
+    size_t E = dq__r32_chunk_elems(d->bits), ci = begin / E, cj = (end - 1u) / E;
+    size_t nblk = (d->n + DQ__BLOCK - 1u) / DQ__BLOCK, k1 = (cj + 1u) * d->s.r.cblocks;
+    if (!dq__r32_rd_seek(d, ci)) return DQ_ERR_CORRUPT;
+    if (k1 > nblk) k1 = nblk;
+    while (d->k < k1) dq__r32_rd_block(d, tmp);
+    if (d->bad || dq__r32_finish(&d->s.r.d32) != DQ_OK) return DQ_ERR_CORRUPT;
+    return dq__r32_rd_seek(d, ci) ? DQ_OK : DQ_ERR_CORRUPT;
+}
+
+/* ---- planning (planner.h) */
+
+/* The cost bounds of every symbol (1/65536 bit, the step slack included). */
+static inline void dq__r32_costs(const uint32_t *f, unsigned A, uint64_t *cost) {
+    unsigned s;
+    for (s = 0; s < A; s++) cost[s] = dq__rans_cost_ub(f[s] ? f[s] : 1u) + DQ__RANS_STEP_SLACK;
+}
+/* Upper bound on chunk ci's stream from its symbols' costs: 8 L <= 1024 + sum of costs. */
+static inline uint64_t dq__r32_chunk_ub(unsigned b, size_t n, const uint8_t *payload, size_t ci, const uint64_t *cost) {
+    uint8_t sym[DQ__BLOCK];
+    dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
+    size_t k, i, m;
+    uint64_t bits = 0;
+    for (k = sp.k0; k < sp.k1; k++) {
+        m = dq__block_syms(b, n, payload, k, sym);
+        for (i = 0; i < m; i++) bits += cost[sym[i]];
+    }
+    return DQ__R32_HEAD + 2u * ((bits + (16u << 16) - 1u) / (16u << 16));
+}
+/* The working room (bytes past the fixed body) an in-place write needs. Chunks are written
+ * whole, from the last, downwards from the end of the buffer, each below the ones after it and
+ * above its own fixed bytes: room >= 4 + L_c + sum over c' > c of (4 + L_c' - fixed_c') for
+ * every c; and the coded message must fit: room >= 8 + table + sum of (4 + L_c) - fixed. */
+static inline uint64_t dq__r32_room(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
+    uint64_t cost[256];
+    int64_t acc = 0, worst = 0;
+    size_t ci = (size_t)dq__r32_nchunks(n, b);
+    dq__r32_costs(f, 1u << dq__sym_bits(b), cost);
+    while (ci-- > 0) {
+        dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
+        int64_t ub = 4 + (int64_t)dq__r32_chunk_ub(b, n, payload, ci, cost);
+        if (acc + ub > worst) worst = acc + ub;
+        acc += ub - (int64_t)(sp.f1 - sp.f0);
+    }
+    acc += 8 + (int64_t)table;
+    return (uint64_t)(acc > worst ? acc : worst);
+}
+/* Exact payload bytes (the table included) by a dry run of the encoder's steps. */
+static inline uint64_t dq__r32_exact(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
+    dq__r32_esym et[256];
+    uint8_t sym[DQ__BLOCK];
+    uint64_t bytes = table;
+    size_t ci, nch = (size_t)dq__r32_nchunks(n, b);
+    (void)dq__r32_tables(f, 1u << dq__sym_bits(b), NULL, et);
+    for (ci = 0; ci < nch; ci++) {
+        dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
+        uint32_t x[DQ__R32_WAYS];
+        size_t k, m, j;
+        uint64_t words = 0;
+        for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
+        for (k = sp.k1; k-- > sp.k0;) {
+            m = dq__block_syms(b, n, payload, k, sym);
+            for (j = m; j-- > 0;) words += (uint64_t)dq__r32_step(x + (j & (DQ__R32_WAYS - 1u)), et + sym[j], NULL);
+        }
+        bytes += 4u + DQ__R32_HEAD + 2u * words;
+    }
+    return bytes;
+}
+/* Bounds on the payload (table included) of nch chunks with these symbol counts: per chunk the
+ * states, the length and whole words; below, the states absorb at most 16 bits each. */
+static inline void dq__r32_bounds(const uint64_t *cnt, const uint32_t *f, unsigned A, uint64_t nch, size_t table,
+                                  uint64_t *ub, uint64_t *lb) {
+    uint64_t hi = 0, lo = 0, c, slack = nch * ((uint64_t)(16u * DQ__R32_WAYS) << 16);
+    unsigned s;
+    for (s = 0; s < A; s++) {
+        if (!cnt[s]) continue;
+        c = dq__rans_cost_ub(f[s]);
+        hi += cnt[s] * (c + DQ__RANS_STEP_SLACK);
+        if (c > 5701u + 6102u) lo += cnt[s] * (c - 5701u - 6102u); /* cost lb minus log2(16/15) */
+    }
+    *ub = table + nch * (4u + DQ__R32_HEAD + 2u) + 2u * (hi / (16u << 16));
+    *lb = table + nch * (4u + DQ__R32_HEAD) + (lo > slack ? (lo - slack) / 527342u : 0u);
+}
+/* The table from the counts of all m symbols, both bounds, and the room a write needs at most:
+ * the whole coded payload past the fixed body. */
+static inline void dq__r32_plan_bounds(const dq__plan_in *in, dq__plan *pl, dq__plan_est *est) {
+    unsigned A = 1u << dq__sym_bits(in->bits);
+    uint64_t ub, lb;
+    dq__rans_normalize(in->counts, A, dq__r32_nsym(in->n, in->bits), pl->f);
+    pl->table = dq__rans_table_size(pl->f, A);
+    dq__r32_bounds(in->counts, pl->f, A, dq__r32_nchunks(in->n, in->bits), pl->table, &ub, &lb);
+    est->ub[DQ_CODER_RANS] = ub + 8u;
+    est->lb[DQ_CODER_RANS] = est->lbg[DQ_CODER_RANS] = lb + 8u;
+    pl->room[DQ_CODER_RANS] = ub - pl->table;
+}
+/* Whether the write fits in `room`: every chunk after the fixed body, or a closer look chunk by
+ * chunk (a pass over the codes) when rANS is smaller than the fixed payload. */
+static inline int dq__r32_room_fits(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t room) {
+    if (pl->room[DQ_CODER_RANS] > room && est->ub[DQ_CODER_RANS] < in->fixed)
+        pl->room[DQ_CODER_RANS] = dq__r32_room(in->bits, in->n, in->payload, pl->f, pl->table);
+    return pl->room[DQ_CODER_RANS] <= room;
+}
+static inline void dq__r32_size(const dq__plan_in *in, dq__plan *pl, const dq__plan_est *est, uint64_t limit) {
+    (void)est;
+    (void)limit;
+    pl->size[DQ_CODER_RANS] = 8u + dq__r32_exact(in->bits, in->n, in->payload, pl->f, pl->table);
+}
+
+/* ---- writing */
+
+/* The symbols of chunk ci as one stream at the end of buf[0..cap) (dq__r32_encode): the payload
+ * bytes themselves for b in {1, 2, 4, 8}; otherwise block by block from the last, the states
+ * carried (every block starts a group of 32 symbols). Returns its size, 0 if it did not fit. */
+static inline size_t dq__r32_chunk_encode(unsigned b, size_t n, const uint8_t *payload, size_t ci,
+                                          const dq__r32_esym *et, uint8_t *buf, size_t cap) {
+    dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
+    size_t k, w = cap;
+    uint32_t x[DQ__R32_WAYS];
+    uint8_t sym[DQ__BLOCK];
+    unsigned j;
+    if (dq__sym_bytes(b)) return dq__r32_encode(payload + sp.f0, sp.f1 - sp.f0, et, buf, cap);
+    for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
+    for (k = sp.k1; k-- > sp.k0;) {
+        size_t m = dq__block_syms(b, n, payload, k, sym);
+        if (!dq__r32_put_range(x, sym, m, 0, et, buf, &w)) return 0;
+    }
+    return dq__r32_put_states(x, buf, w, cap);
+}
+/* Chunks [c0, c1), each preceded by its length, downwards from the end of buf[0..cap), the last
+ * first; *w gets where the first one's length starts (an offset from buf, below 0 when in place
+ * they went past it). A chunk's encode may use the buffer down to lo (SIMD twins write garbage
+ * below a chunk): buf, or in place the end of the chunk's own fixed bytes, unread above it.
+ * Returns 0 when they did not fit. */
+static inline int dq__r32_chunks_down(const dq__plan_in *in, const dq__r32_esym *et, size_t c0, size_t c1,
+                                      uint8_t *buf, size_t cap, int inplace, ptrdiff_t *w) {
+    size_t ci = c1, L;
+    ptrdiff_t lo = 0, top = (ptrdiff_t)cap;
+    while (ci-- > c0) { /* chunk ci's stream lands below the later ones, above its own fixed bytes */
+        if (inplace) lo = (in->payload - buf) + (ptrdiff_t)dq__r32_chunk_span(in->bits, in->n, ci).f1;
+        if (top < lo + 4) return 0;
+        L = dq__r32_chunk_encode(in->bits, in->n, in->payload, ci, et, buf + lo, (size_t)(top - lo));
+        if (!L || (ptrdiff_t)L + 4 > top - lo) return 0;
+        top -= (ptrdiff_t)L + 4;
+        dq__st32(buf + top, (uint32_t)L);
+    }
+    *w = top;
+    return 1;
+}
+/* The payload at out[0..cap): the chunks written from the last downwards from the end (none can
+ * be placed where it goes before the lengths of those before it are known), then moved down
+ * once behind the table. In place, over the fixed payload just below out: each chunk lands
+ * above its own fixed bytes, which the room the plan checked guarantees (FORMAT 17.5). Written
+ * from another buffer with cap the exact size (dq_recode), they land where they go. */
+static inline size_t dq__r32_write(const dq__plan_in *in, const dq__plan *pl, uint8_t *out, size_t cap,
+                                   size_t scratch, int inplace) {
+    dq__r32_esym et[256];
+    unsigned A = 1u << dq__sym_bits(in->bits);
+    ptrdiff_t w;
+    size_t z;
+    (void)scratch;
+    (void)dq__r32_tables(pl->f, A, NULL, et);
+    if (!dq__r32_chunks_down(in, et, 0, (size_t)dq__r32_nchunks(in->n, in->bits), out, cap, inplace, &w) ||
+        w < (ptrdiff_t)pl->table)
+        return 0;
+    z = cap - (size_t)w;
+    memmove(out + pl->table, out + w, z); /* first: the chunks may sit where the table goes */
+    (void)dq__rans_table_write(pl->f, A, out);
+    return pl->table + z;
+}
+
+/* ---- jobs: parts of whole chunks code into work, then the table and their streams */
+static inline uint64_t dq__r32_work(uint64_t n, unsigned b) {
+    return dq__r32_nchunks(n, b) * (4u + DQ__R32_HEAD + 2u) + 2u * dq__r32_nsym(n, b);
+}
+/* The bytes a part's chunks may take: its symbol counts' bound under the message's table. */
+static inline uint64_t dq__r32_part_cap(const uint64_t *counts, const dq__plan *pl, unsigned b, size_t elems) {
+    uint64_t ub, lb;
+    dq__r32_bounds(counts, pl->f, 1u << dq__sym_bits(b), (elems + dq__r32_chunk_elems(b) - 1u) / dq__r32_chunk_elems(b),
+                   0, &ub, &lb);
+    return ub;
+}
+/* The chunks of elements [e0, e1) (whole chunks) at the end of buf[0..cap); returns their bytes,
+ * 0 when they did not fit. */
+static inline size_t dq__r32_part(const dq__plan_in *in, const dq__plan *pl, size_t e0, size_t e1, uint8_t *buf,
+                                  size_t cap) {
+    dq__r32_esym et[256];
+    size_t E = dq__r32_chunk_elems(in->bits);
+    ptrdiff_t w;
+    (void)dq__r32_tables(pl->f, 1u << dq__sym_bits(in->bits), NULL, et);
+    if (!dq__r32_chunks_down(in, et, e0 / E, (e1 - 1u) / E + 1u, buf, cap, 0, &w)) return 0;
+    return cap - (size_t)w;
+}
+static inline size_t dq__r32_head_write(const dq__plan *pl, unsigned b, uint8_t *out) {
+    return dq__rans_table_write(pl->f, 1u << dq__sym_bits(b), out);
+}
+/* ---------------------------------------------------------------- coder 2: rANS, one stream (doc/FORMAT.md 17.3)
+ * The first rANS layout: the symbols and frequency table of coder 3 (coder_rans.h), 8
+ * interleaved 32-bit states over the whole message (symbol i on state i mod 8), 16-bit
+ * renormalization. Encoders write coder 3 instead since library 0.7 (its row sends that when
+ * asked for this one); decoders still read it, so only its reader is here. Symbol i is encoded
+ * last-to-first so it decodes first. */
+#define DQ__RANS_L 65536u
+#define DQ__RANS_WAYS 8u
+
+/* Largest payload for n codes of b bits: full table, states, 12 + 0.0875 bits per symbol. */
+static inline uint64_t dq__rans8_payload_bound(uint64_t n, unsigned b) {
+    uint64_t nsym = (n + dq__sym_group(b) - 1u) / dq__sym_group(b), A = (uint64_t)1 << dq__sym_bits(b);
+    return A / 8u + 2u * A + 4u * DQ__RANS_WAYS +
+           2u * ((nsym * ((12u << 16) + DQ__RANS_STEP_SLACK) + (16u << 16) - 1u) / (16u << 16)) + 2u * DQ__RANS_WAYS;
+}
+
+/* Decode table: slot -> symbol | (f - 1) << 8 | (slot - cum) << 20. */
+static inline void dq__rans_dtab(const uint32_t *f, unsigned A, uint32_t *tab) {
+    uint32_t slot = 0, i;
+    unsigned s;
+    for (s = 0; s < A; s++)
+        for (i = 0; i < f[s]; i++, slot++) tab[slot] = s | (f[s] - 1u) << 8 | i << 20;
+}
+
+/* One decode step on state x; a word is read when x falls below L and one is left. */
+#define DQ__RANS_GET(x, o, p, end, bad)                                                              \
+    do {                                                                                            \
+        uint32_t e_ = tab[(x) & (DQ__RANS_M - 1u)];                                                 \
+        (o) = (uint8_t)e_;                                                                          \
+        (x) = ((e_ >> 8 & 0xFFFu) + 1u) * ((x) >> DQ__RANS_BITS) + (e_ >> 20);                      \
+        if ((x) < DQ__RANS_L) {                                                                     \
+            if ((p) < (end)) {                                                                      \
+                (x) = (x) << 16 | dq__ld16(p);                                                      \
+                (p) += 2;                                                                           \
+            } else {                                                                                \
+                (bad) = 1;                                                                          \
+                (x) = DQ__RANS_L;                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    } while (0)
+
+/* Decode sym[0..cnt) (global indices first..first+cnt-1). The payload's word count is even
+ * by validation, so p < end means a whole word is there. */
+static inline void dq__rans_get(dq__rans8_rd *d, const uint32_t *tab, size_t first, uint8_t *sym, size_t cnt) {
+    const uint8_t *p = d->p, *end = d->p + d->left;
+    size_t k = 0;
+    int bad = d->bad;
+    if (first % DQ__RANS_WAYS == 0) {
+        uint32_t x0 = d->x[0], x1 = d->x[1], x2 = d->x[2], x3 = d->x[3], x4 = d->x[4], x5 = d->x[5], x6 = d->x[6],
+                 x7 = d->x[7];
+        for (; k + 8u <= cnt; k += 8u) {
+            DQ__RANS_GET(x0, sym[k], p, end, bad);
+            DQ__RANS_GET(x1, sym[k + 1u], p, end, bad);
+            DQ__RANS_GET(x2, sym[k + 2u], p, end, bad);
+            DQ__RANS_GET(x3, sym[k + 3u], p, end, bad);
+            DQ__RANS_GET(x4, sym[k + 4u], p, end, bad);
+            DQ__RANS_GET(x5, sym[k + 5u], p, end, bad);
+            DQ__RANS_GET(x6, sym[k + 6u], p, end, bad);
+            DQ__RANS_GET(x7, sym[k + 7u], p, end, bad);
+        }
+        d->x[0] = x0, d->x[1] = x1, d->x[2] = x2, d->x[3] = x3, d->x[4] = x4, d->x[5] = x5, d->x[6] = x6, d->x[7] = x7;
+    }
+    for (; k < cnt; k++) {
+        unsigned j = (unsigned)((first + k) & (DQ__RANS_WAYS - 1u));
+        DQ__RANS_GET(d->x[j], sym[k], p, end, bad);
+    }
+    d->left -= (size_t)(p - d->p);
+    d->p = p;
+    d->bad = bad;
+}
+#undef DQ__RANS_GET
+
+/* ---- reading */
+static inline dq_status dq__rans8_rewind(dq__cdec *d) {
+    dq__rans8_rd *r = &d->s.r8;
+    unsigned j;
+    d->k = 0;
+    d->bad = 0;
+    r->isym = 0;
+    for (j = 0; j < DQ__RANS_WAYS; j++) {
+        r->x[j] = dq__ld32(d->pay + d->body + 4u * j);
+        if (r->x[j] < DQ__RANS_L) return DQ_ERR_CORRUPT;
+    }
+    r->p = d->pay + d->body + 4u * DQ__RANS_WAYS;
+    r->left = d->len - d->body - 4u * DQ__RANS_WAYS;
+    r->bad = 0;
+    return DQ_OK;
+}
+static inline dq_status dq__rans8_open(dq__cdec *d) {
+    uint32_t f[256];
+    unsigned A = 1u << dq__sym_bits(d->bits);
+    d->body = dq__rans_table_read(d->pay, d->len, A, f);
+    if (d->body == 0) return DQ_ERR_CORRUPT;
+    if (d->len - d->body < 4u * DQ__RANS_WAYS || (d->len - d->body) % 2u) return DQ_ERR_CORRUPT;
+    dq__rans_dtab(f, A, d->tab);
+    return dq__rans8_rewind(d);
+}
+static inline const uint8_t *dq__rans8_block(dq__cdec *d, uint8_t *out) {
     uint8_t sym[DQ__BLOCK];
     unsigned b = d->bits;
     size_t cnt = d->n - d->k * DQ__BLOCK < DQ__BLOCK ? d->n - d->k * DQ__BLOCK : DQ__BLOCK;
-    size_t nsym;
-    if (d->coder == DQ_CODER_ELIAS) {
-        uint32_t codes[DQ__BLOCK];
-        uint64_t first = (uint64_t)d->k * DQ__BLOCK;
-        memset(codes, 0, sizeof codes);
-        while (d->has_next && d->at - 1u < first + cnt) {
-            codes[d->at - 1u - first] = d->next_code;
-            dq__elias_next(d);
-        }
-        if (cnt == DQ__BLOCK)
-            dq__k_pack_block(codes, b, out);
-        else
-            dq__pack_tail(codes, cnt, b, out);
-        d->k++;
-        return out;
-    }
-    if (d->coder == DQ_CODER_RANS) {
-        const uint8_t *p;
-        if (d->k % d->cblocks == 0) dq__cdec_chunk(d);
-        p = dq__r32_block(&d->d32, d->tab, b, d->n, d->k, dq__sym_bytes(b) ? out : sym, out);
-        d->k++;
-        return p;
-    }
-    nsym = (cnt + dq__sym_group(b) - 1u) / dq__sym_group(b);
+    size_t nsym = (cnt + dq__sym_group(b) - 1u) / dq__sym_group(b);
     if (dq__sym_bytes(b)) { /* the symbols are the payload bytes: decode them in place */
-        dq__rans_get(&d->r, d->tab, d->isym, out, nsym);
+        nsym = (cnt * b + 7u) / 8u;
+        dq__rans_get(&d->s.r8, d->tab, d->s.r8.isym, out, nsym);
         if (!dq__block_from_syms(b, d->n, d->k, out, out)) d->bad = 1;
     } else {
-        dq__rans_get(&d->r, d->tab, d->isym, sym, nsym);
+        dq__rans_get(&d->s.r8, d->tab, d->s.r8.isym, sym, nsym);
         if (!dq__block_from_syms(b, d->n, d->k, sym, out)) d->bad = 1;
     }
-    d->isym += nsym;
+    d->s.r8.isym += nsym;
     d->k++;
     return out;
 }
-/* Coder 3: the reader at the start of chunk ci, whose offset comes from the lengths before it;
- * 0 when one of them runs past the payload. */
-static inline int dq__cdec_seek(dq__cdec *d, size_t ci) {
-    size_t c, len;
-    (void)dq__cdec_rewind(d);
-    for (c = 0; c < ci; c++) {
-        if (d->len - d->pos < 4u || (len = dq__ld32(d->pay + d->pos)) > d->len - d->pos - 4u) return 0;
-        d->pos += 4u + len;
-    }
-    d->k = ci * d->cblocks;
-    return 1;
-}
-/* Coder 3, a range: the chunks ci .. cj decoded whole and checked at their ends, then the reader
- * back at the start of chunk ci. */
-static inline dq_status dq__cdec_check_chunks(dq__cdec *d, size_t ci, size_t cj) {
-    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t nblk = (d->n + DQ__BLOCK - 1u) / DQ__BLOCK, k1 = (cj + 1u) * d->cblocks;
-    if (!dq__cdec_seek(d, ci)) return DQ_ERR_CORRUPT;
-    if (k1 > nblk) k1 = nblk;
-    while (d->k < k1) dq__cdec_block(d, tmp);
-    if (d->bad || dq__r32_finish(&d->d32) != DQ_OK) return DQ_ERR_CORRUPT;
-    return dq__cdec_seek(d, ci) ? DQ_OK : DQ_ERR_CORRUPT;
-}
-
-/* After the last block: was the stream well formed and fully used? */
-static inline dq_status dq__cdec_end(dq__cdec *d) {
+/* After the last block: every word read, every state back at L. */
+static inline dq_status dq__rans8_end(dq__cdec *d) {
+    const dq__rans8_rd *r = &d->s.r8;
     unsigned j;
-    int ok;
-    if (d->coder == DQ_CODER_ELIAS) {
-        ok = !d->bad && !d->has_next && dq_br_finish(&d->br) == DQ_OK;
-    } else if (d->coder == DQ_CODER_RANS) {
-        ok = !d->bad && dq__r32_finish(&d->d32) == DQ_OK && d->pos == d->len;
-    } else {
-        ok = !d->bad && !d->r.bad && d->r.left == 0;
-        for (j = 0; j < DQ__RANS_WAYS; j++) ok &= d->r.x[j] == DQ__RANS_L;
-    }
+    int ok = !d->bad && !r->bad && r->left == 0;
+    for (j = 0; j < DQ__RANS_WAYS; j++) ok &= r->x[j] == DQ__RANS_L;
     return ok ? DQ_OK : DQ_ERR_CORRUPT;
 }
-/* Decodes the whole stream once to validate it, then rewinds. */
-static inline dq_status dq__cdec_validate(dq__cdec *d) {
-    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t k, nblk = (d->n + DQ__BLOCK - 1u) / DQ__BLOCK;
+/* ---------------------------------------------------------------- elements: float32, fp16 and bf16 vectors
+ * One pipeline for the three element types. The codec works on floats; a 16-bit vector moves
+ * through it in chunks of DQ__ELCHUNK elements converted on the stack, so nothing is allocated
+ * and each element is read from memory once per pass. A float vector is used in place, in one
+ * piece. The encoders (quantize.h), the decoders and the sketch use it. */
+#define DQ__ELCHUNK 2048u /* elements per chunk: a multiple of the 256-element block and of 64 */
+
+DQ_API size_t dq_dtype_size(dq_dtype t) {
+    switch (t) {
+        case DQ_F32: return 4u;
+        case DQ_F16:
+        case DQ_BF16: return 2u;
+        default: return 0u;
+    }
+}
+/* cnt elements of dtype t starting at element i0 of src, as floats in buf; a float source is
+ * returned in place. */
+static inline const float *dq__el_in(dq_dtype t, const void *src, size_t i0, size_t cnt, float *buf) {
+    const uint8_t *s = (const uint8_t *)src + i0 * dq_dtype_size(t);
+    if (t == DQ_F32) return (const float *)(const void *)s;
+    if (t == DQ_F16)
+        dq__k_f16_to_f32(s, buf, cnt);
+    else
+        dq__k_bf16_to_f32(s, buf, cnt);
+    return buf;
+}
+/* The same for memory that is updated in place (a float residual) or through buf. */
+static inline float *dq__el_inout(dq_dtype t, void *src, size_t i0, size_t cnt, float *buf) {
+    if (t == DQ_F32) return (float *)src + i0;
+    (void)dq__el_in(t, src, i0, cnt, buf);
+    return buf;
+}
+/* buf[0..cnt) rounded to dtype t at element i0 of dst (nothing to do for float in place). */
+static inline void dq__el_out(dq_dtype t, const float *buf, size_t cnt, void *dst, size_t i0) {
+    uint8_t *d = (uint8_t *)dst + i0 * dq_dtype_size(t);
+    if (t == DQ_F16)
+        dq__k_f32_to_f16(buf, d, cnt);
+    else if (t == DQ_BF16)
+        dq__k_f32_to_bf16(buf, d, cnt);
+    else if ((const void *)buf != (const void *)d)
+        memcpy(d, buf, 4u * cnt);
+}
+/* Single elements, for the scattered reads and writes of the sparse schemes. */
+static inline float dq__el_get(dq_dtype t, const void *src, size_t i) {
+    float v;
+    return *dq__el_in(t, src, i, 1, &v);
+}
+static inline void dq__el_set(dq_dtype t, void *dst, size_t i, float v) { dq__el_out(t, &v, 1, dst, i); }
+/* The chunk length of a pass over n elements: all of them for float data. */
+static inline size_t dq__el_chunk(int flt, size_t n) { return flt ? n : DQ__ELCHUNK; }
+/* Chunk [i0, i0 + cnt) of an output of dtype t as floats to update: in place for float data,
+ * otherwise in buf, loaded from the output only when the update reads it (add). */
+static inline float *dq__el_acc(dq_dtype t, void *out, size_t i0, size_t cnt, int add, float *buf) {
+    if (t == DQ_F32) return (float *)out + i0;
+    if (add) (void)dq__el_in(t, out, i0, cnt, buf);
+    return buf;
+}
+/* ---------------------------------------------------------------- the message: header written once, parsed once
+ * Every message starts with the 48-byte header of doc/FORMAT.md 3. A level-scheme body follows
+ * it: the scales (and a level table), then the payload in its coder's form, a coded payload
+ * behind its 8-byte length (the coder row's `head`); a segmented message has a segment table
+ * and one such body per segment (segments.h); sparse and sketch bodies are their families'.
+ * Encoders write the header once, when the body is final and the coder chosen
+ * (dq__message_close). Decoders parse it once into a dq_message (dq__msg_parse: the header and,
+ * through the family table, what decoding needs: the configuration, and for a segmented
+ * message its table, every entry validated; dq__msg_open_body: the size, the payload checksum,
+ * the TRUNC_NU level table), and every decoder works from that handle. */
+
+/* Header field offsets (doc/FORMAT.md 3.1): magic "DQSG" at 0, then these. */
+#define DQ__H_VERSION 4u
+#define DQ__H_SIZE 5u
+#define DQ__H_SCHEME 6u
+#define DQ__H_BITS 7u
+#define DQ__H_CODER 8u
+#define DQ__H_NORM 9u
+#define DQ__H_FLAGS 10u
+#define DQ__H_BUCKET 12u
+#define DQ__H_COUNT 16u
+#define DQ__H_SEED 24u
+#define DQ__H_STEP 32u
+#define DQ__H_STREAM 40u
+#define DQ__H_CRC 44u /* CRC32C of bytes 0 .. DQ__H_CRC - 1 */
+
+/* The 48-byte header of any scheme, with its CRC; seed, step and stream from p. */
+static inline void dq__put_header(uint8_t *out, unsigned scheme, unsigned bits, unsigned coder, unsigned norm,
+                                  unsigned flags, uint32_t bucket, uint64_t n, const dq_params *p) {
+    memset(out, 0, DQ_HEADER_SIZE);
+    out[0] = 'D';
+    out[1] = 'Q';
+    out[2] = 'S';
+    out[3] = 'G';
+    out[DQ__H_VERSION] = DQ_FORMAT_VERSION;
+    out[DQ__H_SIZE] = (uint8_t)DQ_HEADER_SIZE;
+    out[DQ__H_SCHEME] = (uint8_t)scheme;
+    out[DQ__H_BITS] = (uint8_t)bits;
+    out[DQ__H_CODER] = (uint8_t)coder;
+    out[DQ__H_NORM] = (uint8_t)norm;
+    dq__st16(out + DQ__H_FLAGS, flags);
+    dq__st32(out + DQ__H_BUCKET, bucket);
+    dq__st64(out + DQ__H_COUNT, n);
+    dq__st64(out + DQ__H_SEED, p->seed);
+    dq__st64(out + DQ__H_STEP, p->step);
+    dq__st32(out + DQ__H_STREAM, p->stream);
+    dq__st32(out + DQ__H_CRC, dq__crc32c(out, DQ__H_CRC));
+}
+/* A level-scheme header: the configuration's fields, the coder sent, the checksum flag. */
+static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t n, unsigned coder, int crc,
+                                    uint8_t *out) {
+    dq__put_header(out, c->scheme, c->bits, coder, c->norm,
+                   (c->stochastic ? DQ_FLAG_STOCHASTIC : 0u) | (crc ? DQ_FLAG_CHECKSUM : 0u), c->bucket_wire,
+                   (uint64_t)n, p);
+}
+/* The payload checksum: CRC32C of everything between the header and the checksum itself. */
+static inline uint32_t dq__body_crc(const uint8_t *msg, size_t msg_size) {
+    return dq__crc32c(msg + DQ_HEADER_SIZE, msg_size - DQ_HEADER_SIZE - 4u);
+}
+/* A level-scheme message whose body (body bytes after the header) is final: the header, once,
+ * and the payload checksum when it carries one. Returns the message's size. */
+static inline size_t dq__message_close(const dq__cfg *c, const dq_params *p, size_t n, unsigned coder, int crc,
+                                       uint8_t *dst, size_t body) {
+    size_t size = DQ_HEADER_SIZE + body + (crc ? 4u : 0u);
+    dq__write_header(c, p, n, coder, crc, dst);
+    if (crc) dq__st32(dst + size - 4u, dq__body_crc(dst, size));
+    return size;
+}
+
+/* ---- parsing */
+
+/* The element count of a header into h (TOO_LARGE beyond what this machine can index). */
+static inline dq_status dq__count_set(uint64_t count, dq_header *h) {
+    if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->count = h->nnz = (size_t)count;
+    return DQ_OK;
+}
+/* Parses and validates the header at in (doc/FORMAT.md 3.2, steps 1 to 9) into h; for a level
+ * scheme also its configuration into c (a TRUNC_NU level table is read when the body opens)
+ * and, for a segmented message, every entry of its table. */
+static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_header *h, dq__cfg *c) {
+    uint64_t count;
+    if (src_len < 8) return DQ_ERR_TRUNCATED;
+    if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
+    if (in[DQ__H_VERSION] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
+    if (in[DQ__H_SIZE] != DQ_HEADER_SIZE) return DQ_ERR_CORRUPT;
+    if (src_len < DQ_HEADER_SIZE) return DQ_ERR_TRUNCATED;
+    if (dq__ld32(in + DQ__H_CRC) != dq__crc32c(in, DQ__H_CRC)) return DQ_ERR_CHECKSUM;
+    memset(h, 0, sizeof *h);
+    h->version = in[DQ__H_VERSION];
+    h->header_size = in[DQ__H_SIZE];
+    h->scheme = in[DQ__H_SCHEME];
+    h->bits = in[DQ__H_BITS];
+    h->coder = in[DQ__H_CODER];
+    h->norm = (dq_norm)(in[DQ__H_NORM] + 1u); /* wire 0..6 -> DQ_NORM_L2 .. DQ_NORM_TWOMEANS */
+    h->flags = dq__ld16(in + DQ__H_FLAGS);
+    h->bucket = dq__ld32(in + DQ__H_BUCKET);
+    count = dq__ld64(in + DQ__H_COUNT);
+    h->seed = dq__ld64(in + DQ__H_SEED);
+    h->step = dq__ld64(in + DQ__H_STEP);
+    h->stream = dq__ld32(in + DQ__H_STREAM);
+    if (count == 0) return DQ_ERR_CORRUPT;
+    return dq__ops_wire(h->scheme)->header(in, src_len, count, h, c);
+}
+/* The same into a message handle, which then points at in. */
+static inline dq_status dq__msg_parse(const uint8_t *in, size_t src_len, dq_message *m) {
+    m->src = in;
+    return dq__header_parse(in, src_len, &m->h, &m->c);
+}
+static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
+/* dq__msg_parse for the level schemes (and the refusal of unassigned scheme ids). */
+static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
+    const dq__coder *row = dq__coder_row(h->coder);
+    dq_params p;
+    int ok;
+    if (dq__is_levels(h->scheme) && (h->flags & DQ_FLAG_SEGMENTS)) return dq__seg_header(in, src_len, count, h, c);
+    h->segments = 1;
+    if (!dq__is_levels(h->scheme) || !row || !dq__bits_ok(h->scheme, h->bits) ||
+        !dq__norm_ok(h->scheme, in[DQ__H_NORM]) || (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 ||
+        (h->bucket % 8u) != 0 || ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
+        return DQ_ERR_CORRUPT;
+    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
+    memset(&p, 0, sizeof p);
+    p.scheme = (dq_scheme)h->scheme;
+    p.bits = h->bits;
+    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
+    p.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
+    p.coder = h->coder; /* refuses a width the coder does not carry */
+    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
+    h->msg_size = dq__size(c, h->count, 1, &ok);
+    h->payload_size = (size_t)(((uint64_t)h->count * h->bits + 7u) / 8u);
+    if (ok && row->head) { /* the payload's length follows the header */
+        uint64_t len;
+        if (src_len < DQ_HEADER_SIZE + (size_t)row->head) return DQ_ERR_TRUNCATED;
+        len = dq__ld64(in + DQ_HEADER_SIZE);
+        if (len > row->bound(h->count, h->bits)) return DQ_ERR_CORRUPT;
+        if (len > (uint64_t)SIZE_MAX - (h->msg_size - h->payload_size) - row->head) return DQ_ERR_TOO_LARGE;
+        h->msg_size = h->msg_size - h->payload_size + row->head + (size_t)len;
+        h->payload_size = (size_t)len;
+    }
+    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
+}
+DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
+    dq__cfg c;
+    if (!src || !h) return DQ_ERR_NULL;
+    return dq__header_parse((const uint8_t *)src, src_len, h, &c);
+}
+
+/* The rest of opening a parsed message: its size, (when `verify`) its payload checksum, and for
+ * a level scheme the level table of TRUNC_NU. */
+static inline dq_status dq__msg_open_body(dq_message *m, size_t src_len, int verify) {
+    const dq_header *h = &m->h;
+    dq__cfg *c = &m->c;
+    if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
+    if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
+        dq__ld32(m->src + h->msg_size - 4u) != dq__body_crc(m->src, h->msg_size))
+        return DQ_ERR_CHECKSUM;
+    if (!dq__is_levels(h->scheme)) return DQ_OK;
+    if (c->ntab) { /* TRUNC_NU: the level table after the scales */
+        const uint8_t *lv = m->src + DQ_HEADER_SIZE + dq__coders[h->coder].head + 4u * c->nbuckets;
+        size_t l;
+        for (l = 0; l < c->ntab; l++) c->tab[l + 1u] = dq__bitsf(dq__ld32(lv + 4u * l));
+        if (!dq__tab_ok(c->tab + 1, (unsigned)c->ntab)) return DQ_ERR_CORRUPT;
+    }
+    return DQ_OK;
+}
+/* Opens a message once: parsed, then its body opened. Every decoder starts here (or with the two
+ * steps, when a check of its own comes between them); nothing parses the header a second time. */
+static inline dq_status dq__open(const void *src, size_t src_len, int verify, dq_message *m) {
     dq_status st;
-    for (k = 0; k < nblk; k++) dq__cdec_block(d, tmp);
-    if ((st = dq__cdec_end(d)) != DQ_OK) return st;
-    return dq__cdec_rewind(d);
+    if (!src) return DQ_ERR_NULL;
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, m)) != DQ_OK) return st;
+    return dq__msg_open_body(m, src_len, verify);
 }
 
-
-/* ---- sizes of coded messages: [header][u64 payload bytes][scales][coded payload][checksum] */
-#define DQ__CODED_HEADER (DQ_HEADER_SIZE + 8u)
-/* Worst-case Elias payload: gaps sum to at most n and omega(g) <= g + 2, each non-zero adds a
- * sign and its level, and the count omega(nnz + 1) leads. */
-static inline uint64_t dq__elias_payload_bound(uint64_t n, unsigned b) {
-    return (n * (4u + dq_elias_omega_len(((uint64_t)1 << (b - 1u)) - 1u)) + dq_elias_omega_len(n + 1u) + 7u) / 8u;
+DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m) {
+    if (!src || !m) return DQ_ERR_NULL;
+    return dq__open(src, src_len, 1, m);
 }
-/* Largest payload a coded message of this coder may declare. */
-static inline uint64_t dq__coded_bound(unsigned coder, uint64_t n, unsigned b) {
-    if (coder == DQ_CODER_RANS) return dq__r32_payload_bound(n, b);
-    return coder == DQ_CODER_RANS8 ? dq__rans_payload_bound(n, b) : dq__elias_payload_bound(n, b);
+DQ_API dq_status dq_verify(const void *src, size_t src_len) {
+    dq_message m;
+    return dq__open(src, src_len, 1, &m);
+}
+/* The range encoder's last step. Its calls share no state, so the header the first range wrote
+ * is parsed here, once, for the size and the checksum flag. */
+DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
+    dq_header h;
+    dq_status st;
+    if (!msg) return DQ_ERR_NULL;
+    if ((st = dq_header_read(msg, msg_len, &h)) != DQ_OK) return st;
+    if (msg_len < h.msg_size) return DQ_ERR_TRUNCATED;
+    if (h.flags & DQ_FLAG_CHECKSUM)
+        dq__st32((uint8_t *)msg + h.msg_size - 4u, dq__body_crc((const uint8_t *)msg, h.msg_size));
+    return DQ_OK;
+}
+/* ---------------------------------------------------------------- the planner: which coder sends a message
+ * dq_encode, jobs, segments, dq_recode and dq_coded_size decide here, the same way, which coder
+ * sends a level-scheme body (doc/FORMAT.md 17.4, 17.5), and assemble a coded body here. What a
+ * caller may ask (dq_params.coder) and what each width and count allows is read from the
+ * coder table (coders.h). An encode plans before it writes: the quantizer writes the scales
+ * and the fixed payload and, as it goes, gathers the statistics the candidates' bounds read
+ * (dq__gather: the symbol counts; a job's parts also count the gaps); the planner decides from
+ * them, reading the codes again only where bounds do not decide (an exact size, an early-stop
+ * pass for Elias, rANS's room chunk by chunk); then the chosen coder writes the payload, the
+ * body is closed (dq__body_close) and the header written once (dq__message_close). A fixed
+ * body goes out as the quantizer wrote it.
+ * What stays in place, and why: the library never allocates and dq_encode has no work buffer,
+ * so a coded payload is made from the fixed codes inside the caller's buffer (the coders say
+ * how, coder_elias.h and coder_rans.h), and the scales, written where the fixed layout puts
+ * them, move 8 bytes up behind the payload length when a coded form goes out. */
+
+/* ---- what the caller asked */
+
+/* The coder a whole message of n elements is encoded with, from dq_params.coder (valid):
+ * DQ_CODER_AUTO, or one the coder table says encoders send. */
+static inline unsigned dq__coder_asked(unsigned coder, size_t n) {
+    if (coder == DQ_CODER_DEFAULT) return n >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED;
+    if (coder == DQ_CODER_FIXED_ONLY) return DQ_CODER_FIXED;
+    return coder < DQ__NCODERS ? dq__coders[coder].sent_as : coder;
+}
+/* dq_params.coder (`wire` = 0) or a header's coder byte (1) for b-bit codes: a coder whose row
+ * carries b bits, or, in params, DQ_CODER_AUTO or DQ_CODER_FIXED_ONLY. */
+static inline int dq__coder_param_ok(unsigned coder, unsigned bits, int wire) {
+    const dq__coder *r = dq__coder_row(coder);
+    if (!r) return coder == DQ_CODER_AUTO || (!wire && coder == DQ_CODER_FIXED_ONLY);
+    return dq__coder_bits_ok(r, bits);
+}
+/* Ranges and blocks write the fixed layout: the default coder or DQ_CODER_FIXED_ONLY. */
+static inline int dq__fixed_asked(const dq_params *p) {
+    return p->coder == DQ_CODER_DEFAULT || p->coder == DQ_CODER_FIXED_ONLY;
+}
+/* Whether a coded form may go out for the coder asked (dq__coder_asked). */
+static inline int dq__coder_may_code(unsigned want) { return want != DQ_CODER_FIXED; }
+/* A coder asked by name, not the fixed layout nor AUTO: dst must hold its worst case up front. */
+static inline int dq__coder_forced(unsigned want) { return want != DQ_CODER_FIXED && want != DQ_CODER_AUTO; }
+/* The coder a part of a message (a segment) asks for, the message carrying the checksum: the
+ * default resolved by the part's count, with nothing of its own to add. */
+static inline unsigned dq__coder_part(unsigned coder, size_t n) {
+    if (coder != DQ_CODER_DEFAULT) return coder;
+    return dq__coder_asked(coder, n) == DQ_CODER_AUTO ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+}
+/* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
+ * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
+static inline int dq__default_asked(const dq_params *p) { return p->coder == DQ_CODER_DEFAULT; }
+static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
+    return dq__default_asked(p) && c->coder == DQ_CODER_AUTO && !c->checksum;
+}
+/* Whether a message sent with `coder` carries a checksum: the caller's (crc), or the default's
+ * (def_crc, which crc then includes) when a coded form went out. */
+static inline int dq__crc_sent(int crc, int def_crc, unsigned coder) {
+    return crc && !(def_crc && !dq__coders[coder].head);
+}
+/* dq_recode's coder, for a message sent with `from` at b bits: a coder id or DQ_CODER_AUTO;
+ * DQ_CODER_FIXED_ONLY is the fixed layout, coder 2 (unless the message has it) coder 3. One
+ * side of a conversion must be the fixed layout, but for a copy into the same coder. */
+static inline dq_status dq__coder_recode(unsigned *coder, unsigned from, unsigned bits) {
+    if (!dq__coder_param_ok(*coder, bits, 0)) return DQ_ERR_PARAM;
+    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
+    if (*coder < DQ__NCODERS && *coder != from) *coder = dq__coders[*coder].sent_as; /* coder 2: written as 3 */
+    return dq__coders[from].head && dq__coder_may_code(*coder) && *coder != from ? DQ_ERR_PARAM : DQ_OK;
+}
+/* Whether coder c is a candidate for want (a coder id, or DQ_CODER_AUTO) at b bits, n elements. */
+static inline int dq__plan_may(unsigned c, unsigned want, unsigned b, size_t n) {
+    const dq__coder *r = &dq__coders[c];
+    return r->write && dq__coder_bits_ok(r, b) && (uint64_t)n <= r->max_n && (want == c || want == DQ_CODER_AUTO);
+}
+/* The statistics the candidates' planning reads (DQ__PS_*): the symbol counts when one needs
+ * them, and with AUTO the gap counts when another can use them beside those. */
+static inline unsigned dq__plan_needs(unsigned want, unsigned b, size_t n) {
+    unsigned c, need = 0, use = 0;
+    for (c = 1; c < DQ__NCODERS; c++)
+        if (dq__plan_may(c, want, b, n)) {
+            need |= dq__coders[c].stats & DQ__PS_COUNTS;
+            use |= dq__coders[c].stats & DQ__PS_GAPS;
+        }
+    return need ? need | (want == DQ_CODER_AUTO ? use : 0u) : 0u;
+}
+
+/* ---- the statistics, gathered while quantizing */
+
+/* The counts of a run of blocks as the quantizer writes them: the symbol counts into cnt, the
+ * gap counts of the full blocks into gaps (either NULL when not wanted). */
+typedef struct dq__gather {
+    dq__symcount sc;
+    uint64_t *cnt, *gaps;
+    uint64_t gst[6]; /* the gap pass's carry (dq__k_elias_gaps) */
+    unsigned b;
+    size_t n, full;  /* elements, full blocks */
+} dq__gather;
+/* Starts counting at block k0. A run that does not start the vector starts its gap pass as after
+ * a non-zero in every place: it counts fewer gaps, still a lower bound. */
+static inline void dq__gather_init(dq__gather *g, unsigned b, size_t n, size_t k0, uint64_t *cnt, uint64_t *gaps) {
+    unsigned k;
+    g->b = b;
+    g->n = n;
+    g->full = n / DQ__BLOCK;
+    g->cnt = cnt;
+    g->gaps = gaps;
+    if (cnt) {
+        memset(cnt, 0, ((size_t)1 << dq__sym_bits(b)) * sizeof *cnt);
+        memset(&g->sc, 0, sizeof g->sc);
+    }
+    if (gaps) {
+        memset(gaps, 0, 7u * sizeof *gaps);
+        for (k = 0; k < 6u; k++) g->gst[k] = k0 ? ~(uint64_t)0 : 0u;
+        if (!k0) g->gst[0] = (uint64_t)1 << 63; /* index -1 counts as a non-zero */
+    }
+}
+/* Blocks [k0, k1) of the payload, just written. */
+static inline void dq__gather_run(dq__gather *g, const uint8_t *payload, size_t k0, size_t k1) {
+    if (g->cnt) dq__symcount_add(&g->sc, g->b, g->n, payload, k0, k1, g->cnt);
+    if (g->gaps) {
+        size_t e = k1 < g->full ? k1 : g->full;
+        if (e > k0) dq__k_elias_gaps(payload + k0 * DQ__BLOCK_BYTES(g->b), g->b, e - k0, g->gst, g->gaps);
+    }
+}
+static inline void dq__gather_end(dq__gather *g) {
+    if (g->cnt) dq__symcount_flush(&g->sc, g->b, g->cnt);
+}
+
+/* ---- the plan */
+
+/* Plans how to send the fixed payload. want: a coder (dq__coder_asked) or DQ_CODER_AUTO for the
+ * smallest whose in-place write fits in `room` bytes past the fixed body (exact = 1: no room
+ * limit and every candidate sized exactly, for dq_coded_size and dq_recode); def_crc: the
+ * default's checksum, which a coded form must pay for. The candidates give bounds from the
+ * statistics; a coder whose lower bound exceeds the smallest upper bound cannot win; the others
+ * are sized exactly (a pass over the codes) where bounds do not decide; ties go to the lower
+ * coder id. A forced coder larger than the fixed layout sends the fixed layout, so every
+ * message fits dq_encode_bound(). */
+static inline void dq__plan_make(const dq__plan_in *in, unsigned want, int exact, uint64_t room, int def_crc,
+                                 dq__plan *pl) {
+    uint64_t F = in->fixed, m_all = F, m_ok = F, other = F;
+    dq__plan_est e;
+    unsigned c;
+    int cand[DQ__NCODERS], autop = want == DQ_CODER_AUTO, bounded = 0;
+    pl->coder = DQ_CODER_FIXED;
+    for (c = 0; c < DQ__NCODERS; c++) {
+        cand[c] = c && dq__plan_may(c, want, in->bits, in->n);
+        pl->size[c] = pl->room[c] = e.lb[c] = e.lbg[c] = 0;
+        e.ub[c] = UINT64_MAX;
+        if (cand[c] && dq__coders[c].bounds) dq__coders[c].bounds(in, pl, &e);
+        if (cand[c] && e.ub[c] < m_all) m_all = e.ub[c];
+    }
+    pl->size[DQ_CODER_FIXED] = F;
+    if (autop && !exact) /* the in-place room, where the bounds give it */
+        for (c = 1; c < DQ__NCODERS; c++)
+            if (cand[c] && dq__coders[c].room_fits && !dq__coders[c].room_fits(in, pl, &e, room)) cand[c] = 0;
+    for (c = 1; c < DQ__NCODERS; c++)
+        if (cand[c] && e.ub[c] != UINT64_MAX) {
+            bounded = 1;
+            if (e.ub[c] < m_ok) m_ok = e.ub[c];
+        }
+    /* Lower bounds against the upper ones: those from the counts alone against every bound
+     * computed, a coder the room ruled out included, as the library always has (so a Gaussian
+     * at 8 bits in a tight buffer goes out fixed where Elias would fit; the bytes depend on it,
+     * tests/test_coders.c pins them), those with the gap counts too against the candidates'. */
+    if (autop)
+        for (c = 1; c < DQ__NCODERS; c++)
+            if (cand[c] && (e.lb[c] > m_all || e.lbg[c] > m_ok)) cand[c] = 0;
+    /* exact sizes: coders without an upper bound first, stopping early once beaten */
+    for (c = 1; c < DQ__NCODERS; c++)
+        if (cand[c] && e.ub[c] == UINT64_MAX) {
+            dq__coders[c].size(in, pl, &e, autop && bounded ? m_ok : UINT64_MAX);
+            if (pl->size[c] && autop && !exact && pl->room[c] > room) pl->size[c] = 0;
+            if (pl->size[c] && pl->size[c] < other) other = pl->size[c];
+        }
+    for (c = 1; c < DQ__NCODERS; c++) /* then the bounded ones, where the bounds do not decide */
+        if (cand[c] && e.ub[c] != UINT64_MAX) {
+            if (exact || (autop && e.lb[c] < other && e.ub[c] >= other) || (want == c && e.ub[c] > F))
+                dq__coders[c].size(in, pl, &e, UINT64_MAX);
+            else if (e.ub[c] < other || want == c)
+                pl->size[c] = e.ub[c]; /* the smallest for certain; its exact size comes when it is written */
+        }
+    if (!autop) {
+        pl->coder = pl->size[want] > F ? DQ_CODER_FIXED : want;
+    } else {
+        for (c = 1; c < DQ__NCODERS; c++)
+            if (pl->size[c] && pl->size[c] < pl->size[pl->coder]) pl->coder = c;
+    }
+    if (def_crc && pl->size[pl->coder] + 4u >= F) pl->coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
+}
+
+/* ---- coded bodies: [u64 payload bytes][scales][coded payload] (FORMAT 17.1) */
+
+/* Closes a coded body whose payload (L bytes) is written at body + 8 + prefix: the scales
+ * (prefix bytes at `scales`, body itself when they were quantized there) go behind the length,
+ * which is written. Returns the body's size. */
+static inline size_t dq__body_close(uint8_t *body, const uint8_t *scales, size_t prefix, size_t L) {
+    memmove(body + 8u, scales, prefix);
+    dq__st64(body, (uint64_t)L);
+    return 8u + prefix + L;
+}
+/* The fixed body the quantizer wrote at body[0..prefix + fixed), with its statistics, sent as
+ * the plan says: in place, within body[0..cap) (scratch more bytes usable past cap, not for
+ * the result). want, room and def_crc as for dq__plan_make; *coder gets the coder sent.
+ * Returns the body's size, 0 when the write did not fit (which the plan's room rules out). */
+static inline size_t dq__body_send(const dq__cfg *c, size_t n, const uint64_t *counts, unsigned want, int def_crc,
+                                   uint8_t *body, size_t cap, size_t scratch, unsigned *coder) {
+    dq__plan_in in;
+    dq__plan pl;
+    size_t L, head = 8u + c->prefix;
+    if (want == DQ_CODER_FIXED) { /* nothing to plan */
+        *coder = DQ_CODER_FIXED;
+        return c->prefix + (size_t)(((uint64_t)n * c->bits + 7u) / 8u);
+    }
+    in.bits = c->bits;
+    in.n = n;
+    in.crc = c->checksum ? 4u : 0u;
+    in.fixed = ((uint64_t)n * c->bits + 7u) / 8u;
+    in.payload = body + c->prefix;
+    in.counts = counts;
+    in.gaps = NULL;
+    dq__plan_make(&in, want, 0, cap - c->prefix - (size_t)in.fixed, def_crc, &pl);
+    *coder = pl.coder;
+    if (!dq__coders[pl.coder].head) return c->prefix + (size_t)in.fixed;
+    L = dq__coders[pl.coder].write(&in, &pl, body + head, cap - head, scratch, 1);
+    return L ? dq__body_close(body, body, c->prefix, L) : 0u;
+}
+
+/* ---- sizes: what a caller's buffer needs */
+
+/* The room dq_encode_capacity() gives DQ_CODER_AUTO past the fixed message (FORMAT 17.5): the
+ * largest of the coders AUTO may send at this width (one rANS chunk's fixed bytes; Elias as
+ * much at the widths rANS does not take), at most the fixed payload. */
+static inline size_t dq__auto_room(unsigned b) {
+    size_t r = 0, x;
+    unsigned c;
+    for (c = 1; c < DQ__NCODERS; c++)
+        if (dq__coders[c].auto_room && dq__plan_may(c, DQ_CODER_AUTO, b, 0) && (x = dq__coders[c].auto_room(b)) > r)
+            r = x;
+    return r;
 }
 DQ_API size_t dq_encode_bound_coded(size_t n, unsigned bits) {
-    uint64_t fixed = dq_encode_bound(n, bits), r = 0, e = 0, s;
+    uint64_t fixed = dq_encode_bound(n, bits), r = 0, x, s;
+    unsigned c;
     if (!fixed) return 0;
-    if (bits <= 8u) r = dq__r32_payload_bound(n, bits);
-    if (bits >= 2u) e = dq__elias_payload_bound(n, bits);
-    s = fixed + 8u + (r > e ? r : e) + 16u; /* the fixed message, then room to re-code it in place */
+    for (c = 1; c < DQ__NCODERS; c++) /* the largest payload a coder encoders send may take */
+        if (dq__plan_may(c, DQ_CODER_AUTO, bits, 0) && (x = dq__coders[c].bound(n, bits)) > r) r = x;
+    s = fixed + 8u + r + 16u; /* the fixed message, then room to re-code it in place */
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
 }
+static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size_t *size) {
+    dq__cfg c;
+    dq_status st;
+    int ok;
+    if (!p || !size) return DQ_ERR_NULL;
+    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
+    if (!framed && (c.checksum || !dq__fixed_asked(p))) return DQ_ERR_PARAM;
+    if (dq__coder_forced(c.coder)) { /* what a forced coder needs */
+        *size = dq_encode_bound_coded(n, c.bits);
+        return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
+    }
+    if (framed && dq__default_crc(p, &c)) c.checksum = 1u; /* what the default's coded forms carry */
+    *size = dq__size(&c, n, framed, &ok); /* exact for the fixed layout; DQ_CODER_AUTO never writes more */
+    if (ok && framed && c.coder == DQ_CODER_AUTO) { /* + the working room of an in-place write */
+        uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__auto_room(c.bits);
+        uint64_t s = (uint64_t)*size + (fixed < cb ? fixed : cb);
+        ok = s <= (uint64_t)SIZE_MAX;
+        *size = (size_t)s;
+    }
+    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
+}
+static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
+DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 0, size); }
+DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size) {
+    if (!p || !size) return DQ_ERR_NULL;
+    return dq__ops_params(p)->capacity(p, n, size);
+}
+/* ---------------------------------------------------------------- quantizing a level scheme (doc/FORMAT.md 6, 7)
+ * The scales and the fixed-width payload of a level-scheme body, written where the fixed layout
+ * puts them (the body after the header). The quantizer also gathers, block run by block run
+ * while they are in cache, the statistics the planner sizes the coders from (dq__gather). */
 
 /* The scale of a bucket and the quantizer constants derived from it. */
 static inline dq_status dq__bucket_scale(const dq__cfg *c, const dq__stats *st, size_t len, float *scale) {
@@ -3827,56 +5023,6 @@ static inline void dq__qctx_bucket(dq__qctx *q, const dq__cfg *c, const uint8_t 
     if (c->tm) q->neg = dq__bitsf(dq__ld32(scales + 4u * (c->nbuckets + k)));
 }
 
-/* ---- the element adapter: one pipeline for float32, fp16 and bf16 vectors. The codec works on
- * floats; a 16-bit vector moves through it in chunks of DQ__ELCHUNK elements converted on the
- * stack, so nothing is allocated and each element is read from memory once per pass. A float
- * vector is used in place, in one piece. */
-#define DQ__ELCHUNK 2048u /* elements per chunk: a multiple of the 256-element block and of 64 */
-
-DQ_API size_t dq_dtype_size(dq_dtype t) {
-    switch (t) {
-        case DQ_F32: return 4u;
-        case DQ_F16:
-        case DQ_BF16: return 2u;
-        default: return 0u;
-    }
-}
-/* cnt elements of dtype t starting at element i0 of src, as floats in buf; a float source is
- * returned in place. */
-static inline const float *dq__el_in(dq_dtype t, const void *src, size_t i0, size_t cnt, float *buf) {
-    const uint8_t *s = (const uint8_t *)src + i0 * dq_dtype_size(t);
-    if (t == DQ_F32) return (const float *)(const void *)s;
-    if (t == DQ_F16)
-        dq__k_f16_to_f32(s, buf, cnt);
-    else
-        dq__k_bf16_to_f32(s, buf, cnt);
-    return buf;
-}
-/* The same for memory that is updated in place (a float residual) or through buf. */
-static inline float *dq__el_inout(dq_dtype t, void *src, size_t i0, size_t cnt, float *buf) {
-    if (t == DQ_F32) return (float *)src + i0;
-    (void)dq__el_in(t, src, i0, cnt, buf);
-    return buf;
-}
-/* buf[0..cnt) rounded to dtype t at element i0 of dst (nothing to do for float in place). */
-static inline void dq__el_out(dq_dtype t, const float *buf, size_t cnt, void *dst, size_t i0) {
-    uint8_t *d = (uint8_t *)dst + i0 * dq_dtype_size(t);
-    if (t == DQ_F16)
-        dq__k_f32_to_f16(buf, d, cnt);
-    else if (t == DQ_BF16)
-        dq__k_f32_to_bf16(buf, d, cnt);
-    else if ((const void *)buf != (const void *)d)
-        memcpy(d, buf, 4u * cnt);
-}
-/* Single elements, for the scattered reads and writes of the sparse schemes. */
-static inline float dq__el_get(dq_dtype t, const void *src, size_t i) {
-    float v;
-    return *dq__el_in(t, src, i, 1, &v);
-}
-static inline void dq__el_set(dq_dtype t, void *dst, size_t i, float v) { dq__el_out(t, &v, 1, dst, i); }
-/* The chunk length of a pass over n elements: all of them for float data. */
-static inline size_t dq__el_chunk(int flt, size_t n) { return flt ? n : DQ__ELCHUNK; }
-
 /* ---- level encoding
  * A bucket's scale needs all of its elements before any of them is quantized. Without error
  * feedback each bucket's statistics pass is followed at once by its quantization, while the
@@ -3969,17 +5115,19 @@ static inline dq_status dq__lv_scales(const dq__cfg *c, size_t begin, size_t end
     return DQ_OK;
 }
 
+#define DQ__GATHER_RUN 16u /* blocks the quantizer writes before it hands them to dq__gather (in L1) */
 /* Quantizes elements [b0, b1) (b0 a multiple of the block, b1 too or the vector's end) into the
  * payload; x holds them, r (or NULL) their residual, compensated here and left as the new
  * residual. Enters at any block of a bucket. With `scale_here` (no residual, whole buckets) each
- * bucket's scale is computed when it is entered; otherwise the scales are in the message. */
+ * bucket's scale is computed when it is entered; otherwise the scales are in the message. With
+ * g, every run of blocks written goes to the planner's statistics. */
 static inline dq_status dq__lv_quant(const dq__cfg *c, const dq_params *p, size_t b0, size_t b1, const float *x,
-                                     float *r, int scale_here, uint8_t *body) {
+                                     float *r, int scale_here, uint8_t *body, dq__gather *g) {
     uint32_t codes[DQ__BLOCK];
     uint8_t *scales = body, *payload = body + c->prefix;
     dq__key key = dq__key_make(p->seed, p->step, p->stream);
     dq__qctx q;
-    size_t pos = b0, bi = b0 / c->bucket, bend = b0;
+    size_t pos = b0, bi = b0 / c->bucket, bend = b0, krun = b0 / DQ__BLOCK;
     const float *src = r ? r : x;
     dq_status s;
     memset(&q, 0, sizeof q);
@@ -4032,20 +5180,27 @@ static inline dq_status dq__lv_quant(const dq__cfg *c, const dq_params *p, size_
             }
             pos = seg_end;
         }
-        if (packed) continue;
-        if (blk_end - blk_start == DQ__BLOCK)
-            dq__k_pack_block(codes, c->bits, blk_out);
-        else
-            dq__pack_tail(codes, blk_end - blk_start, c->bits, blk_out);
+        if (!packed) {
+            if (blk_end - blk_start == DQ__BLOCK)
+                dq__k_pack_block(codes, c->bits, blk_out);
+            else
+                dq__pack_tail(codes, blk_end - blk_start, c->bits, blk_out);
+        }
+        if (g && (blk_end == b1 || blk_end / DQ__BLOCK - krun >= DQ__GATHER_RUN)) {
+            size_t k1 = (blk_end + DQ__BLOCK - 1u) / DQ__BLOCK;
+            dq__gather_run(g, payload, krun, k1);
+            krun = k1;
+        }
     }
     return DQ_OK;
 }
 
 /* The scales and payload of elements [begin, end) of an n-element vector into body, the part of
  * the message after the header (capacity already checked). x and r (or NULL) hold elements
- * begin .. end - 1, of dtypes xt and rt; r is written only when the call succeeds. */
+ * begin .. end - 1, of dtypes xt and rt; r is written only when the call succeeds. g (or NULL)
+ * gathers the planner's statistics. */
 static inline dq_status dq__lv_body(const dq__cfg *c, const dq_params *p, size_t n, size_t begin, size_t end,
-                                    dq_dtype xt, const void *x, dq_dtype rt, void *r, uint8_t *body) {
+                                    dq_dtype xt, const void *x, dq_dtype rt, void *r, uint8_t *body, dq__gather *g) {
     float xb[DQ__ELCHUNK], rb[DQ__ELCHUNK];
     int flt = xt == DQ_F32 && (!r || rt == DQ_F32);
     size_t a = dq__align(c, n), ch = dq__el_chunk(flt, end - begin), b0;
@@ -4059,9 +5214,9 @@ static inline dq_status dq__lv_body(const dq__cfg *c, const dq_params *p, size_t
         const float *xf = dq__el_in(xt, x, b0 - begin, b1 - b0, xb);
         float *rf = r ? dq__el_inout(rt, r, b0 - begin, b1 - b0, rb) : NULL;
         if (rf) { /* two calls, so that the one without a residual is compiled without it */
-            (void)dq__lv_quant(c, p, b0, b1, xf, rf, 0, body);
+            (void)dq__lv_quant(c, p, b0, b1, xf, rf, 0, body, g);
             dq__el_out(rt, rf, b1 - b0, r, b0 - begin);
-        } else if ((s = dq__lv_quant(c, p, b0, b1, xf, NULL, one_pass, body)) != DQ_OK) {
+        } else if ((s = dq__lv_quant(c, p, b0, b1, xf, NULL, one_pass, body, g)) != DQ_OK) {
             return s; /* one pass only */
         }
     }
@@ -4069,52 +5224,87 @@ static inline dq_status dq__lv_body(const dq__cfg *c, const dq_params *p, size_t
 }
 
 
-/* The 48-byte header of any scheme, with its CRC (doc/FORMAT.md 3.1); seed, step and stream
- * from p. */
-/* Header field offsets (doc/FORMAT.md 3.1): magic "DQSG" at 0, then these. */
-#define DQ__H_VERSION 4u
-#define DQ__H_SIZE 5u
-#define DQ__H_SCHEME 6u
-#define DQ__H_BITS 7u
-#define DQ__H_CODER 8u
-#define DQ__H_NORM 9u
-#define DQ__H_FLAGS 10u
-#define DQ__H_BUCKET 12u
-#define DQ__H_COUNT 16u
-#define DQ__H_SEED 24u
-#define DQ__H_STEP 32u
-#define DQ__H_STREAM 40u
-#define DQ__H_CRC 44u /* CRC32C of bytes 0 .. DQ__H_CRC - 1 */
-static inline void dq__put_header(uint8_t *out, unsigned scheme, unsigned bits, unsigned coder, unsigned norm,
-                                  unsigned flags, uint32_t bucket, uint64_t n, const dq_params *p) {
-    memset(out, 0, DQ_HEADER_SIZE);
-    out[0] = 'D';
-    out[1] = 'Q';
-    out[2] = 'S';
-    out[3] = 'G';
-    out[DQ__H_VERSION] = DQ_FORMAT_VERSION;
-    out[DQ__H_SIZE] = (uint8_t)DQ_HEADER_SIZE;
-    out[DQ__H_SCHEME] = (uint8_t)scheme;
-    out[DQ__H_BITS] = (uint8_t)bits;
-    out[DQ__H_CODER] = (uint8_t)coder;
-    out[DQ__H_NORM] = (uint8_t)norm;
-    dq__st16(out + DQ__H_FLAGS, flags);
-    dq__st32(out + DQ__H_BUCKET, bucket);
-    dq__st64(out + DQ__H_COUNT, n);
-    dq__st64(out + DQ__H_SEED, p->seed);
-    dq__st64(out + DQ__H_STEP, p->step);
-    dq__st32(out + DQ__H_STREAM, p->stream);
-    dq__st32(out + DQ__H_CRC, dq__crc32c(out, DQ__H_CRC));
+/* ---------------------------------------------------------------- encoding a level scheme
+ * dq_encode of a level scheme: the body quantized in the fixed layout while the planner's
+ * statistics are gathered (quantize.h), sent in the coder the planner picks (planner.h), then
+ * the header written once (message.h). Segments encode each of their bodies the same way
+ * (dq__body_encode). The range encoder and the headerless blocks write the fixed layout only. */
+
+/* The body of a level-scheme message of n elements at body[0..cap), scratch more bytes past
+ * cap usable but not for the result; def_crc as for dq__plan_make. *coder gets the coder sent,
+ * *len the body's size. */
+static inline dq_status dq__body_encode(const dq__cfg *c, const dq_params *p, size_t n, dq_dtype xt, const void *x,
+                                        dq_dtype rt, void *residual, int def_crc, uint8_t *body, size_t cap,
+                                        size_t scratch, unsigned *coder, size_t *len) {
+    uint64_t counts[256];
+    dq__gather g;
+    unsigned need = dq__plan_needs(c->coder, c->bits, n);
+    dq_status st;
+    /* Elias' gap counts are left to its early-stop pass, which ends after 64 blocks on dense
+     * codes: counting them for every block costs about 1 ns an element (17.7 ms at 2^24 and 4
+     * bits, beside 48 ms of quantizing). A job's parts count them, in parallel. */
+    if (need) dq__gather_init(&g, c->bits, n, 0, counts, NULL);
+    if ((st = dq__lv_body(c, p, n, 0, n, xt, x, rt, residual, body, need ? &g : NULL)) != DQ_OK) return st;
+    if (need) dq__gather_end(&g);
+    *len = dq__body_send(c, n, need ? counts : NULL, c->coder, def_crc, body, cap, scratch, coder);
+    return *len ? DQ_OK : DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
 }
 
-static inline void dq__write_header(const dq__cfg *c, const dq_params *p, size_t n, uint8_t *out) {
-    dq__put_header(out, c->scheme, c->bits, DQ_CODER_FIXED, c->norm,
-                   (c->stochastic ? DQ_FLAG_STOCHASTIC : 0u) | (c->checksum ? DQ_FLAG_CHECKSUM : 0u), c->bucket_wire,
-                   (uint64_t)n, p);
+/* dq_encode() of a level scheme up to its header, for x and residual of any dtype: the checks,
+ * then the body at dst + 48 (dst[0..48) is not touched, so a segment's body encodes in place
+ * inside its message). `first`: the dither index of x[0] (a segment's first element, FORMAT
+ * 24.3). *c gets the configuration, *coder the coder sent, *crc whether a checksum follows, *body
+ * the body's size. */
+static inline dq_status dq__lv_encode_body(const dq_params *p, uint64_t first, dq_dtype xt, const void *x, size_t n,
+                                           dq_dtype rt, void *residual, uint8_t *dst, size_t dst_cap, dq__cfg *c,
+                                           unsigned *coder, int *crc, size_t *body) {
+    dq_status st;
+    size_t size, cs;
+    int ok, def_crc = 0;
+    if (!p || !x || !dst) return DQ_ERR_NULL;
+    if (n == 0) return DQ_ERR_EMPTY;
+    if ((st = dq__cfg_make(p, n, c)) != DQ_OK) return st;
+    c->first = first;
+    size = dq__size(c, n, 1, &ok); /* the fixed layout's */
+    if (!ok) return DQ_ERR_TOO_LARGE;
+    if (dq__default_crc(p, c) && dst_cap >= size + 4u) { /* sized as with the checksum, sent without if fixed */
+        def_crc = 1;
+        c->checksum = 1u;
+        size += 4u;
+    }
+    if (dq__coder_forced(c->coder)) { /* a forced coder needs its worst case up front */
+        size_t need = dq_encode_bound_coded(n, c->bits);
+        if (!need) return DQ_ERR_TOO_LARGE;
+        if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
+    }
+    if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
+    cs = c->checksum ? 4u : 0u;
+    st = dq__body_encode(c, p, n, xt, x, rt, residual, def_crc, dst + DQ_HEADER_SIZE, dst_cap - DQ_HEADER_SIZE - cs, cs,
+                         coder, body);
+    if (st == DQ_OK) *crc = dq__crc_sent(cs != 0, def_crc, *coder);
+    return st;
+}
+/* dq_encode() of a level scheme: the body, then the header once. */
+static inline dq_status dq__lv_encode_at(const dq_params *p, uint64_t first, dq_dtype xt, const void *x, size_t n,
+                                         dq_dtype rt, void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+    dq__cfg c;
+    dq_status st;
+    size_t body;
+    unsigned coder;
+    int crc;
+    if ((st = dq__lv_encode_body(p, first, xt, x, n, rt, residual, (uint8_t *)dst, dst_cap, &c, &coder, &crc, &body)) !=
+        DQ_OK)
+        return st;
+    *dst_len = dq__message_close(&c, p, n, coder, crc, (uint8_t *)dst, body);
+    return DQ_OK;
+}
+static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
+                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
+    return dq__lv_encode_at(p, 0, xt, x, n, rt, residual, dst, dst_cap, dst_len);
 }
 
-/* Encode elements [begin, end) of an n-element vector, framed (a message: header when
- * begin = 0, body after it) or not (a headerless block). *size gets the full size. */
+/* Encode elements [begin, end) of an n-element vector in the fixed layout, framed (a message:
+ * header when begin = 0, body after it) or not (a headerless block). *size gets the full size. */
 static inline dq_status dq__encode_common(const dq_params *p, size_t n, size_t begin, size_t end, const float *x,
                                           float *residual, void *dst, size_t dst_cap, int framed, size_t *size) {
     dq__cfg c;
@@ -4131,15 +5321,10 @@ static inline dq_status dq__encode_common(const dq_params *p, size_t n, size_t b
     if (!dq__range_ok(&c, n, begin, end)) return DQ_ERR_RANGE;
     if (dst_cap < *size) return DQ_ERR_DST_TOO_SMALL;
     if (framed) {
-        if (begin == 0) dq__write_header(&c, p, n, out);
+        if (begin == 0) dq__write_header(&c, p, n, DQ_CODER_FIXED, (int)c.checksum, out);
         out += DQ_HEADER_SIZE;
     }
-    return dq__lv_body(&c, p, n, begin, end, DQ_F32, x, DQ_F32, residual, out);
-}
-
-/* The payload checksum: CRC32C of everything between the header and the checksum itself. */
-static inline uint32_t dq__body_crc(const uint8_t *msg, size_t msg_size) {
-    return dq__crc32c(msg + DQ_HEADER_SIZE, msg_size - DQ_HEADER_SIZE - 4u);
+    return dq__lv_body(&c, p, n, begin, end, DQ_F32, x, DQ_F32, residual, out, NULL);
 }
 
 DQ_API dq_status dq_encode(const dq_params *p, const float *x, size_t n, float *residual, void *dst, size_t dst_cap,
@@ -4162,81 +5347,14 @@ DQ_API dq_status dq_encode_range(const dq_params *p, size_t n, size_t begin, siz
     size_t size = 0;
     return dq__encode_common(p, n, begin, end, x, residual, dst, dst_cap, 1, &size);
 }
+/* ---------------------------------------------------------------- decoding a level scheme
+ * Every decoder opens the message once (message.h) and decodes from the handle: the scales,
+ * then the payload block by block, from the fixed payload in place or through the reader of its
+ * coder (dq__cdec, coders.h), into the SIMD block decoders. Everything is validated before the
+ * output is touched, except a coded payload under a verified checksum, decoded in one pass and
+ * checked at its end (FORMAT 17.4). Segmented messages decode segment by segment (segments.h),
+ * sparse and sketch messages through their family's decoder (the family table, tables.h). */
 
-/* Parses and validates the header at in (doc/FORMAT.md 3.2, steps 1 to 9); for a level scheme
- * also resolves its configuration into *c (a TRUNC_NU level table is read by dq__open). */
-static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_header *h, dq__cfg *c) {
-    uint64_t count;
-    if (src_len < 8) return DQ_ERR_TRUNCATED;
-    if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
-    if (in[DQ__H_VERSION] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
-    if (in[DQ__H_SIZE] != DQ_HEADER_SIZE) return DQ_ERR_CORRUPT;
-    if (src_len < DQ_HEADER_SIZE) return DQ_ERR_TRUNCATED;
-    if (dq__ld32(in + DQ__H_CRC) != dq__crc32c(in, DQ__H_CRC)) return DQ_ERR_CHECKSUM;
-    memset(h, 0, sizeof *h);
-    h->version = in[DQ__H_VERSION];
-    h->header_size = in[DQ__H_SIZE];
-    h->scheme = in[DQ__H_SCHEME];
-    h->bits = in[DQ__H_BITS];
-    h->coder = in[DQ__H_CODER];
-    h->norm = (dq_norm)(in[DQ__H_NORM] + 1u); /* wire 0..6 -> DQ_NORM_L2 .. DQ_NORM_TWOMEANS */
-    h->flags = dq__ld16(in + DQ__H_FLAGS);
-    h->bucket = dq__ld32(in + DQ__H_BUCKET);
-    count = dq__ld64(in + DQ__H_COUNT);
-    h->seed = dq__ld64(in + DQ__H_SEED);
-    h->step = dq__ld64(in + DQ__H_STEP);
-    h->stream = dq__ld32(in + DQ__H_STREAM);
-    if (count == 0) return DQ_ERR_CORRUPT;
-    return dq__ops_wire(h->scheme)->header(in, src_len, count, h, c);
-}
-/* The element count of a header into h (TOO_LARGE beyond what this machine can index). */
-static inline dq_status dq__count_set(uint64_t count, dq_header *h) {
-    if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
-    h->count = h->nnz = (size_t)count;
-    return DQ_OK;
-}
-static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
-/* dq__header_parse for the level schemes (and the refusal of unassigned scheme ids). */
-static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
-    dq_params p;
-    int ok;
-    if (dq__is_levels(h->scheme) && (h->flags & DQ_FLAG_SEGMENTS)) return dq__seg_header(in, src_len, count, h, c);
-    h->segments = 1;
-    if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
-        !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
-        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
-        ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
-        return DQ_ERR_CORRUPT;
-    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
-    memset(&p, 0, sizeof p);
-    p.scheme = (dq_scheme)h->scheme;
-    p.bits = h->bits;
-    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
-    p.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
-    p.coder = h->coder; /* refuses Elias at 1 bit and rANS above 8 bits */
-    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
-    h->msg_size = dq__size(c, h->count, 1, &ok);
-    h->payload_size = (size_t)(((uint64_t)h->count * h->bits + 7u) / 8u);
-    if (ok && h->coder != DQ_CODER_FIXED) { /* the payload's length follows the header */
-        uint64_t len;
-        if (src_len < DQ__CODED_HEADER) return DQ_ERR_TRUNCATED;
-        len = dq__ld64(in + DQ_HEADER_SIZE);
-        if (len > dq__coded_bound(h->coder, h->count, h->bits)) return DQ_ERR_CORRUPT;
-        if (len > (uint64_t)SIZE_MAX - (h->msg_size - h->payload_size) - 8u) return DQ_ERR_TOO_LARGE;
-        h->msg_size = h->msg_size - h->payload_size + 8u + (size_t)len;
-        h->payload_size = (size_t)len;
-    }
-    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
-}
-DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
-    dq__cfg c;
-    if (!src || !h) return DQ_ERR_NULL;
-    return dq__header_parse((const uint8_t *)src, src_len, h, &c);
-}
-
-/* Decode the elements [begin, end) into out[0..end-begin), from the scales and either the
- * fixed payload in memory or, with cd, the blocks a coded payload produces in order (whole
- * messages only). Everything is validated before out is touched. */
 /* Scales of buckets [b0, b1) (doc/FORMAT.md 4): each at most 2^126 and not negative (one
  * comparison of the bit pattern); two-means negative means (22.3): sign bit set, magnitude at
  * most 2^126. */
@@ -4327,13 +5445,6 @@ static inline void dq__decode_run(const dq__cfg *cfg, const uint8_t *scales, con
         dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
     }
 }
-/* Chunk [i0, i0 + cnt) of an output of dtype t as floats to update: in place for float data,
- * otherwise in buf, loaded from the output only when the update reads it (add). */
-static inline float *dq__el_acc(dq_dtype t, void *out, size_t i0, size_t cnt, int add, float *buf) {
-    if (t == DQ_F32) return (float *)out + i0;
-    if (add) (void)dq__el_in(t, out, i0, cnt, buf);
-    return buf;
-}
 /* Decode the elements [begin, end) into out[0..end-begin) of dtype t, everything validated
  * before out is touched (but for a trusted coded stream, checked at its end). */
 static inline dq_status dq__decode_body(const dq__cfg *cfg, const uint8_t *scales, const uint8_t *payload,
@@ -4361,136 +5472,101 @@ static inline dq_status dq__decode_body(const dq__cfg *cfg, const uint8_t *scale
     return cd && cd->trusted ? dq__cdec_end(cd) : DQ_OK;
 }
 
-/* Opens a message once: its header parsed and validated, its size and (when `verify`) its
- * payload checksum checked, and for a level scheme its configuration in *c, level table
- * included. Every decoder starts here; nothing parses the header a second time. */
-/* The part of dq__open after the header: size, checksum, level table. */
-static inline dq_status dq__open_body(const void *src, size_t src_len, int verify, const dq_header *h, dq__cfg *c) {
-    if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
-    if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
-        dq__ld32((const uint8_t *)src + h->msg_size - 4u) != dq__body_crc((const uint8_t *)src, h->msg_size))
-        return DQ_ERR_CHECKSUM;
-    if (!dq__is_levels(h->scheme)) return DQ_OK;
-    if (c->ntab) { /* TRUNC_NU: the level table after the scales */
-        const uint8_t *lv = (const uint8_t *)src + (h->coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER) +
-                            4u * c->nbuckets;
-        size_t l;
-        for (l = 0; l < c->ntab; l++) c->tab[l + 1u] = dq__bitsf(dq__ld32(lv + 4u * l));
-        if (!dq__tab_ok(c->tab + 1, (unsigned)c->ntab)) return DQ_ERR_CORRUPT;
-    }
-    return DQ_OK;
-}
-static inline dq_status dq__open(const void *src, size_t src_len, int verify, dq_header *h, dq__cfg *c) {
-    dq_status st;
-    if (!src) return DQ_ERR_NULL;
-    if ((st = dq__header_parse((const uint8_t *)src, src_len, h, c)) != DQ_OK) return st;
-    return dq__open_body(src, src_len, verify, h, c);
-}
-
-DQ_API dq_status dq_verify(const void *src, size_t src_len) {
-    dq_header h;
-    dq__cfg c;
-    return dq__open(src, src_len, 1, &h, &c);
-}
-
-DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
-    dq_header h;
-    dq_status st;
-    if (!msg) return DQ_ERR_NULL;
-    if ((st = dq_header_read(msg, msg_len, &h)) != DQ_OK) return st;
-    if (msg_len < h.msg_size) return DQ_ERR_TRUNCATED;
-    if (h.flags & DQ_FLAG_CHECKSUM)
-        dq__st32((uint8_t *)msg + h.msg_size - 4u, dq__body_crc((const uint8_t *)msg, h.msg_size));
+/* Checks the scales and the tail padding of a fixed payload. */
+static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_t *scales, const uint8_t *payload) {
+    uint32_t codes[DQ__BLOCK];
+    size_t full = n - n % DQ__BLOCK;
+    if (!dq__scales_ok(c, scales, 0, c->nbuckets)) return DQ_ERR_CORRUPT;
+    if (full < n && !dq__unpack_tail(payload + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), n - full, c->bits, codes))
+        return DQ_ERR_CORRUPT;
     return DQ_OK;
 }
 
-/* Whole messages (verified, output length checked against the count) and ranges. The body of an
- * opened message, whatever its family. */
-static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
-                                          dq_dtype t, void *out) {
-    return dq__ops_wire(h->scheme)->decode(src, h, c, w, add, t, out);
-}
-/* A whole unsegmented message (or one segment); `trusted`: a coded payload is decoded in one
- * pass and checked at its end (its checksum was verified, or it was checked already). */
+/* A whole unsegmented body (a message's, or a segment's: src is then its implied message, the
+ * body 48 bytes on); `trusted`: a coded payload is decoded in one pass and checked at its end
+ * (its checksum was verified, or it was checked already). */
 static inline dq_status dq__lv_decode_as(const uint8_t *src, const dq_header *h, const dq__cfg *c, int trusted,
                                          float w, int add, dq_dtype t, void *out) {
-    if (h->coder != DQ_CODER_FIXED) {
+    const dq__coder *row = &dq__coders[h->coder];
+    const uint8_t *scales = src + DQ_HEADER_SIZE + row->head;
+    if (row->open) {
         dq__cdec cd;
-        const uint8_t *scales = src + DQ__CODED_HEADER;
         if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK)
             return DQ_ERR_CORRUPT;
         cd.trusted = trusted;
         return dq__decode_body(c, scales, NULL, &cd, h->count, 0, h->count, w, add, t, out);
     }
-    return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, 0, h->count, w,
-                           add, t, out);
+    return dq__decode_body(c, scales, scales + c->prefix, NULL, h->count, 0, h->count, w, add, t, out);
 }
-static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, float w, int add, dq_dtype t,
-                                       void *out);
+static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, const dq__cfg *C, float w, int add,
+                                       dq_dtype t, void *out);
+/* The level family's decoder (the family table) of an opened message. */
 static inline dq_status dq__lv_decode(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
                                       dq_dtype t, void *out) {
-    if (h->flags & DQ_FLAG_SEGMENTS) return dq__seg_decode(src, h, w, add, t, out);
+    if (h->flags & DQ_FLAG_SEGMENTS) return dq__seg_decode(src, h, c, w, add, t, out);
     return dq__lv_decode_as(src, h, c, (h->flags & DQ_FLAG_CHECKSUM) != 0, w, add, t, out); /* verified when opened */
 }
-/* Whole messages, out of dtype t: out_n elements (exactly the count for add). */
+/* The body of an opened message, whatever its family. */
+static inline dq_status dq__decode_opened(const dq_message *m, float w, int add, dq_dtype t, void *out) {
+    return dq__ops_wire(m->h.scheme)->decode(m->src, &m->h, &m->c, w, add, t, out);
+}
+/* Whole messages, out of dtype t: out_n elements (exactly the count for add). The output's
+ * length is checked between the header and the body, as it always was. */
 static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, dq_dtype t, void *out,
                                        size_t out_n) {
-    dq_header h;
-    dq__cfg c;
+    dq_message m;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
     if (!dq_dtype_size(t)) return DQ_ERR_PARAM;
-    if ((st = dq__header_parse((const uint8_t *)src, src_len, &h, &c)) != DQ_OK) return st;
-    if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
-    return dq__decode_opened((const uint8_t *)src, &h, &c, w, add, t, out);
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK) return st;
+    if (add ? out_n != m.h.count : out_n < m.h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
+    if ((st = dq__msg_open_body(&m, src_len, 1)) != DQ_OK) return st;
+    return dq__decode_opened(&m, w, add, t, out);
 }
-/* Elements [begin, end) (a valid range) of an opened fixed or coder-3 message (or segment):
- * checked, then decoded into out; with out NULL, checked only. */
+
+/* Elements [begin, end) (a valid range) of an opened fixed body, or of a coded one whose parts
+ * decode on their own (the coder row's range): checked, then decoded into out; with out NULL,
+ * checked only. */
 static inline dq_status dq__rng_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, size_t begin,
                                        size_t end, float w, int add, float *out) {
-    if (h->coder == DQ_CODER_RANS) { /* the chunks that hold the range: checked, then decoded */
-        const uint8_t *scales = src + DQ__CODED_HEADER;
+    const dq__coder *row = &dq__coders[h->coder];
+    const uint8_t *scales = src + DQ_HEADER_SIZE + row->head;
+    if (row->open) { /* the parts that hold the range: checked, then decoded */
         uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-        size_t E = dq__r32_chunk_elems(h->bits);
         dq__cdec cd;
         if (!dq__scales_ok(c, scales, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
         if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK ||
-            dq__cdec_check_chunks(&cd, begin / E, (end - 1u) / E) != DQ_OK)
+            row->range(&cd, begin, end) != DQ_OK)
             return DQ_ERR_CORRUPT;
         if (!out) return DQ_OK;
-        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the chunk's blocks before begin */
+        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the part's blocks before begin */
         dq__decode_run(c, scales, NULL, &cd, begin, end, w, add, out);
         return DQ_OK;
     }
     if (!out) { /* what dq__decode_body checks for this range */
         uint32_t codes[DQ__BLOCK];
         size_t full = h->count - h->count % DQ__BLOCK;
-        if (!dq__scales_ok(c, src + DQ_HEADER_SIZE, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
+        if (!dq__scales_ok(c, scales, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
         if (end == h->count && full < end &&
-            !dq__unpack_tail(src + DQ_HEADER_SIZE + c->prefix + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits),
-                             end - full, c->bits, codes))
+            !dq__unpack_tail(scales + c->prefix + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), end - full, c->bits,
+                             codes))
             return DQ_ERR_CORRUPT;
         return DQ_OK;
     }
-    return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, begin, end, w,
-                           add, DQ_F32, out);
+    return dq__decode_body(c, scales, scales + c->prefix, NULL, h->count, begin, end, w, add, DQ_F32, out);
 }
-static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, size_t begin, size_t end, float w,
-                                      int add, float *out);
+static inline dq_status dq__seg_range(const dq_message *m, size_t begin, size_t end, float w, int add, float *out);
 static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
                                        float *out) {
-    dq_header h;
-    dq__cfg c;
+    dq_message m;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
-    if ((st = dq__open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
-    if (!dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
-    if (h.flags & DQ_FLAG_SEGMENTS) return dq__seg_range((const uint8_t *)src, &h, begin, end, w, add, out);
-    if (h.coder != DQ_CODER_FIXED && h.coder != DQ_CODER_RANS)
-        return DQ_ERR_PARAM; /* Elias and coder 2: one stream, read from its start */
-    if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
-    return dq__rng_opened((const uint8_t *)src, &h, &c, begin, end, w, add, out);
+    if ((st = dq__open(src, src_len, 0, &m)) != DQ_OK) return st;
+    if (!dq__is_levels(m.h.scheme)) return DQ_ERR_PARAM;
+    if (m.h.flags & DQ_FLAG_SEGMENTS) return dq__seg_range(&m, begin, end, w, add, out);
+    if (dq__coder_one_stream(m.h.coder)) return DQ_ERR_PARAM; /* read from its start */
+    if (!dq__range_ok(&m.c, m.h.count, begin, end)) return DQ_ERR_RANGE;
+    return dq__rng_opened(m.src, &m.h, &m.c, begin, end, w, add, out);
 }
 
 /* Adds the squares of the nb scales at src + off (the bytes present) to *sum. */
@@ -4507,20 +5583,19 @@ static inline dq_status dq__norm2_scales(const uint8_t *src, size_t src_len, siz
     }
     return DQ_OK;
 }
-static inline dq_status dq__seg_norm2(const uint8_t *msg, size_t src_len, const dq_header *H, double *sum);
+static inline dq_status dq__seg_norm2(const dq_message *m, size_t src_len, double *sum);
+/* From the header and the scales alone: the size is not checked, the scales' bytes are. */
 DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
-    dq_header h;
+    dq_message m;
     dq_status st;
     double sum = 0.0;
     if (!src || !norm2) return DQ_ERR_NULL;
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    if (h.norm != DQ_NORM_L2 || !dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
-    if (h.flags & DQ_FLAG_SEGMENTS)
-        st = dq__seg_norm2((const uint8_t *)src, src_len, &h, &sum);
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK) return st;
+    if (m.h.norm != DQ_NORM_L2 || !dq__is_levels(m.h.scheme)) return DQ_ERR_PARAM;
+    if (m.h.flags & DQ_FLAG_SEGMENTS)
+        st = dq__seg_norm2(&m, src_len, &sum);
     else
-        st = dq__norm2_scales((const uint8_t *)src, src_len,
-                              h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER,
-                              h.bucket ? (h.count - 1u) / h.bucket + 1u : 1u, &sum);
+        st = dq__norm2_scales(m.src, src_len, DQ_HEADER_SIZE + dq__coders[m.h.coder].head, m.c.nbuckets, &sum);
     if (st != DQ_OK) return st;
     *norm2 = sum;
     return DQ_OK;
@@ -4529,15 +5604,10 @@ DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap) {
     return dq__decode_msg(src, src_len, 1.0f, 0, DQ_F32, out, out_cap);
 }
-DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m) {
-    if (!src || !m) return DQ_ERR_NULL;
-    m->src = (const uint8_t *)src;
-    return dq__open(src, src_len, 1, &m->h, &m->c);
-}
 static inline dq_status dq__message_decode(const dq_message *m, float w, int add, float *out, size_t out_n) {
     if (!m || !out) return DQ_ERR_NULL;
     if (add ? out_n != m->h.count : out_n < m->h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    return dq__decode_opened(m->src, &m->h, &m->c, w, add, DQ_F32, out);
+    return dq__decode_opened(m, w, add, DQ_F32, out);
 }
 DQ_API dq_status dq_message_decode(const dq_message *m, float *out, size_t out_cap) {
     return dq__message_decode(m, 1.0f, 0, out, out_cap);
@@ -4579,596 +5649,79 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
                                      float *acc) {
     return dq__decode_blk(p, src, src_len, n, weight, 1, acc);
 }
+/* ---------------------------------------------------------------- re-coding a written message (FORMAT 17.4)
+ * dq_recode converts an unsegmented level-scheme message between the fixed layout and a coded
+ * form, and dq_coded_size gives the size it would write: the message opened and its body checked
+ * whole (message.h, decode.h), the planner's choice with every candidate sized exactly
+ * (planner.h), the coded payload written from the source into dst and the body closed as
+ * dq_encode closes its own; or the blocks a coded payload decodes to, in place of it. */
 
-/* ---------------------------------------------------------------- coded messages: encoding */
-
-/* Symbol counts of a fixed payload (b <= 8), as the rANS coder groups it. */
-/* The symbol counts (FORMAT 17.3) of blocks [k0, k1) of a fixed payload; for b in {1, 2, 4, 8}
- * of its bytes [f0, f1) (the same symbols: f0 = k0's first byte, f1 its last byte + 1). */
-static inline void dq__sym_count(unsigned b, size_t n, const uint8_t *payload, size_t k0, size_t k1, size_t f0,
-                                 size_t f1, uint64_t *cnt) {
-    unsigned A = 1u << dq__sym_bits(b), s;
-    memset(cnt, 0, A * sizeof *cnt);
-    if (dq__sym_bytes(b)) {
-        uint32_t c8[8][256]; /* eight tables: no store-to-load chain on repeats; 2^27 counts each at most */
-        size_t i = f0, end;
-        unsigned t;
-        while (i < f1) {
-            end = f1 - i > ((size_t)1 << 30) ? i + ((size_t)1 << 30) : f1;
-            memset(c8, 0, sizeof c8);
-            for (; i + 8u <= end; i += 8) {
-                uint64_t w = dq__ld64(payload + i);
-                c8[0][w & 255u]++;
-                c8[1][(w >> 8) & 255u]++;
-                c8[2][(w >> 16) & 255u]++;
-                c8[3][(w >> 24) & 255u]++;
-                c8[4][(w >> 32) & 255u]++;
-                c8[5][(w >> 40) & 255u]++;
-                c8[6][(w >> 48) & 255u]++;
-                c8[7][w >> 56]++;
-            }
-            for (; i < end; i++) c8[0][payload[i]]++;
-            for (s = 0; s < A; s++)
-                for (t = 0; t < 8u; t++) cnt[s] += c8[t][s];
-        }
-    } else {
-        uint8_t sym[DQ__BLOCK];
-        size_t k, m, i;
-        for (k = k0; k < k1; k++) {
-            m = dq__block_syms(b, n, payload, k, sym);
-            for (i = 0; i < m; i++) cnt[sym[i]]++;
-        }
-    }
-}
-
-/* Bytes of fixed payload in blocks 0..k. */
-static inline size_t dq__fixed_through(unsigned b, size_t n, size_t k) {
-    uint64_t end = (uint64_t)(k + 1u) * DQ__BLOCK < n ? (uint64_t)(k + 1u) * DQ__BLOCK : n;
-    return (size_t)((end * b + 7u) / 8u);
-}
-
-/* ---- coder 1 (Elias): sizing and encoding from the block scan (dq__k_elias_scan) */
-
-/* Per message: om[L], the Elias omega length of every k with floor(log2 k) = L (it depends on
- * nothing else), and lvt, the scan's sign-and-level bits by bit length. */
-typedef struct dq__elias_tabs {
-    uint8_t om[64], lvt[16];
-} dq__elias_tabs;
-static inline void dq__elias_tabs_make(dq__elias_tabs *t) {
-    unsigned L;
-    for (L = 0; L < 64; L++) t->om[L] = (uint8_t)dq_elias_omega_len((uint64_t)1 << L);
-    t->lvt[0] = 0;
-    for (L = 1; L < 16; L++) t->lvt[L] = (uint8_t)(1u + t->om[L - 1u]);
-}
-/* The codes of block k and their scan; UINT32_MAX on a negative zero. */
-static inline uint32_t dq__elias_block(unsigned b, size_t n, const uint8_t *payload, size_t k, const dq__elias_tabs *t,
-                                       uint32_t *codes, uint64_t *nz) {
-    size_t cnt = n - k * DQ__BLOCK < DQ__BLOCK ? n - k * DQ__BLOCK : DQ__BLOCK;
-    if (cnt == DQ__BLOCK) return dq__k_elias_scan(payload + k * DQ__BLOCK_BYTES(b), b, t->lvt, codes, nz);
-    dq__unpack_tail(payload + k * DQ__BLOCK_BYTES(b), cnt, b, codes);
-    return dq__elias_scan_codes(codes, cnt, b, t->lvt, nz);
-}
-
-/* The gap bits (omega(i - i_prev) of every non-zero) of a stream of 64-element masks, without
- * visiting the non-zeros: t[k] of a word marks the elements that have a non-zero at distance
- * 1 .. 2^k - 1 before them, built by doubling with the previous word's; omega steps up with
- * floor(log2 gap) only, so each non-zero's bits are om[0] plus the steps of the powers of two
- * its gap reaches. Gaps of 64 or more (at most the first non-zero of a word) are measured. */
-typedef struct dq__gaps {
-    uint64_t prev;    /* the previous word's mask */
-    uint64_t near[5]; /* the previous word's t[1..5] (dq__gaps_word) */
-    uint64_t last;    /* 1 + index of the last non-zero so far (0: none, the virtual one at -1) */
-    uint64_t bits;    /* gap bits so far */
-    uint64_t nnz;
-} dq__gaps;
-static inline void dq__gaps_init(dq__gaps *g) {
-    memset(g, 0, sizeof *g);
-    g->prev = (uint64_t)1 << 63; /* index -1 counts as a non-zero: the first gap is its index + 1 */
-}
-static inline void dq__gaps_word(dq__gaps *g, uint64_t m, uint64_t base, const uint8_t *om) {
-    uint64_t p = g->prev, t[7];
-    unsigned c = dq__popcount64(m), k;
-    uint64_t bits = (uint64_t)c * om[0];
-    t[1] = (m << 1) | (p >> 63); /* t[k]: a non-zero at distance 1 .. 2^k - 1 before */
-    t[2] = t[1] | (t[1] << 2) | (g->near[0] >> 62) | (m << 2) | (p >> 62);
-    t[3] = t[2] | (t[2] << 4) | (g->near[1] >> 60) | (m << 4) | (p >> 60);
-    t[4] = t[3] | (t[3] << 8) | (g->near[2] >> 56) | (m << 8) | (p >> 56);
-    t[5] = t[4] | (t[4] << 16) | (g->near[3] >> 48) | (m << 16) | (p >> 48);
-    t[6] = t[5] | (t[5] << 32) | (g->near[4] >> 32) | (m << 32) | (p >> 32);
-    for (k = 1; k <= 6; k++) bits += (uint64_t)(om[k] - om[k - 1u]) * dq__popcount64(m & ~t[k]);
-    if (m & ~t[6]) { /* the lowest non-zero, 64 or more after the last one */
-        uint64_t at = base + dq__ctz64(m) + 1u;
-        bits += (uint64_t)om[dq__ilog2(at - g->last)] - om[6];
-    }
-    for (k = 0; k < 5; k++) g->near[k] = t[k + 1u];
-    if (m) g->last = base + 64u - dq__clz64(m);
-    g->prev = m;
-    g->bits += bits;
-    g->nnz += c;
-}
-
-/* The early-stop pass of Elias sizing over nblk full blocks from `in` (b >= 2): the non-zero
- * masks (dq__k_elias_nz) and, per 64-element word, the counts behind dq__gaps_word's bits
- * without its last term (a gap of 64 or more is charged as 64 .. 127): cnt[0] += the non-zeros,
- * cnt[k] += those with no other within 2^k - 1 before (k = 1 .. 6), so that
- * om[0] cnt[0] + sum (om[k] - om[k - 1]) cnt[k] is a lower bound on their gap bits. st carries
- * the previous word's mask and its t[1..5] (st[0], st[1..5]) from call to call. */
-static inline void dq__elias_gaps__scalar(const uint8_t *in, unsigned b, size_t nblk, uint64_t *st, uint64_t *cnt) {
-    uint64_t nz[4], t[7];
-    size_t k;
-    unsigned w, j;
-    for (k = 0; k < nblk; k++) {
-        dq__k_elias_nz(in + k * DQ__BLOCK_BYTES(b), b, nz);
-        for (w = 0; w < 4; w++) {
-            uint64_t m = nz[w], p = st[0];
-            t[1] = (m << 1) | (p >> 63);
-            for (j = 2; j <= 6; j++) {
-                unsigned h = 1u << (j - 1u);
-                t[j] = t[j - 1u] | (t[j - 1u] << h) | (st[j - 1u] >> (64u - h)) | (m << h) | (p >> (64u - h));
-            }
-            cnt[0] += dq__popcount64(m);
-            for (j = 1; j <= 6; j++) cnt[j] += dq__popcount64(m & ~t[j]);
-            for (j = 1; j <= 5; j++) st[j] = t[j];
-            st[0] = m;
-        }
-    }
-}
-
-/* The lower bound on gap bits behind dq__elias_gaps__scalar's counts. */
-static inline uint64_t dq__gaps_lb(const uint64_t *cnt, const uint8_t *om) {
-    uint64_t gb = (uint64_t)om[0] * cnt[0];
-    unsigned k;
-    for (k = 1; k <= 6; k++) gb += (uint64_t)(om[k] - om[k - 1u]) * cnt[k];
-    return gb;
-}
-/* Whether a gap-bits lower bound gb over cnt0 of the lv[1] non-zeros, plus the sign and level
- * bits lv[0] and one bit per other gap, already exceeds `limit` bytes. */
-static inline int dq__elias_over(uint64_t gb, uint64_t cnt0, const uint64_t *lv, uint64_t limit) {
-    return lv[1] >= cnt0 && (gb + lv[0] + (lv[1] - cnt0)) / 8u > limit;
-}
-
-/* Exact payload bytes of the Elias layout of a fixed payload (b >= 2), and the working room an
- * in-place re-code needs: the stream may not run ahead of the fixed blocks not yet read, and
- * the result must fit. Returns 0 when a code is a negative zero (sign set, level 0), which the
- * layout cannot express (encoders never write one). With lv (the sign and level bits of the
- * whole payload, from its symbol counts), a first pass over the non-zero masks alone (every 64
- * full blocks, dq__k_elias_gaps) returns -1 as soon as a lower bound on the gap bits so far plus
- * lv[0] and one bit per remaining gap exceed `limit` bytes: Elias cannot be smaller, and any
- * sound bound leaves the choice as it was (on dense payloads it ends there, early). */
-static inline int dq__elias_stats(unsigned b, size_t n, const uint8_t *payload, unsigned crc, const uint64_t *lv,
-                                  uint64_t limit, uint64_t *bytes, uint64_t *room, uint64_t *nonzeros) {
-    uint32_t codes[DQ__BLOCK], bl;
-    uint64_t nz[4], lvbits = 0, pre;
-    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK;
-    int64_t worst = INT64_MIN, r1, r2;
-    unsigned w;
-    dq__elias_tabs t;
-    dq__gaps g;
-    dq__elias_tabs_make(&t);
-    if (lv) { /* the early stop needs only a bound on the gaps: a pass over the masks first */
-        uint64_t st[6] = {(uint64_t)1 << 63, 0, 0, 0, 0, 0}, cnt[7] = {0, 0, 0, 0, 0, 0, 0};
-        size_t full = n / DQ__BLOCK;
-        for (k = 0; k + 64u <= full; k += 64u) {
-            dq__k_elias_gaps(payload + k * DQ__BLOCK_BYTES(b), b, 64u, st, cnt);
-            if (dq__elias_over(dq__gaps_lb(cnt, t.om), cnt[0], lv, limit)) return -1;
-        }
-    }
-    dq__gaps_init(&g);
-    for (k = 0; k < nblk; k++) {
-        if ((bl = dq__elias_block(b, n, payload, k, &t, codes, nz)) == UINT32_MAX) return 0;
-        lvbits += bl;
-        for (w = 0; w < 4; w++) dq__gaps_word(&g, nz[w], (uint64_t)k * DQ__BLOCK + 64u * w, t.om);
-        r1 = (int64_t)(lvbits + g.bits) - 8 * (int64_t)dq__fixed_through(b, n, k);
-        if (r1 > worst) worst = r1;
-    }
-    pre = dq_elias_omega_len(g.nnz + 1u);
-    *nonzeros = g.nnz;
-    *bytes = (pre + lvbits + g.bits + 7u) / 8u;
-    r1 = ((int64_t)pre + worst + 7) / 8 + 8;
-    r2 = (int64_t)*bytes - (int64_t)dq__fixed_through(b, n, nblk - 1u) + 8 + (int64_t)crc;
-    r1 = r1 > r2 ? r1 : r2;
-    *room = r1 > 8 ? (uint64_t)r1 : 8u; /* the payload moves past the scales' new place */
-    return 1;
-}
-
-/* Writes the Elias layout of the fixed payload, which has nnz non-zero codes (from
- * dq__elias_stats), at out[0..cap). In place, the payload lies at out + pay and the writer
- * never stores into blocks not yet read. Returns the bytes written, 0 if they did not fit. */
-static inline size_t dq__elias_encode(unsigned b, size_t n, const uint8_t *payload, uint64_t nnz, uint8_t *out,
-                                      size_t cap, int inplace, size_t pay) {
-    uint32_t codes[DQ__BLOCK], smax = (1u << (b - 1u)) - 1u;
-    uint64_t nz[4], last = 0, m;
-    size_t k, nblk = (n + DQ__BLOCK - 1u) / DQ__BLOCK, len = 0;
-    unsigned w;
-    dq__elias_tabs t;
-    dq_bitwriter bw;
-    dq__elias_tabs_make(&t);
-    memset(&bw, 0, sizeof bw);
-    dq_bw_init(&bw, out, inplace ? pay : cap);
-    dq_elias_omega_put(&bw, nnz + 1u);
-    for (k = 0; k < nblk; k++) {
-        if (dq__elias_block(b, n, payload, k, &t, codes, nz) == UINT32_MAX) return 0;
-        if (inplace) bw.cap = pay + dq__fixed_through(b, n, k); /* block k is now free */
-        for (w = 0; w < 4; w++)
-            for (m = nz[w]; m; m &= m - 1u) {
-                unsigned i = 64u * w + dq__ctz64(m);
-                uint64_t at = (uint64_t)k * DQ__BLOCK + i + 1u;
-                dq_elias_omega_put(&bw, at - last);
-                dq_bw_put(&bw, codes[i] >> (b - 1u), 1);
-                dq_elias_omega_put(&bw, codes[i] & smax);
-                last = at;
-            }
-    }
-    bw.cap = cap;
-    return dq_bw_finish(&bw, &len) == DQ_OK ? len : 0u;
-}
-
-/* What the coders would cost for the fixed payload of a message, and the one to send. */
-typedef struct dq__plan {
-    unsigned coder;   /* the choice */
-    uint64_t size[4]; /* payload bytes per coder id (coded ones include the 8-byte length); 0 = n/a */
-    uint32_t f[256];  /* rANS frequencies */
-    size_t table;     /* rANS table bytes */
-    uint64_t room[4]; /* working room an in-place re-code needs beyond the fixed message */
-    uint64_t nnz;     /* Elias: the non-zero codes, counted while sizing it */
-} dq__plan;
-
-/* Sets the coder byte of a message header and its CRC. */
-static inline void dq__header_coder(uint8_t *msg, unsigned coder) {
-    msg[DQ__H_CODER] = (uint8_t)coder;
-    dq__st32(msg + DQ__H_CRC, dq__crc32c(msg, DQ__H_CRC));
-}
-
-/* ---- coder 3 (rANS, 32 states, chunks): sizing and in-place encoding */
-
-/* Where chunk ci of an n-element message lies in the fixed payload: blocks [k0, k1), bytes
- * [f0, f1). */
-typedef struct dq__r32_span {
-    size_t k0, k1, f0, f1;
-} dq__r32_span;
-static inline dq__r32_span dq__r32_chunk_span(unsigned b, size_t n, size_t ci) {
-    size_t E = dq__r32_chunk_elems(b), e0 = ci * E, e1 = n - e0 > E ? e0 + E : n, cb = dq__r32_chunk_bytes(b);
-    size_t fixed = (size_t)(((uint64_t)n * b + 7u) / 8u);
-    dq__r32_span s;
-    s.k0 = e0 / DQ__BLOCK;
-    s.k1 = (e1 + DQ__BLOCK - 1u) / DQ__BLOCK;
-    s.f0 = ci * cb;
-    s.f1 = fixed - s.f0 > cb ? s.f0 + cb : fixed;
-    return s;
-}
-
-/* The symbols of chunk ci as one stream at the end of buf[0..cap) (dq__r32_encode): the payload
- * bytes themselves for b in {1, 2, 4, 8}; otherwise block by block from the last, the states
- * carried (every block starts a group of 32 symbols). Returns its size, 0 if it did not fit. */
-static inline size_t dq__r32_chunk_encode(unsigned b, size_t n, const uint8_t *payload, size_t ci,
-                                          const dq__r32_esym *et, uint8_t *buf, size_t cap) {
-    dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
-    size_t k, w = cap;
-    uint32_t x[DQ__R32_WAYS];
-    uint8_t sym[DQ__BLOCK];
-    unsigned j;
-    if (dq__sym_bytes(b)) return dq__r32_encode(payload + sp.f0, sp.f1 - sp.f0, et, buf, cap);
-    for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
-    for (k = sp.k1; k-- > sp.k0;) {
-        size_t m = dq__block_syms(b, n, payload, k, sym);
-        if (!dq__r32_put_range(x, sym, m, 0, et, buf, &w)) return 0;
-    }
-    return dq__r32_put_states(x, buf, w, cap);
-}
-
-/* The cost bounds of every symbol (1/65536 bit, the step slack included). */
-static inline void dq__r32_costs(const uint32_t *f, unsigned A, uint64_t *cost) {
-    unsigned s;
-    for (s = 0; s < A; s++) cost[s] = dq__rans_cost_ub(f[s] ? f[s] : 1u) + DQ__RANS_STEP_SLACK;
-}
-/* Upper bound on chunk ci's stream from its symbols' costs: 8 L <= 1024 + sum of costs. */
-static inline uint64_t dq__r32_chunk_ub(unsigned b, size_t n, const uint8_t *payload, size_t ci, const uint64_t *cost) {
-    uint8_t sym[DQ__BLOCK];
-    dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
-    size_t k, i, m;
-    uint64_t bits = 0;
-    for (k = sp.k0; k < sp.k1; k++) {
-        m = dq__block_syms(b, n, payload, k, sym);
-        for (i = 0; i < m; i++) bits += cost[sym[i]];
-    }
-    return DQ__R32_HEAD + 2u * ((bits + (16u << 16) - 1u) / (16u << 16));
-}
-/* The working room (bytes past the fixed message) an in-place coder-3 re-code needs. Chunks are
- * written whole, from the last, downwards from the end of dst, each below the ones after it and
- * above its own fixed bytes: room >= 4 + L_c + sum over c' > c of (4 + L_c' - fixed_c') for every
- * c; and the coded message must fit: room >= 8 + table + sum of (4 + L_c) - fixed. */
-static inline uint64_t dq__r32_room(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
-    uint64_t cost[256];
-    int64_t acc = 0, worst = 0;
-    size_t ci = (size_t)dq__r32_nchunks(n, b);
-    dq__r32_costs(f, 1u << dq__sym_bits(b), cost);
-    while (ci-- > 0) {
-        dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
-        int64_t ub = 4 + (int64_t)dq__r32_chunk_ub(b, n, payload, ci, cost);
-        if (acc + ub > worst) worst = acc + ub;
-        acc += ub - (int64_t)(sp.f1 - sp.f0);
-    }
-    acc += 8 + (int64_t)table;
-    return (uint64_t)(acc > worst ? acc : worst);
-}
-/* Exact coder-3 payload bytes (the table included) by a dry run of the encoder's steps. */
-static inline uint64_t dq__r32_exact(unsigned b, size_t n, const uint8_t *payload, const uint32_t *f, size_t table) {
-    dq__r32_esym et[256];
-    uint8_t sym[DQ__BLOCK];
-    uint64_t bytes = table;
-    size_t ci, nch = (size_t)dq__r32_nchunks(n, b);
-    (void)dq__r32_tables(f, 1u << dq__sym_bits(b), NULL, et);
-    for (ci = 0; ci < nch; ci++) {
-        dq__r32_span sp = dq__r32_chunk_span(b, n, ci);
-        uint32_t x[DQ__R32_WAYS];
-        size_t k, m, j;
-        uint64_t words = 0;
-        for (j = 0; j < DQ__R32_WAYS; j++) x[j] = DQ__R32_L;
-        for (k = sp.k1; k-- > sp.k0;) {
-            m = dq__block_syms(b, n, payload, k, sym);
-            for (j = m; j-- > 0;) words += (uint64_t)dq__r32_step(x + (j & (DQ__R32_WAYS - 1u)), et + sym[j], NULL);
-        }
-        bytes += 4u + DQ__R32_HEAD + 2u * words;
-    }
-    return bytes;
-}
-/* Bounds on the coder-3 payload (table included) from the message's symbol counts: per chunk
- * the states, the length and whole words; below, the states absorb at most 16 bits each. */
-static inline void dq__r32_bounds(const uint64_t *cnt, const uint32_t *f, unsigned A, uint64_t nch, size_t table,
-                                  uint64_t *ub, uint64_t *lb) {
-    uint64_t hi = 0, lo = 0, c, slack = nch * ((uint64_t)(16u * DQ__R32_WAYS) << 16);
-    unsigned s;
-    for (s = 0; s < A; s++) {
-        if (!cnt[s]) continue;
-        c = dq__rans_cost_ub(f[s]);
-        hi += cnt[s] * (c + DQ__RANS_STEP_SLACK);
-        if (c > 5701u + 6102u) lo += cnt[s] * (c - 5701u - 6102u); /* cost lb minus log2(16/15) */
-    }
-    *ub = table + nch * (4u + DQ__R32_HEAD + 2u) + 2u * (hi / (16u << 16));
-    *lb = table + nch * (4u + DQ__R32_HEAD) + (lo > slack ? (lo - slack) / 527342u : 0u);
-}
-
-/* Re-codes, inside dst[0..cap), the fixed message dst holds (checksum not yet written) as
- * coder 3 with the plan's table; returns the new size without the checksum, 0 if it did not
- * fit (which the plan's room rules out). */
-static inline size_t dq__r32_recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst, size_t cap, const dq__plan *pl) {
-    dq__r32_esym et[256];
-    unsigned b = c->bits, A = 1u << dq__sym_bits(b);
-    size_t sc = c->prefix, pay = DQ_HEADER_SIZE + sc, w = cap - (c->checksum ? 4u : 0u), z, base = DQ__CODED_HEADER + sc;
-    size_t ci = (size_t)dq__r32_nchunks(n, b), L;
-    (void)dq__r32_tables(pl->f, A, NULL, et);
-    while (ci-- > 0) { /* chunk ci's stream lands below the later ones, above its own fixed bytes */
-        size_t end = pay + dq__r32_chunk_span(b, n, ci).f1;
-        if (w < end + 4u) return 0;
-        L = dq__r32_chunk_encode(b, n, dst + pay, ci, et, dst + end, w - end);
-        if (!L || L + 4u > w - end) return 0;
-        w -= L + 4u;
-        dq__st32(dst + w, (uint32_t)L);
-    }
-    z = cap - (c->checksum ? 4u : 0u) - w;
-    if (base + pl->table + z > cap - (c->checksum ? 4u : 0u)) return 0;
-    memmove(dst + base + pl->table, dst + w, z); /* first: the chunks may sit where the table goes */
-    memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
-    (void)dq__rans_table_write(pl->f, A, dst + base);
-    dq__st64(dst + DQ_HEADER_SIZE, (uint64_t)(pl->table + z));
-    dq__header_coder(dst, DQ_CODER_RANS);
-    return base + pl->table + z;
-}
-
-/* The sign and level bits of an Elias payload (lv[0]) and its non-zero codes (lv[1]), from the
- * symbol counts (b <= 8). */
-static inline void dq__elias_levels(unsigned b, const uint64_t *cnt, uint64_t *lv) {
-    unsigned A = 1u << dq__sym_bits(b), g = dq__sym_group(b), s, t;
-    uint32_t mask = (1u << b) - 1u, smax = (1u << (b - 1u)) - 1u;
-    dq__elias_tabs tb;
-    dq__elias_tabs_make(&tb);
-    lv[0] = lv[1] = 0;
-    for (s = 0; s < A; s++)
-        for (t = 0; t < g && cnt[s]; t++) {
-            uint32_t lvl = (s >> (t * b)) & mask & smax;
-            if (lvl) {
-                lv[1] += cnt[s];
-                lv[0] += cnt[s] * tb.lvt[dq__ilog2(lvl) + 1u];
-            }
-        }
-}
-
-/* Plans how to send the fixed payload. want: a coder, or DQ_CODER_AUTO for the smallest one
- * whose in-place working room fits in `room` (exact = 1: no room limit, for dq_coded_size and
- * dq_recode). Candidates are sized exactly unless bounds already decide; ties go to the
- * lower coder id. */
-static inline void dq__plan_make(const dq__cfg *c, size_t n, const uint8_t *payload, const uint64_t *counts,
-                                 const uint64_t *gaps, unsigned want, int exact, uint64_t room, dq__plan *pl) {
-    unsigned b = c->bits, k, crc = c->checksum ? 4u : 0u;
-    uint64_t cnt[256], fixed = ((uint64_t)n * b + 7u) / 8u, ub = 0, lb = 0, other, lv[2];
-    int rans = b <= 8u && (want == DQ_CODER_RANS || want == DQ_CODER_AUTO) && (uint64_t)n <= DQ__RANS_MAX_SYMS;
-    int elias = b >= 2u && (want == DQ_CODER_ELIAS || want == DQ_CODER_AUTO);
-    memset(pl->size, 0, sizeof pl->size);
-    memset(pl->room, 0, sizeof pl->room);
-    pl->size[DQ_CODER_FIXED] = fixed;
-    pl->coder = DQ_CODER_FIXED;
-    if (rans) {
-        unsigned A = 1u << dq__sym_bits(b);
-        uint64_t nch = dq__r32_nchunks(n, b);
-        if (counts)
-            memcpy(cnt, counts, A * sizeof *cnt);
-        else
-            dq__sym_count(b, n, payload, 0, (n + DQ__BLOCK - 1u) / DQ__BLOCK, 0, (size_t)fixed, cnt);
-        dq__rans_normalize(cnt, A, dq__r32_nsym(n, b), pl->f);
-        pl->table = dq__rans_table_size(pl->f, A);
-        dq__r32_bounds(cnt, pl->f, A, nch, pl->table, &ub, &lb);
-        ub += 8u;
-        lb += 8u;
-        /* the room: every chunk fits after the fixed payload, or a closer look chunk by chunk */
-        pl->room[DQ_CODER_RANS] = ub - 8u - pl->table;
-        if (!exact && want == DQ_CODER_AUTO && pl->room[DQ_CODER_RANS] > room && ub < fixed)
-            pl->room[DQ_CODER_RANS] = dq__r32_room(b, n, payload, pl->f, pl->table);
-        if (want == DQ_CODER_AUTO && !exact && pl->room[DQ_CODER_RANS] > room) rans = 0;
-        if (elias) dq__elias_levels(b, cnt, lv);
-        /* Elias costs at least its sign and level bits and one bit per gap */
-        if (want == DQ_CODER_AUTO && elias && 8u + (lv[0] + lv[1] + 7u) / 8u > (ub < fixed ? ub : fixed))
-            elias = 0;
-        if (want == DQ_CODER_AUTO && elias && gaps) { /* the gaps' bound, counted by a job's parts */
-            dq__elias_tabs tb;
-            dq__elias_tabs_make(&tb);
-            if (dq__elias_over(dq__gaps_lb(gaps, tb.om), gaps[0], lv, (ub < fixed ? ub : fixed) - 8u)) elias = 0;
-        }
-    }
-    if (elias) {
-        uint64_t bytes, rm;
-        int got = dq__elias_stats(b, n, payload, crc, want == DQ_CODER_AUTO && rans ? lv : NULL,
-                                  (ub < fixed ? ub : fixed) - 8u, &bytes, &rm, &pl->nnz);
-        if (got > 0 &&
-            (exact || want != DQ_CODER_AUTO || rm <= room)) {
-            pl->size[DQ_CODER_ELIAS] = 8u + bytes;
-            pl->room[DQ_CODER_ELIAS] = rm;
-        }
-    }
-    other = pl->size[DQ_CODER_ELIAS] && pl->size[DQ_CODER_ELIAS] < fixed ? pl->size[DQ_CODER_ELIAS] : fixed;
-    if (rans) {
-        if (exact || (want == DQ_CODER_AUTO && lb < other && ub >= other) || (want == DQ_CODER_RANS && ub > fixed))
-            pl->size[DQ_CODER_RANS] = 8u + dq__r32_exact(b, n, payload, pl->f, pl->table); /* bounds do not decide */
-        else if (ub < other || want == DQ_CODER_RANS)
-            pl->size[DQ_CODER_RANS] = ub; /* the smallest for certain; its exact size comes when it is written */
-    }
-    if (want != DQ_CODER_AUTO) { /* never larger than fixed, so every message fits dq_encode_bound() */
-        pl->coder = pl->size[want] > fixed ? DQ_CODER_FIXED : want;
-        return;
-    }
-    for (k = 1; k < 4; k++)
-        if (pl->size[k] && pl->size[k] < pl->size[pl->coder]) pl->coder = k;
-}
-
-/* Re-codes, inside dst[0..cap), the fixed message dst holds (its checksum not yet written) as
- * planned. Returns the new size without the checksum, 0 if it did not fit (which the plan's
- * room rules out). */
-static inline size_t dq__recode_inplace(const dq__cfg *c, size_t n, uint8_t *dst, size_t cap, const dq__plan *pl) {
-    size_t sc = c->prefix, len, f, at, out = DQ__CODED_HEADER + sc;
-    if (pl->coder == DQ_CODER_RANS) return dq__r32_recode_inplace(c, n, dst, cap, pl);
-    /* Elias writes forwards: move the fixed payload to the end of dst, the scales up */
-    f = dq__fixed_through(c->bits, n, (n - 1u) / DQ__BLOCK);
-    at = cap - f;
-    memmove(dst + at, dst + DQ_HEADER_SIZE + sc, f);
-    memmove(dst + DQ__CODED_HEADER, dst + DQ_HEADER_SIZE, sc);
-    len = dq__elias_encode(c->bits, n, dst + at, pl->nnz, dst + out, cap - (c->checksum ? 4u : 0u) - out, 1, at - out);
-    if (!len) return 0;
-    dq__st64(dst + DQ_HEADER_SIZE, (uint64_t)len);
-    dq__header_coder(dst, pl->coder);
-    return DQ__CODED_HEADER + sc + len;
-}
-
-/* The default coder's checksum dropped from a fixed message of `size` bytes (with its 4):
- * the fixed layout goes out as the caller asked, unchecked. Returns the new size. */
-static inline size_t dq__drop_default_crc(uint8_t *msg, size_t size) {
-    msg[DQ__H_FLAGS] = (uint8_t)(msg[DQ__H_FLAGS] & ~DQ_FLAG_CHECKSUM);
-    dq__header_coder(msg, DQ_CODER_FIXED);
-    return size - 4u;
-}
-
-/* dq_encode() of a level scheme, for x and residual of any dtype: quantize into the fixed
- * layout, then, with another coder, re-code it in place. `first`: the dither index of x[0] (a
- * segment's first element, FORMAT 24.3). */
-static inline dq_status dq__lv_encode_at(const dq_params *p, uint64_t first, dq_dtype xt, const void *x, size_t n,
-                                         dq_dtype rt, void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
-    dq__cfg c;
-    dq__plan pl;
+/* Opens a message for re-coding: header, size, checksum, then the whole body's validity; *coder
+ * (as dq_recode takes it) resolved to a coder id or DQ_CODER_AUTO. */
+static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigned *coder, dq_message *m, dq__cdec *cd) {
+    const dq_header *h = &m->h;
+    const dq__coder *row;
+    const uint8_t *scales;
     dq_status st;
-    size_t size, crc;
-    uint8_t *out = (uint8_t *)dst;
-    int ok, def_crc = 0;
-    if (!p || !x || !dst) return DQ_ERR_NULL;
-    if (n == 0) return DQ_ERR_EMPTY;
-    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    c.first = first;
-    size = dq__size(&c, n, 1, &ok); /* the fixed layout's */
-    if (!ok) return DQ_ERR_TOO_LARGE;
-    if (dq__default_crc(p, &c) && dst_cap >= size + 4u) { /* sized as with the checksum, dropped if fixed */
-        def_crc = 1;
-        c.checksum = 1u;
-        size += 4u;
-    }
-    if (c.coder != DQ_CODER_FIXED && c.coder != DQ_CODER_AUTO) { /* a forced coder needs its worst case up front */
-        size_t need = dq_encode_bound_coded(n, c.bits);
-        if (!need) return DQ_ERR_TOO_LARGE;
-        if (dst_cap < need) return DQ_ERR_DST_TOO_SMALL;
-    }
-    if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
-    dq__write_header(&c, p, n, out);
-    if ((st = dq__lv_body(&c, p, n, 0, n, xt, x, rt, residual, out + DQ_HEADER_SIZE)) != DQ_OK) return st;
-    crc = c.checksum ? 4u : 0u;
-    if (c.coder != DQ_CODER_FIXED) {
-        dq__plan_make(&c, n, out + DQ_HEADER_SIZE + c.prefix, NULL, NULL, c.coder, 0, dst_cap - size, &pl);
-        if (def_crc && pl.size[pl.coder] + 4u >= pl.size[DQ_CODER_FIXED])
-            pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
-        if (pl.coder != DQ_CODER_FIXED) {
-            size = dq__recode_inplace(&c, n, out, dst_cap, &pl);
-            if (!size) return DQ_ERR_DST_TOO_SMALL; /* unreachable: the plan checked the room */
-            size += crc;
-        } else if (def_crc) {
-            size = dq__drop_default_crc(out, size);
-            crc = 0;
-        }
-    }
-    if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
-    *dst_len = size;
-    return DQ_OK;
-}
-static inline dq_status dq__lv_encode(const dq_params *p, dq_dtype xt, const void *x, size_t n, dq_dtype rt,
-                                      void *residual, void *dst, size_t dst_cap, size_t *dst_len) {
-    return dq__lv_encode_at(p, 0, xt, x, n, rt, residual, dst, dst_cap, dst_len);
-}
-
-/* Checks the scales and the tail padding of a fixed payload. */
-static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_t *scales, const uint8_t *payload) {
-    uint32_t codes[DQ__BLOCK];
-    size_t full = n - n % DQ__BLOCK;
-    if (!dq__scales_ok(c, scales, 0, c->nbuckets)) return DQ_ERR_CORRUPT;
-    if (full < n && !dq__unpack_tail(payload + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), n - full, c->bits, codes))
-        return DQ_ERR_CORRUPT;
-    return DQ_OK;
-}
-
-/* Opens a message for re-coding: header, size, checksum, then the whole body's validity. */
-static inline dq_status dq__recode_open(const void *src, size_t src_len, unsigned *coder, dq_header *h, dq__cfg *c,
-                                        dq__cdec *cd) {
-    const uint8_t *in = (const uint8_t *)src;
-    dq_status st;
-    if ((st = dq__open(src, src_len, 1, h, c)) != DQ_OK) return st;
+    if ((st = dq__open(src, src_len, 1, m)) != DQ_OK) return st;
     if (!dq__is_levels(h->scheme) || (h->flags & DQ_FLAG_SEGMENTS)) return DQ_ERR_PARAM; /* unsegmented level schemes */
-    if (*coder > DQ_CODER_RANS && *coder != DQ_CODER_AUTO && *coder != DQ_CODER_FIXED_ONLY) return DQ_ERR_PARAM;
-    if ((*coder == DQ_CODER_ELIAS && h->bits == 1u) || (*coder >= DQ_CODER_RANS8 && *coder <= DQ_CODER_RANS && h->bits > 8u))
-        return DQ_ERR_PARAM;
-    if (*coder == DQ_CODER_FIXED_ONLY) *coder = DQ_CODER_FIXED;
-    if (*coder == DQ_CODER_RANS8 && h->coder != DQ_CODER_RANS8) *coder = DQ_CODER_RANS; /* written as coder 3 */
-    if (h->coder != DQ_CODER_FIXED && *coder != DQ_CODER_FIXED && *coder != h->coder) return DQ_ERR_PARAM;
-    c->checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
-    if (h->coder == DQ_CODER_FIXED) return dq__fixed_check(c, h->count, in + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + c->prefix);
-    if ((st = dq__fixed_check(c, 0, in + DQ__CODED_HEADER, NULL)) != DQ_OK) return st;
-    if (dq__cdec_open(cd, h->coder, h->bits, h->count, in + DQ__CODED_HEADER + c->prefix, h->payload_size) !=
-        DQ_OK)
+    if ((st = dq__coder_recode(coder, h->coder, h->bits)) != DQ_OK) return st;
+    m->c.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
+    row = &dq__coders[h->coder];
+    scales = m->src + DQ_HEADER_SIZE + row->head;
+    if (!row->open) return dq__fixed_check(&m->c, h->count, scales, scales + m->c.prefix);
+    if ((st = dq__fixed_check(&m->c, 0, scales, NULL)) != DQ_OK) return st;
+    if (dq__cdec_open(cd, h->coder, h->bits, h->count, scales + m->c.prefix, h->payload_size) != DQ_OK)
         return DQ_ERR_CORRUPT;
-    cd->trusted = 0;
     return dq__cdec_validate(cd);
+}
+/* The coder dq_recode writes for an opened message and `coder` (resolved): the message's own,
+ * the fixed layout, or from a fixed message what the planner picks, every candidate sized
+ * exactly (the symbol counts counted here, in one pass); DQ_ERR_PARAM when Elias cannot carry
+ * a negative-zero code. */
+static inline dq_status dq__recode_target(const dq_message *m, unsigned coder, dq__plan *pl, unsigned *target) {
+    dq__plan_in in;
+    uint64_t counts[256];
+    *target = coder;
+    if (!dq__coder_may_code(coder) || coder == m->h.coder) return DQ_OK;
+    in.bits = m->h.bits;
+    in.n = m->h.count;
+    in.crc = m->c.checksum ? 4u : 0u;
+    in.fixed = ((uint64_t)in.n * in.bits + 7u) / 8u;
+    in.payload = m->src + DQ_HEADER_SIZE + m->c.prefix;
+    in.counts = NULL;
+    in.gaps = NULL;
+    if (dq__plan_needs(coder, in.bits, in.n) & DQ__PS_COUNTS) {
+        dq__sym_count(in.bits, in.n, in.payload, counts);
+        in.counts = counts;
+    }
+    dq__plan_make(&in, coder, 1, 0, 0, pl);
+    *target = pl->coder;
+    return pl->size[pl->coder] ? DQ_OK : DQ_ERR_PARAM;
+}
+/* A copy of a message's header with another coder byte (and its CRC). */
+static inline void dq__header_copy(const uint8_t *in, unsigned coder, uint8_t *out) {
+    memcpy(out, in, DQ__H_CRC);
+    out[DQ__H_CODER] = (uint8_t)coder;
+    dq__st32(out + DQ__H_CRC, dq__crc32c(out, DQ__H_CRC));
 }
 
 DQ_API dq_status dq_coded_size(const void *src, size_t src_len, unsigned coder, size_t *size) {
-    dq_header h;
-    dq__cfg c;
+    dq_message m;
     dq__cdec cd;
     dq__plan pl;
     dq_status st;
+    unsigned to;
+    int ok;
     if (!src || !size) return DQ_ERR_NULL;
-    if ((st = dq__recode_open(src, src_len, &coder, &h, &c, &cd)) != DQ_OK) return st;
-    if (coder == h.coder) {
-        *size = h.msg_size;
-    } else if (coder == DQ_CODER_FIXED) {
-        int ok;
-        *size = dq__size(&c, h.count, 1, &ok);
-    } else {
-        dq__plan_make(&c, h.count, (const uint8_t *)src + DQ_HEADER_SIZE + c.prefix, NULL, NULL, coder, 1, 0, &pl);
-        if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        *size = DQ_HEADER_SIZE + c.prefix + (size_t)pl.size[pl.coder] + (c.checksum ? 4u : 0u);
-    }
+    if ((st = dq__recode_open(src, src_len, &coder, &m, &cd)) != DQ_OK) return st;
+    if ((st = dq__recode_target(&m, coder, &pl, &to)) != DQ_OK) return st;
+    if (to == m.h.coder)
+        *size = m.h.msg_size;
+    else if (!dq__coders[to].head) /* the fixed layout */
+        *size = dq__size(&m.c, m.h.count, 1, &ok);
+    else
+        *size = DQ_HEADER_SIZE + m.c.prefix + (size_t)pl.size[to] + (m.c.checksum ? 4u : 0u);
     return DQ_OK;
 }
 
@@ -5176,82 +5729,67 @@ DQ_API dq_status dq_recode(const void *src, size_t src_len, unsigned coder, void
                            size_t *dst_len) {
     const uint8_t *in = (const uint8_t *)src;
     uint8_t *out = (uint8_t *)dst;
-    dq_header h;
-    dq__cfg c;
+    dq_message m;
     dq__cdec cd;
     dq__plan pl;
     dq_status st;
     size_t sc, size, crc;
+    unsigned to;
+    int ok;
     if (!src || !dst || !dst_len) return DQ_ERR_NULL;
-    if ((st = dq__recode_open(src, src_len, &coder, &h, &c, &cd)) != DQ_OK) return st;
-    sc = c.prefix;
-    crc = c.checksum ? 4u : 0u;
-    if (coder == h.coder) { /* nothing to re-code */
-        if (dst_cap < h.msg_size) return DQ_ERR_DST_TOO_SMALL;
-        memcpy(out, in, h.msg_size);
-        *dst_len = h.msg_size;
+    if ((st = dq__recode_open(src, src_len, &coder, &m, &cd)) != DQ_OK) return st;
+    if ((st = dq__recode_target(&m, coder, &pl, &to)) != DQ_OK) return st;
+    sc = m.c.prefix;
+    crc = m.c.checksum ? 4u : 0u;
+    if (to == m.h.coder) { /* nothing to re-code: AUTO found nothing smaller, or a forced coder was larger */
+        if (dst_cap < m.h.msg_size) return DQ_ERR_DST_TOO_SMALL;
+        memcpy(out, in, m.h.msg_size);
+        *dst_len = m.h.msg_size;
         return DQ_OK;
     }
-    if (h.coder != DQ_CODER_FIXED) { /* coded -> fixed */
-        size_t k, nblk = (h.count + DQ__BLOCK - 1u) / DQ__BLOCK;
-        int ok;
-        size = dq__size(&c, h.count, 1, &ok);
+    if (!dq__coders[to].head) { /* coded -> fixed: the blocks the payload decodes to */
+        size_t k, nblk = (m.h.count + DQ__BLOCK - 1u) / DQ__BLOCK;
+        size = dq__size(&m.c, m.h.count, 1, &ok);
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
-        memcpy(out, in, DQ_HEADER_SIZE);
-        memcpy(out + DQ_HEADER_SIZE, in + DQ__CODED_HEADER, sc);
-        for (k = 0; k < nblk; k++) dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(h.bits));
-    } else { /* fixed -> coded */
-        dq__plan_make(&c, h.count, in + DQ_HEADER_SIZE + sc, NULL, NULL, coder, 1, 0, &pl);
-        if (!pl.size[pl.coder]) return DQ_ERR_PARAM; /* Elias cannot carry a negative-zero code */
-        if (pl.coder == DQ_CODER_FIXED) { /* nothing smaller: AUTO, or a forced coder larger than fixed */
-            if (dst_cap < h.msg_size) return DQ_ERR_DST_TOO_SMALL;
-            memcpy(out, in, h.msg_size);
-            *dst_len = h.msg_size;
-            return DQ_OK;
-        }
-        size = DQ_HEADER_SIZE + sc + (size_t)pl.size[pl.coder] + crc;
+        memcpy(out + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE + dq__coders[m.h.coder].head, sc);
+        for (k = 0; k < nblk; k++) (void)dq__cdec_block(&cd, out + DQ_HEADER_SIZE + sc + k * DQ__BLOCK_BYTES(m.h.bits));
+    } else { /* fixed -> coded, from the source's fixed payload into dst */
+        dq__plan_in pin;
+        size_t L, len = (size_t)pl.size[to] - 8u;
+        size = DQ_HEADER_SIZE + sc + (size_t)pl.size[to] + crc;
         if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
-        memcpy(out, in, DQ_HEADER_SIZE);
-        dq__st64(out + DQ_HEADER_SIZE, pl.size[pl.coder] - 8u);
-        memcpy(out + DQ__CODED_HEADER, in + DQ_HEADER_SIZE, sc);
-        if (pl.coder == DQ_CODER_RANS) { /* chunk by chunk, each written at its end, then moved down */
-            dq__r32_esym et[256];
-            size_t at = DQ__CODED_HEADER + sc + dq__rans_table_write(pl.f, 1u << dq__sym_bits(h.bits),
-                                                                      out + DQ__CODED_HEADER + sc);
-            size_t ci, nch = (size_t)dq__r32_nchunks(h.count, h.bits), L;
-            (void)dq__r32_tables(pl.f, 1u << dq__sym_bits(h.bits), NULL, et);
-            for (ci = 0; ci < nch; ci++) {
-                if (size - crc - at < 4u) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
-                L = dq__r32_chunk_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, ci, et, out + at + 4u,
-                                         size - crc - at - 4u);
-                if (!L) return DQ_ERR_CORRUPT;
-                memmove(out + at + 4u, out + size - crc - L, L);
-                dq__st32(out + at, (uint32_t)L);
-                at += 4u + L;
-            }
-            if (at != size - crc) return DQ_ERR_CORRUPT;
-        } else if (!dq__elias_encode(h.bits, h.count, in + DQ_HEADER_SIZE + sc, pl.nnz, out + DQ__CODED_HEADER + sc,
-                                     size - crc - DQ__CODED_HEADER - sc, 0, 0)) {
-            return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
-        }
+        pin.bits = m.h.bits;
+        pin.n = m.h.count;
+        pin.crc = (unsigned)crc;
+        pin.fixed = ((uint64_t)pin.n * pin.bits + 7u) / 8u;
+        pin.payload = in + DQ_HEADER_SIZE + sc;
+        pin.counts = pin.gaps = NULL;
+        L = dq__coders[to].write(&pin, &pl, out + DQ_HEADER_SIZE + 8u + sc, len, 0, 0);
+        if (L != len) return DQ_ERR_CORRUPT; /* unreachable: sized exactly */
+        (void)dq__body_close(out + DQ_HEADER_SIZE, in + DQ_HEADER_SIZE, sc, L);
     }
-    dq__header_coder(out, coder == DQ_CODER_AUTO ? pl.coder : coder);
+    dq__header_copy(in, to, out);
     if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
     *dst_len = size;
     return DQ_OK;
 }
-
 /* ---------------------------------------------------------------- jobs: one message by parts
- * The one-call encoder's steps, cut at its two global points: the frequency table needs every
- * part's counts, and each part's coded bytes land after all earlier parts'. work holds the
- * state (the plan, a record per part: memcpy in and out, so work needs no alignment) and the
- * parts' rANS streams, each in a slot bounded from the part's counts. */
+ * The one-call encoder's steps (encode.h), cut at its two global points: the plan needs every
+ * part's statistics, and each part's coded bytes land after all earlier parts'. Each part
+ * quantizes its elements into dst in the fixed layout, gathering its statistics as it goes (the
+ * symbol counts, and for AUTO the gap counts, so the plan may skip Elias' pass); the plan is the
+ * planner's, from their sums; a coder whose payload is a head and independent parts (the coder
+ * row's part ops: rANS chunks) codes each part into its own slot of work, bounded from the
+ * part's counts; the last step writes the payload (the head and the parts' bytes, or the whole
+ * payload for a one-stream coder, Elias, from a copy of the fixed payload in work since dst has
+ * no room to spare), closes the body and writes the header, once. work holds the state (the
+ * plan, a record per part: memcpy in and out, so work needs no alignment) and the slots. */
 typedef struct dq__jrec {
-    uint64_t cnt[256];             /* the part's symbol counts */
-    uint64_t gaps[7];              /* its full blocks' gap counts (dq__k_elias_gaps), for AUTO */
-    uint64_t slot, cap, beg;       /* its streams: work[JOB_SLOTS + slot + beg .. + cap) */
+    uint64_t cnt[256];       /* the part's symbol counts */
+    uint64_t gaps[7];        /* its full blocks' gap counts (dq__k_elias_gaps), for AUTO */
+    uint64_t slot, cap, beg; /* its bytes: work[JOB_SLOTS + slot + beg .. + cap) */
     int quantized, coded;
-    dq_status st;                  /* dq_job_quantize's */
+    dq_status st;            /* dq_job_quantize's */
 } dq__jrec;
 typedef struct dq__jstate {
     dq__plan pl;
@@ -5261,9 +5799,8 @@ typedef struct dq__jstate {
 #define DQ__JOB_REC ((sizeof(dq__jrec) + 7u) & ~(size_t)7u)
 
 /* The job's resolved params: *c with the checksum the message carries (the default's included,
- * *def_crc = 1 then), *rans and *elias whether those coders may be sent. */
-static inline dq_status dq__job_cfg(const dq_params *p, size_t n, size_t dst_cap, dq__cfg *c, int *def_crc,
-                                    int *rans, int *elias) {
+ * *def_crc = 1 then). */
+static inline dq_status dq__job_cfg(const dq_params *p, size_t n, size_t dst_cap, dq__cfg *c, int *def_crc) {
     dq_status st;
     if ((st = dq__cfg_make(p, n, c)) != DQ_OK) return st;
     *def_crc = 0;
@@ -5273,41 +5810,43 @@ static inline dq_status dq__job_cfg(const dq_params *p, size_t n, size_t dst_cap
         if (ok && dst_cap >= size + 4u) *def_crc = 1;
     }
     if (*def_crc) c->checksum = 1u;
-    *rans = c->bits <= 8u && (c->coder == DQ_CODER_RANS || c->coder == DQ_CODER_AUTO) &&
-            (uint64_t)n <= DQ__RANS_MAX_SYMS;
-    *elias = c->bits >= 2u && (c->coder == DQ_CODER_ELIAS || c->coder == DQ_CODER_AUTO);
     return DQ_OK;
 }
-/* The part unit (elements): the range unit, and with rANS also whole chunks (a power of two). */
-static inline size_t dq__job_unit(const dq__cfg *c, size_t n, int rans) {
+/* The part unit (elements): the range unit, and whole parts of every candidate coder that codes
+ * in parts (rANS chunks, a power of two elements). */
+static inline size_t dq__job_unit(const dq__cfg *c, size_t n) {
     uint64_t a = dq__align(c, n), u = a;
-    if (rans) {
-        uint64_t e = dq__r32_chunk_elems(c->bits), g = a & (~a + 1u); /* a's power-of-two factor */
-        u = g >= e ? a : a / g * e;
-    }
+    unsigned k;
+    for (k = 1; k < DQ__NCODERS; k++)
+        if (dq__coders[k].part_elems && dq__plan_may(k, c->coder, c->bits, n)) {
+            uint64_t e = dq__coders[k].part_elems(c->bits), g = u & (~u + 1u); /* u's power-of-two factor */
+            u = g >= e ? u : u / g * e;
+        }
     return u < (uint64_t)n ? (size_t)u : n;
 }
 static inline size_t dq__job_parts(size_t n, size_t unit, size_t parts) {
     size_t units = n / unit + (n % unit != 0);
     return parts < units ? parts : units;
 }
-static inline uint64_t dq__job_bytes(const dq__cfg *c, size_t n, size_t parts, int rans, int elias) {
-    uint64_t fixed = ((uint64_t)n * c->bits + 7u) / 8u, data = 0;
-    if (rans) data = dq__r32_nchunks(n, c->bits) * (4u + DQ__R32_HEAD + 2u) + 2u * dq__r32_nsym(n, c->bits);
-    else if (elias) data = fixed; /* the copy Elias reads from */
+/* The state, the records, and the most work bytes a candidate coder keeps. */
+static inline uint64_t dq__job_bytes(const dq__cfg *c, size_t n, size_t parts) {
+    uint64_t data = 0, x;
+    unsigned k;
+    for (k = 1; k < DQ__NCODERS; k++)
+        if (dq__plan_may(k, c->coder, c->bits, n) && (x = dq__coders[k].work(n, c->bits)) > data) data = x;
     return DQ__JOB_STATE + (uint64_t)parts * DQ__JOB_REC + data;
 }
 
 DQ_API dq_status dq_job_work_size(const dq_params *p, size_t n, size_t parts, size_t *size) {
     dq__cfg c;
     dq_status st;
-    int def_crc, rans, elias;
+    int def_crc;
     uint64_t w;
     if (!p || !size) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if (parts == 0) return DQ_ERR_PARAM;
-    if ((st = dq__job_cfg(p, n, 0, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
-    w = dq__job_bytes(&c, n, dq__job_parts(n, dq__job_unit(&c, n, rans), parts), rans, elias);
+    if ((st = dq__job_cfg(p, n, 0, &c, &def_crc)) != DQ_OK) return st;
+    w = dq__job_bytes(&c, n, dq__job_parts(n, dq__job_unit(&c, n), parts));
     if (w > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     *size = (size_t)w;
     return DQ_OK;
@@ -5319,20 +5858,20 @@ DQ_API dq_status dq_job_init(dq_job *job, const dq_params *p, size_t n, size_t p
     dq_status st;
     dq__jrec r;
     dq__jstate js;
-    int def_crc, rans, elias, ok;
+    int def_crc, ok;
     size_t size, j;
     uint64_t need;
     if (!job || !p || !dst) return DQ_ERR_NULL;
     if (n == 0) return DQ_ERR_EMPTY;
     if (parts == 0) return DQ_ERR_PARAM;
-    if ((st = dq__job_cfg(p, n, dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    if ((st = dq__job_cfg(p, n, dst_cap, &c, &def_crc)) != DQ_OK) return st;
     size = dq__size(&c, n, 1, &ok);
     if (!ok) return DQ_ERR_TOO_LARGE;
     if (dst_cap < size) return DQ_ERR_DST_TOO_SMALL;
-    job->unit = dq__job_unit(&c, n, rans);
+    job->unit = dq__job_unit(&c, n);
     job->units = n / job->unit + (n % job->unit != 0);
     job->parts = dq__job_parts(n, job->unit, parts);
-    need = dq__job_bytes(&c, n, job->parts, rans, elias);
+    need = dq__job_bytes(&c, n, job->parts);
     if (need > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     if (!work) return DQ_ERR_NULL;
     if (work_cap < need) return DQ_ERR_WORKSPACE;
@@ -5364,52 +5903,37 @@ DQ_API dq_status dq_job_range(const dq_job *job, size_t j, size_t *begin, size_t
     dq__job_elems(job, j, begin, end);
     return DQ_OK;
 }
-
-/* Part j's chunks [*c0, *c1) (rANS chunks: parts hold whole ones). */
-static inline void dq__job_chunks(const dq_job *job, unsigned b, size_t j, size_t *c0, size_t *c1) {
-    size_t begin, end, E = dq__r32_chunk_elems(b);
-    dq__job_elems(job, j, &begin, &end);
-    *c0 = begin / E;
-    *c1 = (end - 1u) / E + 1u;
+/* What the planner reads of the job's message (its counts apart). */
+static inline void dq__job_in(const dq_job *job, const dq__cfg *c, dq__plan_in *in) {
+    in->bits = c->bits;
+    in->n = job->n;
+    in->crc = c->checksum ? 4u : 0u;
+    in->fixed = ((uint64_t)job->n * c->bits + 7u) / 8u;
+    in->payload = job->dst + DQ_HEADER_SIZE + c->prefix;
+    in->counts = in->gaps = NULL;
 }
 
 DQ_API dq_status dq_job_quantize(const dq_job *job, size_t j, const float *x, float *residual) {
     dq__cfg c;
     dq__jrec r;
+    dq__gather g;
     dq_status st;
-    int def_crc, rans, elias;
+    int def_crc;
+    unsigned need;
     size_t begin, end, at;
     if (!job || !x) return DQ_ERR_NULL;
     if (job->phase != 1u || j >= job->parts) return DQ_ERR_PARAM;
-    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc)) != DQ_OK) return st;
     dq__job_elems(job, j, &begin, &end);
     at = DQ__JOB_STATE + j * DQ__JOB_REC;
     memcpy(&r, job->work + at, sizeof r);
     if (r.quantized) return DQ_ERR_PARAM;
-    if (begin == 0) dq__write_header(&c, &job->p, job->n, job->dst);
+    need = dq__plan_needs(c.coder, c.bits, job->n);
+    if (need)
+        dq__gather_init(&g, c.bits, job->n, begin / DQ__BLOCK, r.cnt, (need & DQ__PS_GAPS) ? r.gaps : NULL);
     st = dq__lv_body(&c, &job->p, job->n, begin, end, DQ_F32, x + begin, DQ_F32, residual ? residual + begin : NULL,
-                     job->dst + DQ_HEADER_SIZE);
-    if (st == DQ_OK && rans) {
-        unsigned b = c.bits;
-        size_t c0, c1, k0, k1;
-        const uint8_t *pay = job->dst + DQ_HEADER_SIZE + c.prefix;
-        dq__job_chunks(job, b, j, &c0, &c1);
-        k0 = dq__r32_chunk_span(b, job->n, c0).k0;
-        k1 = dq__r32_chunk_span(b, job->n, c1 - 1u).k1;
-        dq__sym_count(b, job->n, pay, k0, k1, dq__r32_chunk_span(b, job->n, c0).f0,
-                      dq__r32_chunk_span(b, job->n, c1 - 1u).f1, r.cnt);
-        if (elias && c.coder == DQ_CODER_AUTO) { /* a bound on the gaps, so that the plan may skip Elias' pass */
-            /* before the part, a non-zero in every place (or at index -1): fewer gaps counted, still a bound */
-            uint64_t st6[6] = {~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0, ~(uint64_t)0};
-            size_t full = job->n / DQ__BLOCK;
-            if (k0 == 0) {
-                memset(st6, 0, sizeof st6);
-                st6[0] = (uint64_t)1 << 63;
-            }
-            if (k1 > full) k1 = full;
-            if (k1 > k0) dq__k_elias_gaps(pay + k0 * DQ__BLOCK_BYTES(b), b, k1 - k0, st6, r.gaps);
-        }
-    }
+                     job->dst + DQ_HEADER_SIZE, need ? &g : NULL);
+    if (need) dq__gather_end(&g);
     r.quantized = 1;
     r.st = st;
     memcpy(job->work + at, &r, sizeof r);
@@ -5420,14 +5944,18 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
     dq__cfg c;
     dq__jrec r;
     dq__jstate js;
+    dq__plan_in in;
     dq_status st;
-    int def_crc, rans, elias;
+    int def_crc;
+    unsigned need;
     uint64_t cnt[256], gaps[7], slot = 0;
     size_t j, s, A;
+    const dq__coder *row;
     if (!job) return DQ_ERR_NULL;
     if (job->phase != 1u) return DQ_ERR_PARAM;
-    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc)) != DQ_OK) return st;
     job->phase = 0; /* until it succeeds */
+    need = dq__plan_needs(c.coder, c.bits, job->n);
     A = (size_t)1 << dq__sym_bits(c.bits <= 8u ? c.bits : 8u);
     memset(cnt, 0, sizeof cnt);
     memset(gaps, 0, sizeof gaps);
@@ -5435,28 +5963,28 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
         memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
         if (!r.quantized) return DQ_ERR_PARAM;
         if (r.st != DQ_OK) return r.st;
-        for (s = 0; s < A; s++) cnt[s] += r.cnt[s];
-        for (s = 0; s < 7; s++) gaps[s] += r.gaps[s];
+        if (need)
+            for (s = 0; s < A; s++) cnt[s] += r.cnt[s];
+        if (need & DQ__PS_GAPS)
+            for (s = 0; s < 7; s++) gaps[s] += r.gaps[s];
     }
     memcpy(&js, job->work, sizeof js);
-    dq__plan_make(&c, job->n, job->dst + DQ_HEADER_SIZE + c.prefix, rans ? cnt : NULL,
-                  rans && elias && c.coder == DQ_CODER_AUTO ? gaps : NULL, c.coder, 0, UINT64_MAX, &js.pl);
-    if (js.def_crc && js.pl.size[js.pl.coder] + 4u >= js.pl.size[DQ_CODER_FIXED])
-        js.pl.coder = DQ_CODER_FIXED; /* the checksum would eat the saving */
-    if (js.pl.coder == DQ_CODER_RANS) { /* slots from each part's bound */
-        uint64_t nch = dq__r32_nchunks(job->n, c.bits);
+    dq__job_in(job, &c, &in);
+    in.counts = need ? cnt : NULL;
+    in.gaps = (need & DQ__PS_GAPS) ? gaps : NULL;
+    dq__plan_make(&in, c.coder, 0, UINT64_MAX, js.def_crc, &js.pl);
+    row = &dq__coders[js.pl.coder];
+    if (row->part) { /* slots from each part's bound */
         for (j = 0; j < job->parts; j++) {
-            size_t c0, c1;
-            uint64_t ub, lb;
+            size_t begin, end;
             memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
-            dq__job_chunks(job, c.bits, j, &c0, &c1);
-            dq__r32_bounds(r.cnt, js.pl.f, (unsigned)A, (uint64_t)(c1 - c0), 0, &ub, &lb);
+            dq__job_elems(job, j, &begin, &end);
             r.slot = slot;
-            r.cap = ub;
-            slot += ub;
+            r.cap = row->part_cap(r.cnt, &js.pl, c.bits, end - begin);
+            slot += r.cap;
             memcpy(job->work + DQ__JOB_STATE + j * DQ__JOB_REC, &r, sizeof r);
         }
-        if (slot > nch * (4u + DQ__R32_HEAD + 2u) + 2u * dq__r32_nsym(job->n, c.bits)) return DQ_ERR_CORRUPT;
+        if (slot > row->work(job->n, c.bits)) return DQ_ERR_CORRUPT;
     }
     memcpy(job->work, &js, sizeof js);
     job->phase = 2;
@@ -5466,32 +5994,25 @@ DQ_API dq_status dq_job_plan(dq_job *job) {
 DQ_API dq_status dq_job_code(const dq_job *job, size_t j) {
     dq__jstate js;
     dq__jrec r;
-    dq__r32_esym et[256];
-    unsigned b;
-    size_t at, c0, c1, ci, w, L, sc, base;
     dq__cfg c;
+    dq__plan_in in;
+    size_t at, begin, end, L;
+    const dq__coder *row;
     if (!job) return DQ_ERR_NULL;
     if (job->phase != 2u || j >= job->parts) return DQ_ERR_PARAM;
     at = DQ__JOB_STATE + j * DQ__JOB_REC;
     memcpy(&js, job->work, sizeof js);
     memcpy(&r, job->work + at, sizeof r);
     if (r.coded) return DQ_ERR_PARAM;
-    if (js.pl.coder == DQ_CODER_RANS) {
+    row = &dq__coders[js.pl.coder];
+    if (row->part) { /* from the part's last piece, each below the ones after it, at the end of its slot */
         (void)dq__cfg_make(&job->p, job->n, &c);
-        b = c.bits;
-        sc = c.prefix;
-        base = DQ__JOB_STATE + job->parts * DQ__JOB_REC + (size_t)r.slot;
-        (void)dq__r32_tables(js.pl.f, 1u << dq__sym_bits(b), NULL, et);
-        dq__job_chunks(job, b, j, &c0, &c1);
-        w = (size_t)r.cap;
-        for (ci = c1; ci-- > c0;) { /* from the last, each below the ones after it */
-            L = w >= 4u ? dq__r32_chunk_encode(b, job->n, job->dst + DQ_HEADER_SIZE + sc, ci, et, job->work + base, w)
-                        : 0u;
-            if (!L || L + 4u > w) return DQ_ERR_CORRUPT; /* unreachable: the slot is the part's bound */
-            w -= L + 4u;
-            dq__st32(job->work + base + w, (uint32_t)L);
-        }
-        r.beg = w;
+        dq__job_in(job, &c, &in);
+        dq__job_elems(job, j, &begin, &end);
+        L = row->part(&in, &js.pl, begin, end,
+                      job->work + DQ__JOB_STATE + job->parts * DQ__JOB_REC + (size_t)r.slot, (size_t)r.cap);
+        if (!L) return DQ_ERR_CORRUPT; /* unreachable: the slot is the part's bound */
+        r.beg = r.cap - L;
     }
     r.coded = 1;
     memcpy(job->work + at, &r, sizeof r);
@@ -5502,62 +6023,62 @@ DQ_API dq_status dq_job_finish(dq_job *job, size_t *dst_len) {
     dq__cfg c;
     dq__jstate js;
     dq__jrec r;
+    dq__plan_in in;
     dq_status st;
-    int def_crc, rans, elias, ok;
-    size_t size, crc, sc, j, at, len;
-    uint8_t *out;
+    int def_crc;
+    size_t crc, sc, j, body, slots, cap, L = 0, len;
+    uint8_t *out, *pay;
+    const dq__coder *row;
     if (!job || !dst_len) return DQ_ERR_NULL;
     if (job->phase != 2u) return DQ_ERR_PARAM;
-    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc, &rans, &elias)) != DQ_OK) return st;
+    if ((st = dq__job_cfg(&job->p, job->n, job->dst_cap, &c, &def_crc)) != DQ_OK) return st;
     out = job->dst;
     sc = c.prefix;
     crc = c.checksum ? 4u : 0u;
-    size = dq__size(&c, job->n, 1, &ok);
     memcpy(&js, job->work, sizeof js);
     for (j = 0; j < job->parts; j++) {
         memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
         if (!r.coded) return DQ_ERR_PARAM;
     }
     job->phase = 0;
-    if (js.pl.coder == DQ_CODER_RANS) {
-        size_t slots = DQ__JOB_STATE + job->parts * DQ__JOB_REC;
-        memmove(out + DQ__CODED_HEADER, out + DQ_HEADER_SIZE, sc);
-        at = DQ__CODED_HEADER + sc + dq__rans_table_write(js.pl.f, 1u << dq__sym_bits(c.bits), out + DQ__CODED_HEADER + sc);
-        for (j = 0; j < job->parts; j++) {
-            memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
-            len = (size_t)(r.cap - r.beg);
-            if (at > job->dst_cap - crc || len > job->dst_cap - crc - at)
-                return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
-            memcpy(out + at, job->work + slots + (size_t)(r.slot + r.beg), len);
-            at += len;
+    row = &dq__coders[js.pl.coder];
+    slots = DQ__JOB_STATE + job->parts * DQ__JOB_REC;
+    dq__job_in(job, &c, &in);
+    body = sc + (size_t)in.fixed;
+    if (row->head) {
+        if (DQ_HEADER_SIZE + row->head + sc > job->dst_cap - crc)
+            return DQ_ERR_DST_TOO_SMALL; /* unreachable, as below */
+        pay = out + DQ_HEADER_SIZE + row->head + sc;
+        cap = job->dst_cap - crc - (DQ_HEADER_SIZE + row->head + sc);
+        if (row->part) { /* the head, then the parts' bytes in order */
+            L = row->head_write(&js.pl, c.bits, pay);
+            for (j = 0; j < job->parts; j++) {
+                memcpy(&r, job->work + DQ__JOB_STATE + j * DQ__JOB_REC, sizeof r);
+                len = (size_t)(r.cap - r.beg);
+                if (L > cap || len > cap - L) return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
+                memcpy(pay + L, job->work + slots + (size_t)(r.slot + r.beg), len);
+                L += len;
+            }
+        } else { /* one stream, from a copy of the fixed payload */
+            memcpy(job->work + slots, in.payload, (size_t)in.fixed);
+            in.payload = job->work + slots;
+            L = row->write(&in, &js.pl, pay, cap, 0, 0);
+            if (!L) return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
         }
-        dq__st64(out + DQ_HEADER_SIZE, (uint64_t)(at - DQ__CODED_HEADER - sc));
-        dq__header_coder(out, DQ_CODER_RANS);
-        size = at + crc;
-    } else if (js.pl.coder == DQ_CODER_ELIAS) { /* one stream, from a copy of the fixed payload */
-        size_t f = (size_t)(((uint64_t)job->n * c.bits + 7u) / 8u), slots = DQ__JOB_STATE + job->parts * DQ__JOB_REC;
-        if (DQ__CODED_HEADER + sc > job->dst_cap - crc) return DQ_ERR_DST_TOO_SMALL; /* unreachable, as below */
-        memcpy(job->work + slots, out + DQ_HEADER_SIZE + sc, f);
-        memmove(out + DQ__CODED_HEADER, out + DQ_HEADER_SIZE, sc);
-        len = dq__elias_encode(c.bits, job->n, job->work + slots, js.pl.nnz, out + DQ__CODED_HEADER + sc,
-                               job->dst_cap - crc - DQ__CODED_HEADER - sc, 0, 0);
-        if (!len) return DQ_ERR_DST_TOO_SMALL; /* unreachable: smaller than fixed */
-        dq__st64(out + DQ_HEADER_SIZE, (uint64_t)len);
-        dq__header_coder(out, DQ_CODER_ELIAS);
-        size = DQ__CODED_HEADER + sc + len + crc;
-    } else if (def_crc) {
-        size = dq__drop_default_crc(out, size);
-        crc = 0;
+        body = dq__body_close(out + DQ_HEADER_SIZE, out + DQ_HEADER_SIZE, sc, L);
     }
-    if (crc) dq__st32(out + size - 4u, dq__body_crc(out, size));
-    *dst_len = size;
+    *dst_len =
+        dq__message_close(&c, &job->p, job->n, js.pl.coder, dq__crc_sent(crc != 0, def_crc, js.pl.coder), out, body);
     return DQ_OK;
 }
-
 /* ---------------------------------------------------------------- segmented messages (FORMAT 24)
  * A segment reads as a message of its own whose header is implied: its fields come from the
  * message's header and the segment's entry, and its body sits where a lone message's body would
- * follow a header. So every decoder and encoder above serves a segment unchanged. */
+ * follow a header. So every decoder above serves a segment unchanged, and the encoder writes
+ * each segment's body as dq_encode writes a message's (dq__lv_encode_body), in place. The table
+ * is parsed once, when the message is opened (every entry validated, the header's fields with
+ * them); the decoders' walks (dq__seg_next) read each entry's fields and derive the segment's
+ * configuration from the message's without checking them again. */
 #define DQ__SEG_TABLE (DQ_HEADER_SIZE + 8u) /* the first entry: after m and the entries' CRC */
 #define DQ__SEG_ENTRY 24u
 typedef struct dq__seg {
@@ -5570,31 +6091,39 @@ typedef struct dq__segwalk {
     size_t j, off, first; /* the next segment, its body's offset and first element */
 } dq__segwalk;
 
-/* Entry e checked against the message's header H (FORMAT 24.2); its configuration into *c. */
-static inline dq_status dq__seg_entry(const uint8_t *e, const dq_header *H, dq__cfg *c, uint64_t *cnt,
+/* A segment's configuration, from the message's (QSGD, its bucket) and the entry's fields: what
+ * dq__cfg_make2 gives for them, without going through the params again. */
+static inline void dq__seg_cfg(const dq__cfg *base, unsigned bits, unsigned coder, size_t cnt, size_t first,
+                               dq__cfg *c) {
+    *c = *base;
+    c->bits = bits;
+    c->coder = coder;
+    c->bucket = base->bucket_wire ? (size_t)base->bucket_wire : cnt;
+    c->nbuckets = (cnt - 1u) / c->bucket + 1u;
+    c->prefix = 4u * c->nbuckets;
+    c->first = first;
+}
+/* Entry e checked against the message's header H and configuration C (FORMAT 24.2). */
+static inline dq_status dq__seg_entry(const uint8_t *e, const dq_header *H, const dq__cfg *C, uint64_t *cnt,
                                       uint64_t *bytes) {
-    dq_params p;
     unsigned bits = e[16], coder = e[17], i;
+    const dq__coder *row = dq__coder_row(coder);
+    dq__cfg c;
     *cnt = dq__ld64(e);
     *bytes = dq__ld64(e + 8);
     for (i = 18; i < DQ__SEG_ENTRY; i++)
         if (e[i]) return DQ_ERR_CORRUPT;
-    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u ||
-        (coder != DQ_CODER_FIXED && coder != DQ_CODER_ELIAS && coder != DQ_CODER_RANS) ||
-        (coder == DQ_CODER_RANS && bits > 8u))
+    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u || !dq__coder_sent(coder) ||
+        !dq__coder_bits_ok(row, bits))
         return DQ_ERR_CORRUPT;
-    memset(&p, 0, sizeof p);
-    p.scheme = DQ_SCHEME_QSGD;
-    p.bits = bits;
-    p.bucket = H->bucket ? H->bucket : DQ_BUCKET_WHOLE;
-    p.coder = coder;
-    if (dq__cfg_make2(&p, (size_t)*cnt, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
-    if (coder == DQ_CODER_FIXED) return *bytes == c->prefix + (*cnt * bits + 7u) / 8u ? DQ_OK : DQ_ERR_CORRUPT;
-    if (*bytes < 8u + c->prefix || *bytes - 8u - c->prefix > dq__coded_bound(coder, *cnt, bits)) return DQ_ERR_CORRUPT;
+    dq__seg_cfg(C, bits, coder, (size_t)*cnt, 0, &c);
+    if (!row->head) return *bytes == c.prefix + (*cnt * bits + 7u) / 8u ? DQ_OK : DQ_ERR_CORRUPT;
+    if (*bytes < row->head + c.prefix || *bytes - row->head - c.prefix > row->bound(*cnt, bits)) return DQ_ERR_CORRUPT;
     return DQ_OK;
 }
 
-/* dq__lv_header for a segmented message (flags bit 3): the header's fields, then the table. */
+/* dq__lv_header for a segmented message (flags bit 3): the header's fields, then the table, every
+ * entry parsed once; the walks below read their fields without checking them again. */
 static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
     dq_params p;
     uint64_t sum = 0, total, cnt, bytes;
@@ -5606,6 +6135,10 @@ static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64
         (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM | DQ_FLAG_SEGMENTS)) != 0 || (h->bucket % 8u) != 0)
         return DQ_ERR_CORRUPT;
     if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
+    memset(&p, 0, sizeof p); /* the whole vector's configuration (no level table), which the segments' derive from */
+    p.bits = h->bits;
+    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
+    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
     if (src_len < DQ__SEG_TABLE) return DQ_ERR_TRUNCATED;
     m = (size_t)dq__ld32(in + DQ_HEADER_SIZE);
     if (m == 0 || m > DQ_SEGMENTS_MAX || (uint64_t)m > count) return DQ_ERR_CORRUPT;
@@ -5625,10 +6158,7 @@ static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64
     h->segments = m;
     h->msg_size = (size_t)total;
     h->payload_size = h->msg_size - DQ__SEG_TABLE - DQ__SEG_ENTRY * m - ((h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u);
-    memset(&p, 0, sizeof p); /* the whole vector's configuration, for what reads c (no level table) */
-    p.bits = h->bits;
-    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
-    return dq__cfg_make2(&p, h->count, 1, c) == DQ_OK ? DQ_OK : DQ_ERR_CORRUPT;
+    return DQ_OK;
 }
 
 static inline void dq__seg_start(const dq_header *H, dq__segwalk *w) {
@@ -5636,59 +6166,58 @@ static inline void dq__seg_start(const dq_header *H, dq__segwalk *w) {
     w->off = DQ__SEG_TABLE + DQ__SEG_ENTRY * H->segments;
     w->first = 0;
 }
-/* Opens the walk's segment of a validated message (its bytes present) and steps past it. */
-static inline dq_status dq__seg_next(const uint8_t *msg, const dq_header *H, dq__segwalk *w, dq__seg *s) {
+/* The walk's segment of an opened message (its entries validated, its bytes present), and a step
+ * past it. `check`: the one check of a body the table implies, its coded payload's length,
+ * made on the walk that checks the bodies. */
+static inline dq_status dq__seg_next(const uint8_t *msg, const dq_header *H, const dq__cfg *C, dq__segwalk *w,
+                                     dq__seg *s, int check) {
     const uint8_t *e = msg + DQ__SEG_TABLE + DQ__SEG_ENTRY * w->j;
-    uint64_t cnt, bytes;
-    if (dq__seg_entry(e, H, &s->c, &cnt, &bytes) != DQ_OK) return DQ_ERR_CORRUPT; /* not reached: checked */
+    size_t cnt = (size_t)dq__ld64(e), bytes = (size_t)dq__ld64(e + 8);
+    unsigned head = dq__coders[e[17]].head;
+    dq__seg_cfg(C, e[16], e[17], cnt, w->first, &s->c);
     s->h = *H;
     s->h.bits = e[16];
     s->h.coder = e[17];
     s->h.flags = H->flags & DQ_FLAG_STOCHASTIC;
-    s->h.count = s->h.nnz = (size_t)cnt;
+    s->h.count = s->h.nnz = cnt;
     s->h.segments = 1;
-    s->h.msg_size = DQ_HEADER_SIZE + (size_t)bytes;
-    s->h.payload_size = s->h.coder == DQ_CODER_FIXED ? (size_t)bytes - s->c.prefix
-                                                     : (size_t)bytes - 8u - s->c.prefix;
+    s->h.msg_size = DQ_HEADER_SIZE + bytes;
+    s->h.payload_size = bytes - head - s->c.prefix;
     s->src = msg + w->off - DQ_HEADER_SIZE;
     s->first = w->first;
-    s->c.first = w->first;
     w->j++;
-    w->off += (size_t)bytes;
-    w->first += (size_t)cnt;
-    /* a coded body starts with its payload's length, which the entry implies */
-    if (s->h.coder != DQ_CODER_FIXED && dq__ld64(s->src + DQ_HEADER_SIZE) != (uint64_t)s->h.payload_size)
-        return DQ_ERR_CORRUPT;
+    w->off += bytes;
+    w->first += cnt;
+    if (check && head && dq__ld64(s->src + DQ_HEADER_SIZE) != (uint64_t)s->h.payload_size) return DQ_ERR_CORRUPT;
     return DQ_OK;
 }
 /* Everything a decode of segment s would check, without decoding into anything. */
 static inline dq_status dq__seg_check(const dq__seg *s) {
+    const dq__coder *row = &dq__coders[s->h.coder];
+    const uint8_t *scales = s->src + DQ_HEADER_SIZE + row->head;
     dq__cdec cd;
-    if (s->h.coder == DQ_CODER_FIXED)
-        return dq__fixed_check(&s->c, s->h.count, s->src + DQ_HEADER_SIZE, s->src + DQ_HEADER_SIZE + s->c.prefix);
-    if (!dq__scales_ok(&s->c, s->src + DQ__CODED_HEADER, 0, s->c.nbuckets) ||
-        dq__cdec_open(&cd, s->h.coder, s->h.bits, s->h.count, s->src + DQ__CODED_HEADER + s->c.prefix,
-                      s->h.payload_size) != DQ_OK)
+    if (!row->open) return dq__fixed_check(&s->c, s->h.count, scales, scales + s->c.prefix);
+    if (!dq__scales_ok(&s->c, scales, 0, s->c.nbuckets) ||
+        dq__cdec_open(&cd, s->h.coder, s->h.bits, s->h.count, scales + s->c.prefix, s->h.payload_size) != DQ_OK)
         return DQ_ERR_CORRUPT;
-    cd.trusted = 0;
     return dq__cdec_validate(&cd);
 }
 
 /* Whole segmented messages: every segment checked before out is written, except the coded ones
  * under a verified checksum, which decode in one pass (FORMAT 17.4's exception). */
-static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, float w, int add, dq_dtype t,
-                                       void *out) {
+static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, const dq__cfg *C, float w, int add,
+                                       dq_dtype t, void *out) {
     int trusted = (H->flags & DQ_FLAG_CHECKSUM) != 0;
     size_t es = dq_dtype_size(t);
     dq__segwalk wk;
     dq__seg s;
     dq_status st;
     for (dq__seg_start(H, &wk); wk.j < H->segments;) {
-        if ((st = dq__seg_next(msg, H, &wk, &s)) != DQ_OK) return st;
-        if ((!trusted || s.h.coder == DQ_CODER_FIXED) && (st = dq__seg_check(&s)) != DQ_OK) return st;
+        if ((st = dq__seg_next(msg, H, C, &wk, &s, 1)) != DQ_OK) return st;
+        if ((!trusted || !dq__coders[s.h.coder].open) && (st = dq__seg_check(&s)) != DQ_OK) return st;
     }
     for (dq__seg_start(H, &wk); wk.j < H->segments;) {
-        (void)dq__seg_next(msg, H, &wk, &s);
+        (void)dq__seg_next(msg, H, C, &wk, &s, 0);
         if ((st = dq__lv_decode_as(s.src, &s.h, &s.c, 1, w, add, t, (uint8_t *)out + s.first * es)) != DQ_OK)
             return st;
     }
@@ -5697,8 +6226,8 @@ static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, f
 
 /* Ranges: each segment's part checked (alignment, then its body when the range spans several
  * segments) before anything is decoded. */
-static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, size_t begin, size_t end, float w,
-                                      int add, float *out) {
+static inline dq_status dq__seg_range(const dq_message *m, size_t begin, size_t end, float w, int add, float *out) {
+    const dq_header *H = &m->h;
     dq__segwalk wk;
     dq__seg s;
     dq_status st;
@@ -5709,7 +6238,7 @@ static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, si
         for (dq__seg_start(H, &wk); wk.j < H->segments && wk.first < end;) {
             size_t lb, le;
             int whole;
-            if ((st = dq__seg_next(msg, H, &wk, &s)) != DQ_OK) return st;
+            if ((st = dq__seg_next(m->src, H, &m->c, &wk, &s, pass == 0)) != DQ_OK) return st;
             if (s.first + s.h.count <= begin) continue;
             lb = begin > s.first ? begin - s.first : 0u;
             le = (end < s.first + s.h.count ? end : s.first + s.h.count) - s.first;
@@ -5717,7 +6246,7 @@ static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, si
             if (pass == 0) {
                 if (lb > 0 && s.first + s.h.count < end) many = 1;
                 if (lb == 0 && s.first > begin) many = 1;
-                if (!whole && s.h.coder == DQ_CODER_ELIAS) return DQ_ERR_PARAM; /* one stream */
+                if (!whole && dq__coder_one_stream(s.h.coder)) return DQ_ERR_PARAM;
                 if (!whole && !dq__range_ok(&s.c, s.h.count, lb, le)) return DQ_ERR_RANGE;
             } else if (pass == 1) {
                 if ((st = whole ? dq__seg_check(&s) : dq__rng_opened(s.src, &s.h, &s.c, lb, le, w, add, NULL)) != DQ_OK)
@@ -5733,15 +6262,15 @@ static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, si
     return DQ_OK;
 }
 
-static inline dq_status dq__seg_norm2(const uint8_t *msg, size_t src_len, const dq_header *H, double *sum) {
+static inline dq_status dq__seg_norm2(const dq_message *m, size_t src_len, double *sum) {
+    const dq_header *H = &m->h;
     dq__segwalk wk;
     dq__seg s;
     dq_status st;
     if (src_len < H->msg_size - ((H->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u)) return DQ_ERR_TRUNCATED;
     for (dq__seg_start(H, &wk); wk.j < H->segments;) {
-        if ((st = dq__seg_next(msg, H, &wk, &s)) != DQ_OK) return st;
-        if ((st = dq__norm2_scales(s.src, s.h.msg_size,
-                                   s.h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER, s.c.nbuckets,
+        if ((st = dq__seg_next(m->src, H, &m->c, &wk, &s, 1)) != DQ_OK) return st;
+        if ((st = dq__norm2_scales(s.src, s.h.msg_size, DQ_HEADER_SIZE + dq__coders[s.h.coder].head, s.c.nbuckets,
                                    sum)) != DQ_OK)
             return st;
     }
@@ -5784,7 +6313,7 @@ static inline void dq__seg_params(const dq_params *p, const dq_segment *sg, dq_p
     *q = *p;
     q->bits = sg->bits;
     q->checksum = 0;
-    if (p->coder == DQ_CODER_DEFAULT) q->coder = sg->count >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED_ONLY;
+    q->coder = dq__coder_part(p->coder, sg->count);
 }
 /* Checks params and segments; *n the element count, *need the room encoding needs before it
  * starts (fixed layouts, forced coders' bounds), *cap dq_segments_capacity(). */
@@ -5812,10 +6341,10 @@ static inline dq_status dq__seg_plan(const dq_params *p, const dq_segment *seg, 
         if ((st = dq__cfg_make(&q, seg[j].count, &c)) != DQ_OK) return st;
         if ((st = dq__sized(&q, seg[j].count, 1, &sz)) != DQ_OK) return st;
         cp += sz - DQ_HEADER_SIZE;
-        nd += c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
-        coded |= c.coder != DQ_CODER_FIXED;
+        nd += dq__coder_forced(c.coder) ? sz - DQ_HEADER_SIZE : dq__size(&c, seg[j].count, 0, &ok);
+        coded |= dq__coder_may_code(c.coder);
     }
-    if (p->checksum || (p->coder == DQ_CODER_DEFAULT && coded)) cp += 4u;
+    if (p->checksum || (dq__default_asked(p) && coded)) cp += 4u;
     if (p->checksum) nd += 4u;
     if (tot > (uint64_t)SIZE_MAX || cp > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     *n = (size_t)tot;
@@ -5831,7 +6360,7 @@ DQ_API dq_status dq_segments_capacity(const dq_params *p, const dq_segment *seg,
 
 DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq_segment *seg, size_t m,
                                     float *residual, void *dst, size_t dst_cap, size_t *dst_len) {
-    uint8_t *out = (uint8_t *)dst, keep[DQ_HEADER_SIZE];
+    uint8_t *out = (uint8_t *)dst;
     size_t n, need, cap, j, off, first, crc;
     unsigned maxb = 0, norm = 0, flags = DQ_FLAG_SEGMENTS;
     int coded = 0;
@@ -5853,30 +6382,29 @@ DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq
     }
     off = DQ__SEG_TABLE + DQ__SEG_ENTRY * m;
     for (j = 0, first = 0; j < m; first += seg[j].count, j++) {
-        /* segment j is encoded as a message whose header lands on the 48 bytes before its body:
-         * they are kept and put back */
+        /* segment j's body is encoded in place, as a message's would be behind its header */
         uint8_t *e = out + DQ__SEG_TABLE + DQ__SEG_ENTRY * j;
-        size_t len, at = off - DQ_HEADER_SIZE;
+        size_t body;
         unsigned coder;
+        int scrc;
         dq_params q;
+        dq__cfg c;
         dq__seg_params(p, &seg[j], &q);
-        memcpy(keep, out + at, DQ_HEADER_SIZE);
-        st = dq__lv_encode_at(&q, first, DQ_F32, x + first, seg[j].count, DQ_F32, residual ? residual + first : NULL,
-                              out + at, dst_cap - crc - at, &len);
-        coder = out[at + DQ__H_CODER];
-        norm = out[at + DQ__H_NORM];
-        memcpy(out + at, keep, DQ_HEADER_SIZE);
+        st = dq__lv_encode_body(&q, first, DQ_F32, x + first, seg[j].count, DQ_F32, residual ? residual + first : NULL,
+                                out + off - DQ_HEADER_SIZE, dst_cap - crc - (off - DQ_HEADER_SIZE), &c, &coder, &scrc,
+                                &body);
         if (st != DQ_OK) return st;
+        norm = c.norm;
         memset(e, 0, DQ__SEG_ENTRY);
         dq__st64(e, (uint64_t)seg[j].count);
-        dq__st64(e + 8, (uint64_t)(len - DQ_HEADER_SIZE));
+        dq__st64(e + 8, (uint64_t)body);
         e[16] = (uint8_t)seg[j].bits;
         e[17] = (uint8_t)coder;
         if (seg[j].bits > maxb) maxb = seg[j].bits;
-        coded |= coder != DQ_CODER_FIXED;
-        off += len - DQ_HEADER_SIZE;
+        coded |= dq__coders[coder].head != 0;
+        off += body;
     }
-    if (!crc && p->coder == DQ_CODER_DEFAULT && coded && dst_cap - off >= 4u) crc = 4u;
+    if (!crc && dq__default_asked(p) && coded && dst_cap - off >= 4u) crc = 4u;
     if (p->rounding != DQ_ROUND_NEAREST) flags |= DQ_FLAG_STOCHASTIC;
     if (crc) flags |= DQ_FLAG_CHECKSUM;
     dq__st32(out + DQ_HEADER_SIZE, (uint32_t)m);
@@ -8354,37 +8882,37 @@ static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, co
     return DQ_OK;
 }
 
-/* Reads the sketch fields of a message whose header dq_header_read() accepted. */
-static inline dq_status dq__sk_msg(const void *src, size_t src_len, dq_header *h, dq_sketch *shape) {
-    dq_status st;
-    if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
-    if (h->scheme != DQ_SCHEME_SKETCH) return DQ_ERR_PARAM;
-    shape->rows = (uint32_t)(h->count / h->bucket);
-    shape->cols = h->bucket;
-    shape->dim = dq__ld64((const uint8_t *)src + DQ_HEADER_SIZE + 8u);
-    shape->seed = h->seed;
+/* The sketch fields of a parsed message. */
+static inline dq_status dq__sk_msg(const dq_message *m, dq_sketch *shape) {
+    if (m->h.scheme != DQ_SCHEME_SKETCH) return DQ_ERR_PARAM;
+    shape->rows = (uint32_t)(m->h.count / m->h.bucket);
+    shape->cols = m->h.bucket;
+    shape->dim = dq__ld64(m->src + DQ_HEADER_SIZE + 8u);
+    shape->seed = m->h.seed;
     shape->table = NULL;
     return DQ_OK;
 }
 
 DQ_API dq_status dq_sketch_from_message(const void *src, size_t src_len, float *table, size_t table_len, dq_sketch *s) {
-    dq_header h;
-    dq_sketch m;
+    dq_message m;
+    dq_sketch k;
     dq_status st;
     if (!src || !table || !s) return DQ_ERR_NULL;
-    if ((st = dq__sk_msg(src, src_len, &h, &m)) != DQ_OK) return st;
-    return dq_sketch_init(s, m.rows, m.cols, m.dim, m.seed, table, table_len);
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK || (st = dq__sk_msg(&m, &k)) != DQ_OK) return st;
+    return dq_sketch_init(s, k.rows, k.cols, k.dim, k.seed, table, table_len);
 }
 
+/* The message parsed once: its shape checked against s, then its body opened and added. */
 DQ_API dq_status dq_sketch_add_message(dq_sketch *s, const void *src, size_t src_len, float weight) {
-    dq_header h;
-    dq_sketch m;
+    dq_message m;
+    dq_sketch k;
     dq_status st;
     if (!s || !s->table || !src) return DQ_ERR_NULL;
     if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
-    if ((st = dq__sk_msg(src, src_len, &h, &m)) != DQ_OK) return st;
-    if (!dq__sk_same(s, &m)) return DQ_ERR_PARAM;
-    return dq_decode_add(src, src_len, weight, s->table, dq__sk_cells(s));
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK || (st = dq__sk_msg(&m, &k)) != DQ_OK) return st;
+    if (!dq__sk_same(s, &k)) return DQ_ERR_PARAM;
+    if ((st = dq__msg_open_body(&m, src_len, 1)) != DQ_OK) return st;
+    return dq__decode_opened(&m, weight, 1, DQ_F32, s->table);
 }
 
 /* ---- data quantization */

@@ -314,10 +314,11 @@ typedef struct dq__cfg {
     uint64_t first; /* dither index of element 0: the segment's first element (FORMAT 24.3), else 0 */
 } dq__cfg;
 
-/*! Opening a message once. dq_message_open() parses and validates the header, checks the
- *  message's size and payload checksum and resolves what decoding needs (the level table of
- *  TRUNC_NU included); dq_message_decode() and dq_message_decode_add() take the handle and parse
- *  nothing again, so a receiver that reads the count before sizing its buffers, or an
+/*! Opening a message once. dq_message_open() parses and validates the header (a segmented
+ *  message's segment table too), checks the message's size and payload checksum and resolves
+ *  what decoding needs (the level table of TRUNC_NU included); dq_message_decode() and
+ *  dq_message_decode_add() take the handle and parse nothing again, so a receiver that reads
+ *  the count before sizing its buffers, or an
  *  aggregator adding many messages, reads each header once. The statuses are dq_decode()'s:
  *  open gives those of the header, size and checksum; decode those of the output length
  *  (DQ_ERR_DST_TOO_SMALL, DQ_ERR_SIZE_MISMATCH) and of the body, with dq_decode()'s one

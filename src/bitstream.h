@@ -1,4 +1,7 @@
-/* ---------------------------------------------------------------- bit streams and Elias codes */
+/* ---------------------------------------------------------------- bit streams and Elias codes
+ * The public bit writer and reader (MSB first; dq_bw_*, dq_br_*) and the Elias gamma, delta and
+ * omega codes (dq_elias_*), on which the Elias coder (coder_elias.h) and the sparse index
+ * streams (index.h) write and read. */
 
 /* ---- bit scans: compiler builtins where present; the portable versions are tested against
  * them. x must be nonzero. */

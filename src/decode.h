@@ -1,75 +1,11 @@
-static inline dq_status dq__header_parse(const uint8_t *in, size_t src_len, dq_header *h, dq__cfg *c) {
-    uint64_t count;
-    if (src_len < 8) return DQ_ERR_TRUNCATED;
-    if (in[0] != 'D' || in[1] != 'Q' || in[2] != 'S' || in[3] != 'G') return DQ_ERR_BAD_MAGIC;
-    if (in[DQ__H_VERSION] != DQ_FORMAT_VERSION) return DQ_ERR_VERSION;
-    if (in[DQ__H_SIZE] != DQ_HEADER_SIZE) return DQ_ERR_CORRUPT;
-    if (src_len < DQ_HEADER_SIZE) return DQ_ERR_TRUNCATED;
-    if (dq__ld32(in + DQ__H_CRC) != dq__crc32c(in, DQ__H_CRC)) return DQ_ERR_CHECKSUM;
-    memset(h, 0, sizeof *h);
-    h->version = in[DQ__H_VERSION];
-    h->header_size = in[DQ__H_SIZE];
-    h->scheme = in[DQ__H_SCHEME];
-    h->bits = in[DQ__H_BITS];
-    h->coder = in[DQ__H_CODER];
-    h->norm = (dq_norm)(in[DQ__H_NORM] + 1u); /* wire 0..6 -> DQ_NORM_L2 .. DQ_NORM_TWOMEANS */
-    h->flags = dq__ld16(in + DQ__H_FLAGS);
-    h->bucket = dq__ld32(in + DQ__H_BUCKET);
-    count = dq__ld64(in + DQ__H_COUNT);
-    h->seed = dq__ld64(in + DQ__H_SEED);
-    h->step = dq__ld64(in + DQ__H_STEP);
-    h->stream = dq__ld32(in + DQ__H_STREAM);
-    if (count == 0) return DQ_ERR_CORRUPT;
-    return dq__ops_wire(h->scheme)->header(in, src_len, count, h, c);
-}
-/* The element count of a header into h (TOO_LARGE beyond what this machine can index). */
-static inline dq_status dq__count_set(uint64_t count, dq_header *h) {
-    if (count > DQ_MAX_ELEMS || count > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
-    h->count = h->nnz = (size_t)count;
-    return DQ_OK;
-}
-static inline dq_status dq__seg_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c);
-/* dq__header_parse for the level schemes (and the refusal of unassigned scheme ids). */
-static inline dq_status dq__lv_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
-    dq_params p;
-    int ok;
-    if (dq__is_levels(h->scheme) && (h->flags & DQ_FLAG_SEGMENTS)) return dq__seg_header(in, src_len, count, h, c);
-    h->segments = 1;
-    if (!dq__is_levels(h->scheme) || h->coder > DQ_CODER_RANS || !dq__bits_ok(h->scheme, h->bits) ||
-        !dq__norm_ok(h->scheme, in[DQ__H_NORM]) ||
-        (h->flags & ~(DQ_FLAG_STOCHASTIC | DQ_FLAG_CHECKSUM)) != 0 || (h->bucket % 8u) != 0 ||
-        ((dq__scheme(h->scheme)->flags & DQ__S_NEAREST) && (h->flags & DQ_FLAG_STOCHASTIC)))
-        return DQ_ERR_CORRUPT;
-    if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
-    memset(&p, 0, sizeof p);
-    p.scheme = (dq_scheme)h->scheme;
-    p.bits = h->bits;
-    p.bucket = h->bucket ? h->bucket : DQ_BUCKET_WHOLE;
-    p.checksum = (h->flags & DQ_FLAG_CHECKSUM) ? 1u : 0u;
-    p.coder = h->coder; /* refuses Elias at 1 bit and rANS above 8 bits */
-    if (dq__cfg_make2(&p, h->count, 1, c) != DQ_OK) return DQ_ERR_CORRUPT;
-    h->msg_size = dq__size(c, h->count, 1, &ok);
-    h->payload_size = (size_t)(((uint64_t)h->count * h->bits + 7u) / 8u);
-    if (ok && h->coder != DQ_CODER_FIXED) { /* the payload's length follows the header */
-        uint64_t len;
-        if (src_len < DQ__CODED_HEADER) return DQ_ERR_TRUNCATED;
-        len = dq__ld64(in + DQ_HEADER_SIZE);
-        if (len > dq__coded_bound(h->coder, h->count, h->bits)) return DQ_ERR_CORRUPT;
-        if (len > (uint64_t)SIZE_MAX - (h->msg_size - h->payload_size) - 8u) return DQ_ERR_TOO_LARGE;
-        h->msg_size = h->msg_size - h->payload_size + 8u + (size_t)len;
-        h->payload_size = (size_t)len;
-    }
-    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
-}
-DQ_API dq_status dq_header_read(const void *src, size_t src_len, dq_header *h) {
-    dq__cfg c;
-    if (!src || !h) return DQ_ERR_NULL;
-    return dq__header_parse((const uint8_t *)src, src_len, h, &c);
-}
+/* ---------------------------------------------------------------- decoding a level scheme
+ * Every decoder opens the message once (message.h) and decodes from the handle: the scales,
+ * then the payload block by block, from the fixed payload in place or through the reader of its
+ * coder (dq__cdec, coders.h), into the SIMD block decoders. Everything is validated before the
+ * output is touched, except a coded payload under a verified checksum, decoded in one pass and
+ * checked at its end (FORMAT 17.4). Segmented messages decode segment by segment (segments.h),
+ * sparse and sketch messages through their family's decoder (the family table, tables.h). */
 
-/* Decode the elements [begin, end) into out[0..end-begin), from the scales and either the
- * fixed payload in memory or, with cd, the blocks a coded payload produces in order (whole
- * messages only). Everything is validated before out is touched. */
 /* Scales of buckets [b0, b1) (doc/FORMAT.md 4): each at most 2^126 and not negative (one
  * comparison of the bit pattern); two-means negative means (22.3): sign bit set, magnitude at
  * most 2^126. */
@@ -160,13 +96,6 @@ static inline void dq__decode_run(const dq__cfg *cfg, const uint8_t *scales, con
         dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
     }
 }
-/* Chunk [i0, i0 + cnt) of an output of dtype t as floats to update: in place for float data,
- * otherwise in buf, loaded from the output only when the update reads it (add). */
-static inline float *dq__el_acc(dq_dtype t, void *out, size_t i0, size_t cnt, int add, float *buf) {
-    if (t == DQ_F32) return (float *)out + i0;
-    if (add) (void)dq__el_in(t, out, i0, cnt, buf);
-    return buf;
-}
 /* Decode the elements [begin, end) into out[0..end-begin) of dtype t, everything validated
  * before out is touched (but for a trusted coded stream, checked at its end). */
 static inline dq_status dq__decode_body(const dq__cfg *cfg, const uint8_t *scales, const uint8_t *payload,
@@ -194,136 +123,101 @@ static inline dq_status dq__decode_body(const dq__cfg *cfg, const uint8_t *scale
     return cd && cd->trusted ? dq__cdec_end(cd) : DQ_OK;
 }
 
-/* Opens a message once: its header parsed and validated, its size and (when `verify`) its
- * payload checksum checked, and for a level scheme its configuration in *c, level table
- * included. Every decoder starts here; nothing parses the header a second time. */
-/* The part of dq__open after the header: size, checksum, level table. */
-static inline dq_status dq__open_body(const void *src, size_t src_len, int verify, const dq_header *h, dq__cfg *c) {
-    if (src_len < h->msg_size) return DQ_ERR_TRUNCATED;
-    if (verify && (h->flags & DQ_FLAG_CHECKSUM) &&
-        dq__ld32((const uint8_t *)src + h->msg_size - 4u) != dq__body_crc((const uint8_t *)src, h->msg_size))
-        return DQ_ERR_CHECKSUM;
-    if (!dq__is_levels(h->scheme)) return DQ_OK;
-    if (c->ntab) { /* TRUNC_NU: the level table after the scales */
-        const uint8_t *lv = (const uint8_t *)src + (h->coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER) +
-                            4u * c->nbuckets;
-        size_t l;
-        for (l = 0; l < c->ntab; l++) c->tab[l + 1u] = dq__bitsf(dq__ld32(lv + 4u * l));
-        if (!dq__tab_ok(c->tab + 1, (unsigned)c->ntab)) return DQ_ERR_CORRUPT;
-    }
-    return DQ_OK;
-}
-static inline dq_status dq__open(const void *src, size_t src_len, int verify, dq_header *h, dq__cfg *c) {
-    dq_status st;
-    if (!src) return DQ_ERR_NULL;
-    if ((st = dq__header_parse((const uint8_t *)src, src_len, h, c)) != DQ_OK) return st;
-    return dq__open_body(src, src_len, verify, h, c);
-}
-
-DQ_API dq_status dq_verify(const void *src, size_t src_len) {
-    dq_header h;
-    dq__cfg c;
-    return dq__open(src, src_len, 1, &h, &c);
-}
-
-DQ_API dq_status dq_encode_finish(void *msg, size_t msg_len) {
-    dq_header h;
-    dq_status st;
-    if (!msg) return DQ_ERR_NULL;
-    if ((st = dq_header_read(msg, msg_len, &h)) != DQ_OK) return st;
-    if (msg_len < h.msg_size) return DQ_ERR_TRUNCATED;
-    if (h.flags & DQ_FLAG_CHECKSUM)
-        dq__st32((uint8_t *)msg + h.msg_size - 4u, dq__body_crc((const uint8_t *)msg, h.msg_size));
+/* Checks the scales and the tail padding of a fixed payload. */
+static inline dq_status dq__fixed_check(const dq__cfg *c, size_t n, const uint8_t *scales, const uint8_t *payload) {
+    uint32_t codes[DQ__BLOCK];
+    size_t full = n - n % DQ__BLOCK;
+    if (!dq__scales_ok(c, scales, 0, c->nbuckets)) return DQ_ERR_CORRUPT;
+    if (full < n && !dq__unpack_tail(payload + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), n - full, c->bits, codes))
+        return DQ_ERR_CORRUPT;
     return DQ_OK;
 }
 
-/* Whole messages (verified, output length checked against the count) and ranges. The body of an
- * opened message, whatever its family. */
-static inline dq_status dq__decode_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
-                                          dq_dtype t, void *out) {
-    return dq__ops_wire(h->scheme)->decode(src, h, c, w, add, t, out);
-}
-/* A whole unsegmented message (or one segment); `trusted`: a coded payload is decoded in one
- * pass and checked at its end (its checksum was verified, or it was checked already). */
+/* A whole unsegmented body (a message's, or a segment's: src is then its implied message, the
+ * body 48 bytes on); `trusted`: a coded payload is decoded in one pass and checked at its end
+ * (its checksum was verified, or it was checked already). */
 static inline dq_status dq__lv_decode_as(const uint8_t *src, const dq_header *h, const dq__cfg *c, int trusted,
                                          float w, int add, dq_dtype t, void *out) {
-    if (h->coder != DQ_CODER_FIXED) {
+    const dq__coder *row = &dq__coders[h->coder];
+    const uint8_t *scales = src + DQ_HEADER_SIZE + row->head;
+    if (row->open) {
         dq__cdec cd;
-        const uint8_t *scales = src + DQ__CODED_HEADER;
         if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK)
             return DQ_ERR_CORRUPT;
         cd.trusted = trusted;
         return dq__decode_body(c, scales, NULL, &cd, h->count, 0, h->count, w, add, t, out);
     }
-    return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, 0, h->count, w,
-                           add, t, out);
+    return dq__decode_body(c, scales, scales + c->prefix, NULL, h->count, 0, h->count, w, add, t, out);
 }
-static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, float w, int add, dq_dtype t,
-                                       void *out);
+static inline dq_status dq__seg_decode(const uint8_t *msg, const dq_header *H, const dq__cfg *C, float w, int add,
+                                       dq_dtype t, void *out);
+/* The level family's decoder (the family table) of an opened message. */
 static inline dq_status dq__lv_decode(const uint8_t *src, const dq_header *h, const dq__cfg *c, float w, int add,
                                       dq_dtype t, void *out) {
-    if (h->flags & DQ_FLAG_SEGMENTS) return dq__seg_decode(src, h, w, add, t, out);
+    if (h->flags & DQ_FLAG_SEGMENTS) return dq__seg_decode(src, h, c, w, add, t, out);
     return dq__lv_decode_as(src, h, c, (h->flags & DQ_FLAG_CHECKSUM) != 0, w, add, t, out); /* verified when opened */
 }
-/* Whole messages, out of dtype t: out_n elements (exactly the count for add). */
+/* The body of an opened message, whatever its family. */
+static inline dq_status dq__decode_opened(const dq_message *m, float w, int add, dq_dtype t, void *out) {
+    return dq__ops_wire(m->h.scheme)->decode(m->src, &m->h, &m->c, w, add, t, out);
+}
+/* Whole messages, out of dtype t: out_n elements (exactly the count for add). The output's
+ * length is checked between the header and the body, as it always was. */
 static inline dq_status dq__decode_msg(const void *src, size_t src_len, float w, int add, dq_dtype t, void *out,
                                        size_t out_n) {
-    dq_header h;
-    dq__cfg c;
+    dq_message m;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
     if (!dq_dtype_size(t)) return DQ_ERR_PARAM;
-    if ((st = dq__header_parse((const uint8_t *)src, src_len, &h, &c)) != DQ_OK) return st;
-    if (add ? out_n != h.count : out_n < h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    if ((st = dq__open_body(src, src_len, 1, &h, &c)) != DQ_OK) return st;
-    return dq__decode_opened((const uint8_t *)src, &h, &c, w, add, t, out);
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK) return st;
+    if (add ? out_n != m.h.count : out_n < m.h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
+    if ((st = dq__msg_open_body(&m, src_len, 1)) != DQ_OK) return st;
+    return dq__decode_opened(&m, w, add, t, out);
 }
-/* Elements [begin, end) (a valid range) of an opened fixed or coder-3 message (or segment):
- * checked, then decoded into out; with out NULL, checked only. */
+
+/* Elements [begin, end) (a valid range) of an opened fixed body, or of a coded one whose parts
+ * decode on their own (the coder row's range): checked, then decoded into out; with out NULL,
+ * checked only. */
 static inline dq_status dq__rng_opened(const uint8_t *src, const dq_header *h, const dq__cfg *c, size_t begin,
                                        size_t end, float w, int add, float *out) {
-    if (h->coder == DQ_CODER_RANS) { /* the chunks that hold the range: checked, then decoded */
-        const uint8_t *scales = src + DQ__CODED_HEADER;
+    const dq__coder *row = &dq__coders[h->coder];
+    const uint8_t *scales = src + DQ_HEADER_SIZE + row->head;
+    if (row->open) { /* the parts that hold the range: checked, then decoded */
         uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-        size_t E = dq__r32_chunk_elems(h->bits);
         dq__cdec cd;
         if (!dq__scales_ok(c, scales, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
         if (dq__cdec_open(&cd, h->coder, h->bits, h->count, scales + c->prefix, h->payload_size) != DQ_OK ||
-            dq__cdec_check_chunks(&cd, begin / E, (end - 1u) / E) != DQ_OK)
+            row->range(&cd, begin, end) != DQ_OK)
             return DQ_ERR_CORRUPT;
         if (!out) return DQ_OK;
-        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the chunk's blocks before begin */
+        while (cd.k < begin / DQ__BLOCK) dq__cdec_block(&cd, tmp); /* the part's blocks before begin */
         dq__decode_run(c, scales, NULL, &cd, begin, end, w, add, out);
         return DQ_OK;
     }
     if (!out) { /* what dq__decode_body checks for this range */
         uint32_t codes[DQ__BLOCK];
         size_t full = h->count - h->count % DQ__BLOCK;
-        if (!dq__scales_ok(c, src + DQ_HEADER_SIZE, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
+        if (!dq__scales_ok(c, scales, begin / c->bucket, (end - 1u) / c->bucket + 1u)) return DQ_ERR_CORRUPT;
         if (end == h->count && full < end &&
-            !dq__unpack_tail(src + DQ_HEADER_SIZE + c->prefix + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits),
-                             end - full, c->bits, codes))
+            !dq__unpack_tail(scales + c->prefix + (full / DQ__BLOCK) * DQ__BLOCK_BYTES(c->bits), end - full, c->bits,
+                             codes))
             return DQ_ERR_CORRUPT;
         return DQ_OK;
     }
-    return dq__decode_body(c, src + DQ_HEADER_SIZE, src + DQ_HEADER_SIZE + c->prefix, NULL, h->count, begin, end, w,
-                           add, DQ_F32, out);
+    return dq__decode_body(c, scales, scales + c->prefix, NULL, h->count, begin, end, w, add, DQ_F32, out);
 }
-static inline dq_status dq__seg_range(const uint8_t *msg, const dq_header *H, size_t begin, size_t end, float w,
-                                      int add, float *out);
+static inline dq_status dq__seg_range(const dq_message *m, size_t begin, size_t end, float w, int add, float *out);
 static inline dq_status dq__decode_rng(const void *src, size_t src_len, size_t begin, size_t end, float w, int add,
                                        float *out) {
-    dq_header h;
-    dq__cfg c;
+    dq_message m;
     dq_status st;
     if (!src || !out) return DQ_ERR_NULL;
-    if ((st = dq__open(src, src_len, 0, &h, &c)) != DQ_OK) return st;
-    if (!dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
-    if (h.flags & DQ_FLAG_SEGMENTS) return dq__seg_range((const uint8_t *)src, &h, begin, end, w, add, out);
-    if (h.coder != DQ_CODER_FIXED && h.coder != DQ_CODER_RANS)
-        return DQ_ERR_PARAM; /* Elias and coder 2: one stream, read from its start */
-    if (!dq__range_ok(&c, h.count, begin, end)) return DQ_ERR_RANGE;
-    return dq__rng_opened((const uint8_t *)src, &h, &c, begin, end, w, add, out);
+    if ((st = dq__open(src, src_len, 0, &m)) != DQ_OK) return st;
+    if (!dq__is_levels(m.h.scheme)) return DQ_ERR_PARAM;
+    if (m.h.flags & DQ_FLAG_SEGMENTS) return dq__seg_range(&m, begin, end, w, add, out);
+    if (dq__coder_one_stream(m.h.coder)) return DQ_ERR_PARAM; /* read from its start */
+    if (!dq__range_ok(&m.c, m.h.count, begin, end)) return DQ_ERR_RANGE;
+    return dq__rng_opened(m.src, &m.h, &m.c, begin, end, w, add, out);
 }
 
 /* Adds the squares of the nb scales at src + off (the bytes present) to *sum. */
@@ -340,20 +234,19 @@ static inline dq_status dq__norm2_scales(const uint8_t *src, size_t src_len, siz
     }
     return DQ_OK;
 }
-static inline dq_status dq__seg_norm2(const uint8_t *msg, size_t src_len, const dq_header *H, double *sum);
+static inline dq_status dq__seg_norm2(const dq_message *m, size_t src_len, double *sum);
+/* From the header and the scales alone: the size is not checked, the scales' bytes are. */
 DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2) {
-    dq_header h;
+    dq_message m;
     dq_status st;
     double sum = 0.0;
     if (!src || !norm2) return DQ_ERR_NULL;
-    if ((st = dq_header_read(src, src_len, &h)) != DQ_OK) return st;
-    if (h.norm != DQ_NORM_L2 || !dq__is_levels(h.scheme)) return DQ_ERR_PARAM;
-    if (h.flags & DQ_FLAG_SEGMENTS)
-        st = dq__seg_norm2((const uint8_t *)src, src_len, &h, &sum);
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK) return st;
+    if (m.h.norm != DQ_NORM_L2 || !dq__is_levels(m.h.scheme)) return DQ_ERR_PARAM;
+    if (m.h.flags & DQ_FLAG_SEGMENTS)
+        st = dq__seg_norm2(&m, src_len, &sum);
     else
-        st = dq__norm2_scales((const uint8_t *)src, src_len,
-                              h.coder == DQ_CODER_FIXED ? DQ_HEADER_SIZE : DQ__CODED_HEADER,
-                              h.bucket ? (h.count - 1u) / h.bucket + 1u : 1u, &sum);
+        st = dq__norm2_scales(m.src, src_len, DQ_HEADER_SIZE + dq__coders[m.h.coder].head, m.c.nbuckets, &sum);
     if (st != DQ_OK) return st;
     *norm2 = sum;
     return DQ_OK;
@@ -362,15 +255,10 @@ DQ_API dq_status dq_message_norm2(const void *src, size_t src_len, double *norm2
 DQ_API dq_status dq_decode(const void *src, size_t src_len, float *out, size_t out_cap) {
     return dq__decode_msg(src, src_len, 1.0f, 0, DQ_F32, out, out_cap);
 }
-DQ_API dq_status dq_message_open(const void *src, size_t src_len, dq_message *m) {
-    if (!src || !m) return DQ_ERR_NULL;
-    m->src = (const uint8_t *)src;
-    return dq__open(src, src_len, 1, &m->h, &m->c);
-}
 static inline dq_status dq__message_decode(const dq_message *m, float w, int add, float *out, size_t out_n) {
     if (!m || !out) return DQ_ERR_NULL;
     if (add ? out_n != m->h.count : out_n < m->h.count) return add ? DQ_ERR_SIZE_MISMATCH : DQ_ERR_DST_TOO_SMALL;
-    return dq__decode_opened(m->src, &m->h, &m->c, w, add, DQ_F32, out);
+    return dq__decode_opened(m, w, add, DQ_F32, out);
 }
 DQ_API dq_status dq_message_decode(const dq_message *m, float *out, size_t out_cap) {
     return dq__message_decode(m, 1.0f, 0, out, out_cap);
@@ -412,4 +300,3 @@ DQ_API dq_status dq_decode_add_block(const dq_params *p, const void *src, size_t
                                      float *acc) {
     return dq__decode_blk(p, src, src_len, n, weight, 1, acc);
 }
-

@@ -500,37 +500,37 @@ static inline dq_status dq__sk_decode(const uint8_t *msg, const dq_header *h, co
     return DQ_OK;
 }
 
-/* Reads the sketch fields of a message whose header dq_header_read() accepted. */
-static inline dq_status dq__sk_msg(const void *src, size_t src_len, dq_header *h, dq_sketch *shape) {
-    dq_status st;
-    if ((st = dq_header_read(src, src_len, h)) != DQ_OK) return st;
-    if (h->scheme != DQ_SCHEME_SKETCH) return DQ_ERR_PARAM;
-    shape->rows = (uint32_t)(h->count / h->bucket);
-    shape->cols = h->bucket;
-    shape->dim = dq__ld64((const uint8_t *)src + DQ_HEADER_SIZE + 8u);
-    shape->seed = h->seed;
+/* The sketch fields of a parsed message. */
+static inline dq_status dq__sk_msg(const dq_message *m, dq_sketch *shape) {
+    if (m->h.scheme != DQ_SCHEME_SKETCH) return DQ_ERR_PARAM;
+    shape->rows = (uint32_t)(m->h.count / m->h.bucket);
+    shape->cols = m->h.bucket;
+    shape->dim = dq__ld64(m->src + DQ_HEADER_SIZE + 8u);
+    shape->seed = m->h.seed;
     shape->table = NULL;
     return DQ_OK;
 }
 
 DQ_API dq_status dq_sketch_from_message(const void *src, size_t src_len, float *table, size_t table_len, dq_sketch *s) {
-    dq_header h;
-    dq_sketch m;
+    dq_message m;
+    dq_sketch k;
     dq_status st;
     if (!src || !table || !s) return DQ_ERR_NULL;
-    if ((st = dq__sk_msg(src, src_len, &h, &m)) != DQ_OK) return st;
-    return dq_sketch_init(s, m.rows, m.cols, m.dim, m.seed, table, table_len);
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK || (st = dq__sk_msg(&m, &k)) != DQ_OK) return st;
+    return dq_sketch_init(s, k.rows, k.cols, k.dim, k.seed, table, table_len);
 }
 
+/* The message parsed once: its shape checked against s, then its body opened and added. */
 DQ_API dq_status dq_sketch_add_message(dq_sketch *s, const void *src, size_t src_len, float weight) {
-    dq_header h;
-    dq_sketch m;
+    dq_message m;
+    dq_sketch k;
     dq_status st;
     if (!s || !s->table || !src) return DQ_ERR_NULL;
     if (!dq__sk_ok(s)) return DQ_ERR_PARAM;
-    if ((st = dq__sk_msg(src, src_len, &h, &m)) != DQ_OK) return st;
-    if (!dq__sk_same(s, &m)) return DQ_ERR_PARAM;
-    return dq_decode_add(src, src_len, weight, s->table, dq__sk_cells(s));
+    if ((st = dq__msg_parse((const uint8_t *)src, src_len, &m)) != DQ_OK || (st = dq__sk_msg(&m, &k)) != DQ_OK) return st;
+    if (!dq__sk_same(s, &k)) return DQ_ERR_PARAM;
+    if ((st = dq__msg_open_body(&m, src_len, 1)) != DQ_OK) return st;
+    return dq__decode_opened(&m, weight, 1, DQ_F32, s->table);
 }
 
 /* ---- data quantization */

@@ -1,4 +1,9 @@
-/* ---------------------------------------------------------------- codec */
+/* ---------------------------------------------------------------- tables: schemes, families, configuration
+ * What the rest of the library looks up: dq_strerror; the scheme table (a row per scheme id:
+ * family, widths, norms, rounding, level tables), so nothing branches on a level scheme's id;
+ * the family table (levels, sparse, sketch: the capacity, encoder, header check and decoder of
+ * each); a level scheme's resolved configuration (dq__cfg_make2, from params or a header); the
+ * fixed layout's sizes and the range granularity. The coder table is coders.h. */
 
 #define DQ__STATUS_CASE(name, value, msg) \
     case name:                            \
@@ -150,16 +155,9 @@ static inline int dq__alpha_ok(float a) {
     return a >= DQ__MIN_SCALE && dq__fbits(a) <= DQ__MAX_SCALE_BITS; /* also false for NaN */
 }
 
-/* The coder a whole message of n elements is encoded with, from dq_params.coder (valid). */
-static inline unsigned dq__coder_asked(unsigned coder, size_t n) {
-    if (coder == DQ_CODER_DEFAULT) return n >= DQ_CODER_AUTO_MIN ? DQ_CODER_AUTO : DQ_CODER_FIXED;
-    if (coder == DQ_CODER_FIXED_ONLY) return DQ_CODER_FIXED;
-    return coder == DQ_CODER_RANS8 ? DQ_CODER_RANS : coder; /* the encoder's rANS is coder 3 */
-}
-/* Ranges and blocks write the fixed layout: the default coder or DQ_CODER_FIXED_ONLY. */
-static inline int dq__fixed_asked(const dq_params *p) {
-    return p->coder == DQ_CODER_DEFAULT || p->coder == DQ_CODER_FIXED_ONLY;
-}
+/* What the caller asked of the coders, and whether it is valid (planner.h). */
+static inline unsigned dq__coder_asked(unsigned coder, size_t n);
+static inline int dq__coder_param_ok(unsigned coder, unsigned bits, int wire);
 
 /* From the caller's params (`wire` = 0) or a message's header fields (`wire` = 1: alpha and
  * the levels are in the message, read by dq__open). */
@@ -177,10 +175,7 @@ static inline dq_status dq__cfg_make2(const dq_params *p, size_t n, int wire, dq
     if (p->norm != DQ_NORM_DEFAULT && !(row->flags & DQ__S_NORM_PARAM)) return DQ_ERR_PARAM;
     if (bk != DQ_BUCKET_WHOLE && (bk % 8u) != 0) return DQ_ERR_PARAM;
     if (p->checksum > 1u) return DQ_ERR_PARAM;
-    if (p->coder > DQ_CODER_RANS && p->coder != DQ_CODER_AUTO && (wire || p->coder != DQ_CODER_FIXED_ONLY))
-        return DQ_ERR_PARAM;
-    if ((p->coder == DQ_CODER_ELIAS && bits == 1u) ||
-        ((p->coder == DQ_CODER_RANS8 || p->coder == DQ_CODER_RANS) && bits > 8u)) return DQ_ERR_PARAM;
+    if (!dq__coder_param_ok(p->coder, bits, wire)) return DQ_ERR_PARAM;
     if ((uint64_t)n > DQ_MAX_ELEMS) return DQ_ERR_TOO_LARGE;
     s = bits == 1u ? 1u : (1u << (bits - 1u)) - 1u;
     memset(c, 0, sizeof *c);
@@ -230,40 +225,6 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits) {
     t = (uint64_t)DQ_HEADER_SIZE + 9u * (((uint64_t)n + 7u) / 8u) + 4u; /* DQ_SCHEME_TWOMEANS, 1 bit */
     if (t > s) s = t;
     return s <= (uint64_t)SIZE_MAX ? (size_t)s : 0u;
-}
-
-static inline size_t dq__auto_room(unsigned b); /* coders section */
-/* The default coder adds the payload checksum to the coded forms it sends: a checksummed coded
- * message decodes in one pass (FORMAT 17.4), an unchecked one in two. */
-static inline int dq__default_crc(const dq_params *p, const dq__cfg *c) {
-    return p->coder == DQ_CODER_DEFAULT && c->coder == DQ_CODER_AUTO && !c->checksum;
-}
-static inline dq_status dq__sized(const dq_params *p, size_t n, int framed, size_t *size) {
-    dq__cfg c;
-    dq_status st;
-    int ok;
-    if (!p || !size) return DQ_ERR_NULL;
-    if ((st = dq__cfg_make(p, n, &c)) != DQ_OK) return st;
-    if (!framed && (c.checksum || !dq__fixed_asked(p))) return DQ_ERR_PARAM;
-    if (c.coder == DQ_CODER_ELIAS || c.coder == DQ_CODER_RANS) { /* what a forced coder needs */
-        *size = dq_encode_bound_coded(n, c.bits);
-        return *size ? DQ_OK : DQ_ERR_TOO_LARGE;
-    }
-    if (framed && dq__default_crc(p, &c)) c.checksum = 1u; /* what the default's coded forms carry */
-    *size = dq__size(&c, n, framed, &ok); /* exact for the fixed layout; DQ_CODER_AUTO never writes more */
-    if (ok && framed && c.coder == DQ_CODER_AUTO) { /* + the working room of an in-place re-code */
-        uint64_t fixed = ((uint64_t)n * c.bits + 7u) / 8u, cb = dq__auto_room(c.bits);
-        uint64_t s = (uint64_t)*size + (fixed < cb ? fixed : cb);
-        ok = s <= (uint64_t)SIZE_MAX;
-        *size = (size_t)s;
-    }
-    return ok ? DQ_OK : DQ_ERR_TOO_LARGE;
-}
-static inline dq_status dq__lv_capacity(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 1, size); }
-DQ_API dq_status dq_block_size(const dq_params *p, size_t n, size_t *size) { return dq__sized(p, n, 0, size); }
-DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size) {
-    if (!p || !size) return DQ_ERR_NULL;
-    return dq__ops_params(p)->capacity(p, n, size);
 }
 
 /* Range granularity: a multiple of the block (so ranges own whole payload bytes) and of the

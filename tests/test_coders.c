@@ -1291,6 +1291,90 @@ static void test_elias_negative_zero(void) {
 }
 #endif
 
+/* ---------------------------------------------------------------- AUTO in a tight buffer
+ * The planner's room rule (FORMAT 17.5): with dst_cap anywhere from the fixed message's size
+ * to dq_encode_bound_coded(), AUTO sends the smallest form whose in-place write fits. So its
+ * size never grows with the room, and every message decodes to the fixed message's values and
+ * equals that message re-coded (dq_recode) with the coder it carries. Vectors whose parts
+ * differ make the choice move with the room (a dense head over a sparse tail, a zero head over
+ * a dense tail), beside a Gaussian; the choices (coder and size at every room) are pinned. They
+ * include one the lower-bound rule decides: at 8 bits on the Gaussian, with 5 to 22 KB of room,
+ * Elias's lower bound exceeds rANS's upper bound, so the fixed layout goes out although rANS's
+ * write does not fit there and Elias's (21% smaller than fixed) would. */
+static void room_vector(int pat, float *x, size_t n, uint64_t seed) {
+    dq_t_rng r;
+    size_t i;
+    r.s = seed;
+    for (i = 0; i < n; i++) {
+        double g = dq_t_gauss(&r);
+        if (pat == 0)
+            x[i] = i < n / 5 || dq_t_unif(&r) < 0.02 ? (float)g : 0.0f;
+        else if (pat == 1)
+            x[i] = i < n / 5 * 4 ? 0.0f : (float)(g * (double)(1u + i % 7u));
+        else
+            x[i] = (float)g;
+    }
+}
+static void test_room_sweep(void) {
+    static const unsigned bits[] = {3, 4, 8, 10};
+    const size_t n = 300001; /* several rANS chunks at every width */
+    float *x = (float *)xmalloc(n * sizeof(float)), *ref = canary_floats(n), *out = canary_floats(n);
+    uint64_t h = 0xcbf29ce484222325u;
+    unsigned bi, moved = 0;
+    int pat, step;
+    for (bi = 0; bi < sizeof bits / sizeof bits[0]; bi++)
+        for (pat = 0; pat < 3; pat++) {
+            unsigned b = bits[bi], first = 0;
+            dq_params p = mkp(b, 512, DQ_ROUND_STOCHASTIC, pat == 1 ? DQ_NORM_MAX : DQ_NORM_L2, 0, DQ_CODER_FIXED_ONLY);
+            size_t flen = 0, cap_auto = 0, bound = dq_encode_bound_coded(n, b), prev = (size_t)-1;
+            uint8_t *fm;
+            room_vector(pat, x, n, 41u + bi * 3u + (unsigned)pat);
+            fm = encode_new(&p, x, n, NULL, dq_encode_bound(n, b), &flen);
+            CHECK(dq_decode(fm, flen, ref, n) == DQ_OK);
+            p.coder = DQ_CODER_AUTO;
+            CHECK(dq_encode_capacity(&p, n, &cap_auto) == DQ_OK && cap_auto > flen && cap_auto < bound);
+            for (step = 0; step <= 16; step++) { /* 12 steps up to the capacity, 4 more up to the bound */
+                size_t cap = step <= 12 ? flen + (cap_auto - flen) / 12u * (size_t)step
+                                        : cap_auto + (bound - cap_auto) / 4u * (size_t)(step - 12),
+                       len = 0;
+                uint8_t *m = encode_new(&p, x, n, NULL, cap, &len), info[9];
+                unsigned coder = len ? m[8] : 255u;
+                CHECKF(len && len <= prev && len <= flen, "b %u pattern %d step %d: %lu bytes after %lu (fixed %lu)", b,
+                       pat, step, (unsigned long)len, (unsigned long)prev, (unsigned long)flen);
+                if (len) {
+                    uint8_t *ex = bdup(m, len);
+                    CHECK(dq_decode(ex, len, out, n) == DQ_OK && memcmp(out, ref, n * sizeof(float)) == 0);
+                    CHECKF(coder == DQ_CODER_FIXED || same_as_recode(fm, flen, m, len, coder), "b %u pattern %d step %d",
+                           b, pat, step);
+                    free(ex);
+                }
+                if (step == 0) first = coder;
+                moved += step == 16 && coder != first;
+                info[0] = (uint8_t)step;
+                info[1] = (uint8_t)coder;
+                info[2] = (uint8_t)len;
+                info[3] = (uint8_t)(len >> 8);
+                info[4] = (uint8_t)(len >> 16);
+                info[5] = (uint8_t)(len >> 24);
+                info[6] = (uint8_t)b;
+                info[7] = (uint8_t)pat;
+                info[8] = 0;
+                h ^= fnv1a(info, sizeof info);
+                h *= 0x100000001b3u;
+                if (dq_t_verbose()) printf("  room b %u pattern %d step %d cap %lu: coder %u, %lu bytes\n", b, pat, step,
+                                           (unsigned long)cap, coder, (unsigned long)len);
+                prev = len ? len : prev;
+                free(m);
+            }
+            free(fm);
+        }
+    CHECKF(moved >= 4, "the choice moved with the room in %u sweeps", moved);
+    CHECKF(h == 0x8dcc9d91ae155d11ull, "room sweep choices: hash 0x%016llxu", (unsigned long long)h);
+    free(x);
+    free(ref);
+    free(out);
+}
+
 /* ---------------------------------------------------------------- the receiver's bound
  * Every message the library writes at n elements and b bits fits dq_encode_bound(n, b) (and
  * the constant DQ_ENCODE_BOUND), whatever the scheme, coder, bucket, norm, checksum and data;
@@ -1453,6 +1537,7 @@ int main(void) {
     RUN(test_elias_negative_zero);
     RUN(test_capacity_admits_smallest);
     RUN(test_default_checksum_rule);
+    RUN(test_room_sweep);
 #endif
     return dq_t_finish();
 }
