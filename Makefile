@@ -317,7 +317,7 @@ sizes: deps | $(BUILD) ## coded message sizes (fixed, Elias, rANS, auto) against
 
 # One program per bench/<name>.c besides bench.c and sizes.c, built for the native ISA and run
 # by `make bench-<name>` (ARGS passed on).
-bench-index: ## sparse index coders (gamma, varint, bitmap): bytes per index, encode/decode speed (ARGS="--n N")
+bench-index: ## sparse index coders (gamma, varint, bitmap, rice): bytes per index, encode/decode speed (ARGS="--n N")
 bench-sparse: ## top-k, random-k, threshold: encode and decode-add GB/s against a memory pass
 bench-sketch: ## count sketch: accumulate GB/s and heavy-hitter recovery time
 bench-half: ## fp16/bf16 input and output against the float32 path

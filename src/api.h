@@ -589,28 +589,33 @@ DQ_API unsigned dq_elias_omega_len(uint64_t k);
 
 /* ---------------------------------------------------------------- sparse index streams
  * k strictly increasing uint32_t indices below n (1 <= n <= 2^32, 0 <= k <= n) as a
- * self-describing stream: a 10-byte header (coder, n, k), then one of three bodies:
+ * self-describing stream: a 10-byte header (coder, n, k), then one of four bodies:
  *   DQ_INDEX_GAMMA  : the gaps idx[0] + 1, idx[i] - idx[i-1] in Elias gamma, MSB-first;
  *                     best for sparse, irregular sets.
  *   DQ_INDEX_VARINT : the gaps minus one as 1..4-byte little-endian integers, lengths in a
  *                     control stream of 2-bit codes for groups of 4 (stream-vbyte layout);
  *                     decoded 4 at a time with a byte shuffle (SSSE3, AVX2, AVX-512, NEON).
  *   DQ_INDEX_BITMAP : n bits, bit i set for each index i; best for dense sets.
- *   DQ_INDEX_AUTO   : (encoder only) the smallest of the three by exact size; ties go to
- *                     VARINT, then BITMAP, then GAMMA (fastest decoder first).
+ *   DQ_INDEX_RICE   : the gaps minus one in Golomb-Rice codes with one parameter r (in the
+ *                     stream, the encoder picks the fewest bits), MSB-first: about
+ *                     log2(1/d) + 1.5 bits a gap at density d, against 2 log2(1/d) for gamma.
+ *   DQ_INDEX_AUTO   : (encoder only) the smallest of the four by exact size; ties go to
+ *                     VARINT, then BITMAP, then GAMMA, then RICE (fastest decoder first).
  * k = 0 is allowed (an empty selection, e.g. a threshold nobody passed). */
 typedef enum dq_index_coder {
     DQ_INDEX_AUTO = 0,
     DQ_INDEX_GAMMA = 1,
     DQ_INDEX_VARINT = 2,
-    DQ_INDEX_BITMAP = 3
+    DQ_INDEX_BITMAP = 3,
+    DQ_INDEX_RICE = 4 /* since 0.11: earlier decoders refuse it */
 } dq_index_coder;
 
 #define DQ_INDEX_HEADER_SIZE 10u
 #define DQ_INDEX_MAX_N ((uint64_t)1 << 32)
 
-/*! dq_index_bound() : the largest stream any coder can write for k indices below n (monotonic
- *  in k and n). @return 0 if n = 0, n > 2^32, k > n or the size overflows size_t. */
+/*! dq_index_bound() : the largest stream any coder can write for k indices below n, RICE with
+ *  any parameter (monotonic in k and n). @return 0 if n = 0, n > 2^32, k > n or the size
+ *  overflows size_t. */
 DQ_API size_t dq_index_bound(size_t k, uint64_t n);
 /*! dq_index_size() : exact size dq_index_encode() writes for these indices and coder (AUTO:
  *  the size of the coder it picks). Validates like the encoder. */
@@ -624,16 +629,17 @@ DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_i
                                  size_t dst_cap, size_t *dst_len);
 /*! dq_index_header() : validate the header of the stream src[0..src_len) and report n, k and
  *  the coder (each pointer may be NULL). Also checks that the body can hold k indices (at
- *  least ceil(k/8) bytes for GAMMA, ceil(k/4) + k for VARINT, ceil(n/8) for BITMAP), so
+ *  least ceil(k/8) bytes for GAMMA, ceil(k/4) + k for VARINT, ceil(n/8) for BITMAP,
+ *  1 + ceil(k/8) for RICE), so
  *  k <= 8 * src_len: a receiver may size its buffer from k without trusting the sender
  *  beyond the bytes it received. */
 DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, size_t *k, dq_index_coder *coder);
 /*! dq_index_decode() : decode into idx[0..k), *k = k. src_len must be the exact stream length.
- *  Validates everything (FORMAT_index.md "Validation"): a stream that decodes is the one
- *  dq_index_encode() writes for its indices and coder, byte for byte. On error *k is
- *  untouched; header, length and capacity errors (DQ_ERR_DST_TOO_SMALL if idx_cap < k) leave
- *  idx untouched, while an error found in the body (DQ_ERR_CORRUPT, DQ_ERR_TRUNCATED for a
- *  gamma body) leaves idx[0..k) unspecified: the body is checked while it is decoded, in one
+ *  Validates everything (doc/FORMAT.md 18.6): a stream that decodes is the one
+ *  dq_index_encode() writes for its indices and coder (RICE: with the stream's parameter),
+ *  byte for byte. On error *k is untouched; header, length and capacity errors
+ *  (DQ_ERR_DST_TOO_SMALL if idx_cap < k) leave idx untouched, while an error found in the body
+ *  (DQ_ERR_CORRUPT, DQ_ERR_TRUNCATED for a gamma or RICE body) leaves idx[0..k) unspecified: the body is checked while it is decoded, in one
  *  pass. Nothing past idx[k - 1] is ever written. */
 DQ_API dq_status dq_index_decode(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap, size_t *k);
 

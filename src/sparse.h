@@ -362,7 +362,7 @@ static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg
     if ((p->bits != 0 && p->bits != 32u) || p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT ||
         p->norm != DQ_NORM_DEFAULT || !dq__fixed_asked(p) || p->checksum > 1u || p->alpha != 0.0f || p->levels)
         return DQ_ERR_PARAM;
-    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > 3u ||
+    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > (unsigned)DQ_INDEX_RICE ||
         (!thr && p->threshold != 0.0f) || (thr && p->k))
         return DQ_ERR_PARAM;
     if (n == 0) return DQ_ERR_EMPTY;
@@ -378,26 +378,23 @@ static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg
     return DQ_OK;
 }
 
-/* Largest index stream of `coder` for k indices below n (FORMAT 18.7, per coder); AUTO picks
- * the smallest exact size, so the smallest bound holds for it. */
+/* Largest index stream the encoder writes with `coder` for k indices below n (FORMAT 18.7; RICE
+ * with the parameter it picks); AUTO picks the smallest exact size, so the smallest bound holds
+ * for it. */
 static inline uint64_t dq__sp_ibound(uint64_t k, uint64_t n, dq_index_coder coder) {
-    uint64_t g = k, v = (k + 3u) / 4u + k, bm = (n + 7u) / 8u, best;
-    unsigned j;
-    for (j = 1; j <= 32; j++) g += 2u * (n >> j < k ? n >> j : k);
-    for (j = 1; j <= 3; j++) v += n >> (8u * j) < k ? n >> (8u * j) : k;
-    g = (g + 7u) / 8u;
-    if (coder == DQ_INDEX_GAMMA) return DQ_INDEX_HEADER_SIZE + g;
-    if (coder == DQ_INDEX_VARINT) return DQ_INDEX_HEADER_SIZE + v;
-    if (coder == DQ_INDEX_BITMAP) return DQ_INDEX_HEADER_SIZE + bm;
-    best = g < v ? g : v;
-    return DQ_INDEX_HEADER_SIZE + (bm < best ? bm : best);
+    uint64_t b[5], best;
+    unsigned c;
+    dq__index_bodies_max(k, n, b, &best);
+    b[DQ_INDEX_RICE] = best; /* the encoder's parameter, not any */
+    if (coder != DQ_INDEX_AUTO) return DQ_INDEX_HEADER_SIZE + b[coder];
+    best = b[DQ_INDEX_GAMMA];
+    for (c = DQ_INDEX_VARINT; c <= DQ_INDEX_RICE; c++)
+        if (b[c] < best) best = b[c];
+    return DQ_INDEX_HEADER_SIZE + best;
 }
-/* The largest stream of any coder (what a decoder accepts; FORMAT 18.7). */
-static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) {
-    uint64_t g = dq__sp_ibound(k, n, DQ_INDEX_GAMMA), v = dq__sp_ibound(k, n, DQ_INDEX_VARINT);
-    uint64_t bm = dq__sp_ibound(k, n, DQ_INDEX_BITMAP), m = g > v ? g : v;
-    return m > bm ? m : bm;
-}
+/* The largest stream of any coder, RICE with any parameter (what a decoder accepts; FORMAT
+ * 18.7). */
+static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) { return dq__index_bound64(k, n); }
 /* Room the encoder needs for k kept elements: the exact size for RANDK; for TOPK and
  * THRESHOLD the bound with the stream's bound, plus 4 bytes for aligning the index list that
  * the encoder keeps at the end of the buffer. */
@@ -570,8 +567,9 @@ typedef struct dq__sp_it {
     dq__ihead h;
     size_t done;     /* indices produced */
     int end;         /* the stream is exhausted (and was found valid) */
-    dq_bitreader r;  /* GAMMA */
-    uint64_t next;   /* GAMMA: the smallest index still allowed */
+    dq_bitreader r;  /* GAMMA, RICE */
+    uint64_t next;   /* GAMMA, RICE: the smallest index still allowed */
+    unsigned rp;     /* RICE: the parameter */
     size_t cpos, dpos, dlen; /* VARINT: control byte, data byte, data length; BITMAP: cpos = byte */
     dq__svb_acc a;
 } dq__sp_it;
@@ -583,6 +581,11 @@ static inline dq_status dq__sp_it_open(dq__sp_it *it, const uint8_t *s, size_t l
     if (it->h.coder == DQ_INDEX_GAMMA) {
         if (dq_br_init(&it->r, it->h.body, it->h.body_len) != DQ_OK) return DQ_ERR_CORRUPT;
         if (k == 0 && it->h.body_len) return DQ_ERR_CORRUPT; /* a trailing byte */
+    } else if (it->h.coder == DQ_INDEX_RICE) {
+        it->rp = it->h.body[0];
+        if (it->rp > dq__rice_rmax(n) || dq_br_init(&it->r, it->h.body + 1, it->h.body_len - 1u) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        if (k == 0 && it->h.body_len != 1u) return DQ_ERR_CORRUPT; /* a trailing byte */
     } else if (it->h.coder == DQ_INDEX_VARINT) {
         size_t clen = (size_t)dq__index_ctrl_len(k), i;
         const uint8_t *ctrl = it->h.body;
@@ -625,6 +628,18 @@ static inline dq_status dq__sp_it_next(dq__sp_it *it, uint32_t *buf, size_t *cnt
         }
         if (it->done == k) {
             if (dq_br_finish(r) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->end = 1;
+        }
+    } else if (it->h.coder == DQ_INDEX_RICE) {
+        uint64_t v;
+        while (got < DQ__SP_CHUNK && it->done < k) {
+            if (dq__rice_get(&it->r, it->rp, it->h.n, it->next, &v) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->next += v + 1u;
+            buf[got++] = (uint32_t)(it->next - 1u);
+            it->done++;
+        }
+        if (it->done == k) {
+            if (dq_br_finish(&it->r) != DQ_OK) return DQ_ERR_CORRUPT;
             it->end = 1;
         }
     } else if (it->h.coder == DQ_INDEX_VARINT) {
