@@ -128,7 +128,7 @@ $(foreach i,scalar sse2 avx2 avx512,$(foreach t,$(TEST_NAMES),$(eval $(call TEST
 # contraction (no -ffp-contract flag): x86-64-v2 (SSE4.2 without AVX2: the CRC32C instruction
 # path), and x86-64-v3 (FMA) with clang, which fuses a*b+c within one expression by default,
 # and with gcc in ISO mode. BUILD/port/<test>_<variant>; run when the CPU has the flags.
-PORT_TESTS    = test_quant test_golden test_coders test_sparse test_trunc test_sketch test_half test_schemes
+PORT_TESTS    = test_quant test_golden test_coders test_sparse test_composed test_trunc test_sketch test_half test_schemes
 PORT_VARIANTS = v2-gcc v2-clang v3-gcc v3-clang
 PORT_CPU_v2   = $(and $(findstring sse4_2,$(CPUFLAGS)),$(findstring popcnt,$(CPUFLAGS)))
 PORT_CPU_v3   = $(and $(findstring avx2,$(CPUFLAGS)),$(findstring fma,$(CPUFLAGS)),$(findstring bmi2,$(CPUFLAGS)))

@@ -892,7 +892,7 @@ static void test_params(void) {
         dq_status want = DQ_ERR_PARAM;
         static const float lv[1] = {1.0f};
         switch (f) {
-            case 0: p.bits = 4; break;
+            case 0: p.bits = 33; want = DQ_ERR_BITS; break;
             case 1: p.bucket = 8; break;
             case 2: p.rounding = DQ_ROUND_NEAREST; break;
             case 3: p.norm = DQ_NORM_MAX; break;
@@ -1021,7 +1021,7 @@ static void test_malformed(void) {
         dq_status want = DQ_ERR_CORRUPT;
         memcpy(t, m, len);
         switch (f) {
-            case 0: t[7] = 16; break;                               /* bits */
+            case 0: t[7] = 17; break;                               /* bits: 32 or 1..16 */
             case 1: t[8] = 1; break;                                /* coder */
             case 2: t[9] = 1; break;                                /* norm */
             case 3: t[12] = 8; break;                               /* bucket */
