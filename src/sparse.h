@@ -578,7 +578,7 @@ static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, dq_
     top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
     idx = (uint32_t *)(void *)(dst + top);
     lim = top;
-    if (c->bits && k) { /* composed: the values below the list */
+    if (c->bits) { /* composed: the values below the list; the residual in the last pass */
         lim = top - 4u * k;
         vq = (float *)(void *)(dst + lim);
         src->late = 1;

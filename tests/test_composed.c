@@ -401,14 +401,15 @@ static void test_widths_coders(void) {
 
 /* ---- error feedback */
 static void test_ef_identity(void) {
-    static const dq_scheme schemes[] = {DQ_SCHEME_TOPK, DQ_SCHEME_THRESHOLD, DQ_SCHEME_RANDK, DQ_SCHEME_RANDK};
+    static const dq_scheme schemes[] = {DQ_SCHEME_TOPK, DQ_SCHEME_THRESHOLD, DQ_SCHEME_RANDK, DQ_SCHEME_RANDK,
+                                        DQ_SCHEME_THRESHOLD};
     const size_t n = 3000;
     dq_t_rng r = {103};
     float *x = (float *)xmalloc(n * sizeof *x), *e = (float *)xmalloc(n * sizeof *e), *c = (float *)xmalloc(n * sizeof *c);
     float *dec = (float *)xmalloc(n * sizeof *dec);
     size_t s, i;
     unsigned b;
-    for (s = 0; s < 4; s++)
+    for (s = 0; s < 5; s++) /* the last: a threshold nothing passes, k = 0 */
         for (b = 1; b <= 16; b += 3) {
             dq_params p = cparams(schemes[s], 40, b, b % 2 ? DQ_CODER_AUTO : DQ_CODER_DEFAULT, (unsigned)(b % 5));
             size_t len = 0, len2 = 0, bad = 0;
@@ -419,7 +420,7 @@ static void test_ef_identity(void) {
             p.bucket = b < 8 ? 16 : 0;
             if (schemes[s] == DQ_SCHEME_THRESHOLD) {
                 p.k = 0;
-                p.threshold = 1.8f;
+                p.threshold = s == 4 ? 1e30f : 1.8f;
             }
             gen(&r, 0, x, n);
             for (i = 0; i < n; i++) {
