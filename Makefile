@@ -318,7 +318,7 @@ sizes: deps | $(BUILD) ## coded message sizes (fixed, Elias, rANS, auto) against
 # One program per bench/<name>.c besides bench.c and sizes.c, built for the native ISA and run
 # by `make bench-<name>` (ARGS passed on).
 bench-index: ## sparse index coders (gamma, varint, bitmap, rice): bytes per index, encode/decode speed (ARGS="--n N")
-bench-sparse: ## top-k, random-k, threshold: encode and decode-add GB/s against a memory pass
+bench-sparse: ## top-k, random-k, threshold, and top-k with quantized values: encode and decode-add GB/s against a memory pass, bits per element
 bench-sketch: ## count sketch: accumulate GB/s and heavy-hitter recovery time
 bench-half: ## fp16/bf16 input and output against the float32 path
 bench-ratedist: ## rate-distortion table: bits per element against relative error, every scheme
