@@ -7994,7 +7994,8 @@ DQ_API dq_status dq_rd_sparse_measure(const dq_params *p, const float *x, const 
     for (j = 0; j < m; j++) {
         double d = density[j], kd;
         if (!(d > 0.0 && d <= 1.0)) return DQ_ERR_PARAM;
-        kd = floor(d * (double)n + 0.5);
+        kd = d * (double)n; /* each product in its own statement (doc/API.md, Determinism) */
+        kd = floor(kd + 0.5);
         out[j].k = kd < 1.0 ? 1u : (size_t)kd;
         if (out[j].k > kmax) kmax = out[j].k;
     }
@@ -8017,7 +8018,7 @@ DQ_API dq_status dq_rd_sparse_measure(const dq_params *p, const float *x, const 
     for (j = 0; j < m; j++) {
         dq_rd_sparse *o = &out[j];
         size_t k = o->k, isz = 0, t = 0;
-        double sel = 0.0;
+        double sel = 0.0, head;
         unsigned b;
         dq_rd rd;
         if ((st = dq_topk_select(v, n, k, idx)) != DQ_OK) return st; /* NaN, Inf: DQ_ERR_NONFINITE */
@@ -8035,15 +8036,17 @@ DQ_API dq_status dq_rd_sparse_measure(const dq_params *p, const float *x, const 
         o->index_bytes = isz;
         if ((st = dq_rd_measure(&q, w, NULL, k, &rd)) != DQ_OK) return st;
         o->err[0] = o->sel_err; /* float32 values: sent exactly */
-        o->bits[0] = 8.0 * (double)(hb + isz + 4u * k) + cs;
+        o->bits[0] = 8.0 * (double)(hb + isz + 4u * k);
+        o->bits[0] += cs;
         /* widths >= 1: the sparse header's 16 bytes past M''s 48, the stream, and M' (FORMAT 20.10) */
+        head = 8.0 * (double)(hb - DQ_HEADER_SIZE + isz);
         o->err[1] = o->sel_err + dq__rds_err1(p, w, k);
-        o->bits[1] = 8.0 * (double)(hb - DQ_HEADER_SIZE + isz) + dq_message_bits(k, 1, p->bucket) + cs; /* signs: fixed */
+        o->bits[1] = head + dq_message_bits(k, 1, p->bucket) + cs; /* signs: the fixed layout */
         for (b = DQ_RD_BITS_MIN; b <= DQ_RD_BITS_MAX; b++) { /* rd.bits: the default coder's, with the checksum
                                                               * it adds to a coded form */
             int coded = rd.bits[b] < rd.fixed_bits[b];
             o->err[b] = o->sel_err + rd.err[b];
-            o->bits[b] = 8.0 * (double)(hb - DQ_HEADER_SIZE + isz) + rd.bits[b] + (coded ? 0.0 : cs);
+            o->bits[b] = head + rd.bits[b] + (coded ? 0.0 : cs);
         }
     }
     return DQ_OK;
