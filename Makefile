@@ -68,11 +68,13 @@ dist-build: mpi-build $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
             'timeout 600 sh tests/mpi/trainer_identical.sh'
 # The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
-# about 20 s), the Python package installed as doc/PYTHON.md says, with the same bytes from each
-# of its kernel levels (tests/hook/test_install.sh, about 50 s of CPU: four compiles of dqsgd.h;
-# under `make check` (INSTALL_TEST_ALL=1) also the doc's other claims, 20 s more)
-# and the binding against the C library's results (tests/python/test_binding.py, 3 s).
-HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 sh tests/hook/test_install.sh' \
+# 35-45 s), its state's options, statistics and checkpoints (tests/hook/test_state.py, resumed
+# runs in new processes, 10-20 s), the Python package installed as doc/PYTHON.md says, with the
+# same bytes from each of its kernel levels (tests/hook/test_install.sh, about 50 s of CPU: four
+# compiles of dqsgd.h; under `make check` (INSTALL_TEST_ALL=1) also the doc's other claims, 20 s
+# more) and the binding against the C library's results (tests/python/test_binding.py, 3 s).
+HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 $(HOOK_PY) tests/hook/test_state.py' \
+           'timeout 300 sh tests/hook/test_install.sh' \
            'timeout 120 $(HOOK_PY) tests/python/test_binding.py $(BUILD)/binding_ref'
 
 # Two tiers. `make test`: a first answer in a few minutes (the suite at the scalar reference and
@@ -386,6 +388,17 @@ hook-test: deps hook-deps $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## tests of 
 	@DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so sh tests/run_all.sh $(HOOK_RUN)
 ddp: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP MLP on Fashion-MNIST: dqsgd hooks vs fp16 and PowerSGD (ARGS="--steps N", 2-4 min)
 	$(Q)DQSGD_LIB=$(abspath $(BUILD))/libdqsgd.so $(HOOK_PY) python/train_ddp.py --data $(BUILD)/fashion-mnist $(ARGS)
+# `ddp-link`: the CNN over a loopback shaped by tc in a network namespace of its own (root), for
+# plain DDP, fp16, PowerSGD and dqsgd; tools/ddp_link.sh says what the variables do. Its pure
+# parts (method names, byte counting, the report, the script's checks) are tested in both tiers.
+.PHONY: ddp-link
+LINK_RUN = 'timeout 120 $(HOOK_PY) tests/ddp_link/test_ddp_link.py'
+QUICK_RUNS += $(LINK_RUN)
+ddp-link: deps dist-deps $(BUILD)/libdqsgd.so demo-data ## DDP CNN over a shaped link (root): ms/step, bytes, time to accuracy; tables and plot in BUILD/ddp-link (QUICK=1: minutes; full: hours; METHODS RATES WORLDS SEEDS STEPS ARGS)
+	@sh tools/deps.sh iproute2:/usr/sbin/tc gnuplot-nox:/usr/bin/gnuplot
+	$(Q)BUILD='$(BUILD)' HOOK_PY='$(HOOK_PY)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' QUICK='$(QUICK)' \
+	  METHODS='$(METHODS)' RATES='$(RATES)' WORLDS='$(WORLDS)' SEEDS='$(SEEDS)' STEPS='$(STEPS)' ARGS='$(ARGS)' \
+	  sh tools/ddp_link.sh
 
 # MPI (optional; doc/DISTRIBUTED.md): dqsgd_mpi.h, the MPI trainer examples/mpi/mpi_trainer.c and the
 # tests tests/mpi/, built with MPICC (OpenMPI's mpicc: Debian openmpi-bin, libopenmpi-dev) and run

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/doc_links.sh - the documentation's relative links lead somewhere.
 #   1. every relative link in README.md, CHANGELOG.md and doc/*.md names a file or folder of
-#      the repository (or a page in PENDING below);
+#      the repository;
 #   2. every #anchor into a Markdown page names one of its headings, slugged as GitHub does:
 #      lower case, inline code and link markup dropped, punctuation other than - and _ dropped,
 #      each space a hyphen, and -1, -2, ... appended to repeats. Bytes above ASCII are kept
@@ -17,10 +17,6 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 LC_ALL=C
 export LC_ALL
-
-# Pages that other branches add: a link to one of them passes while it is missing (its anchor
-# is then not checked). Empty this list once they are merged.
-PENDING="doc/PYTORCH.md doc/NETWORK.md"
 
 pass=0
 fail=0
@@ -75,11 +71,10 @@ slugs() {
 }
 
 # check_all FILE...: checks every link of the files (paths relative to the current directory);
-# prints "FAIL" lines and, last, "<passed> <failed> <pending>"
+# prints "FAIL" lines and, last, "<passed> <failed>"
 check_all() {
     p=0
     f=0
-    pend=""
     links "$@" > "$tmp/links"
     while IFS="$(printf '\t')" read -r file line target; do
         case $target in
@@ -94,16 +89,8 @@ check_all() {
             dest=$(realpath -m --relative-to=. "$(dirname "$file")/$path")
         fi
         if [ ! -e "$dest" ]; then
-            case " $PENDING " in
-            *" $dest "*)
-                p=$((p + 1))
-                case " $pend " in *" $dest "*) ;; *) pend="$pend $dest" ;; esac
-                ;;
-            *)
-                echo "  FAIL: $file:$line: $target: no such file $dest"
-                f=$((f + 1))
-                ;;
-            esac
+            echo "  FAIL: $file:$line: $target: no such file $dest"
+            f=$((f + 1))
             continue
         fi
         case $anchor in
@@ -123,7 +110,6 @@ check_all() {
             ;;
         esac
     done < "$tmp/links"
-    [ -n "$pend" ] && echo "  note: links to pages still pending, not checked:$pend"
     echo "$p $f"
 }
 
