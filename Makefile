@@ -130,7 +130,7 @@ $(foreach i,scalar sse2 avx2 avx512,$(foreach t,$(TEST_NAMES),$(eval $(call TEST
 # contraction (no -ffp-contract flag): x86-64-v2 (SSE4.2 without AVX2: the CRC32C instruction
 # path), and x86-64-v3 (FMA) with clang, which fuses a*b+c within one expression by default,
 # and with gcc in ISO mode. BUILD/port/<test>_<variant>; run when the CPU has the flags.
-PORT_TESTS    = test_quant test_golden test_coders test_sparse test_trunc test_sketch test_half test_schemes
+PORT_TESTS    = test_quant test_golden test_coders test_sparse test_composed test_trunc test_sketch test_half test_schemes
 PORT_VARIANTS = v2-gcc v2-clang v3-gcc v3-clang
 PORT_CPU_v2   = $(and $(findstring sse4_2,$(CPUFLAGS)),$(findstring popcnt,$(CPUFLAGS)))
 PORT_CPU_v3   = $(and $(findstring avx2,$(CPUFLAGS)),$(findstring fma,$(CPUFLAGS)),$(findstring bmi2,$(CPUFLAGS)))
@@ -319,8 +319,8 @@ sizes: deps | $(BUILD) ## coded message sizes (fixed, Elias, rANS, auto) against
 
 # One program per bench/<name>.c besides bench.c and sizes.c, built for the native ISA and run
 # by `make bench-<name>` (ARGS passed on).
-bench-index: ## sparse index coders (gamma, varint, bitmap): bytes per index, encode/decode speed (ARGS="--n N")
-bench-sparse: ## top-k, random-k, threshold: encode and decode-add GB/s against a memory pass
+bench-index: ## sparse index coders (gamma, varint, bitmap, rice): bytes per index, encode/decode speed (ARGS="--n N")
+bench-sparse: ## top-k, random-k, threshold, and top-k with quantized values: encode and decode-add GB/s against a memory pass, bits per element
 bench-sketch: ## count sketch: accumulate GB/s and heavy-hitter recovery time
 bench-half: ## fp16/bf16 input and output against the float32 path
 bench-ratedist: ## rate-distortion table: bits per element against relative error, every scheme

@@ -122,7 +122,7 @@ typedef enum dq_scheme {
     DQ_SCHEME_TERNGRAD = 4,  /* TernGrad: 2 bits, {-S, 0, S}, clipped at 2.5 x the bucket's RMS */
     DQ_SCHEME_TWOMEANS = 5,  /* 1-bit SGD (Seide et al.): the sign, decoded as the mean of the bucket's
                               * elements of that sign; 1 bit, deterministic; use with error feedback */
-    DQ_SCHEME_TOPK = 6,      /* the k largest |x|: indices and float32 values */
+    DQ_SCHEME_TOPK = 6,      /* the k largest |x|: indices and float32 values (bits 1..16: quantized) */
     DQ_SCHEME_RANDK = 7,     /* k coordinates the receiver regenerates from (seed, step, stream) */
     DQ_SCHEME_THRESHOLD = 8, /* every |x| > threshold: indices and float32 values */
     DQ_SCHEME_TRUNC = 9,     /* truncate at alpha, then uniform levels (scale = alpha) */
@@ -155,7 +155,8 @@ typedef enum dq_norm {
 #define DQ_HEADER_SIZE 48u
 
 typedef struct dq_params {
-    unsigned bits;        /* 1..16 bits per element; 0 = 4 (TernGrad 2, natural 8, two-means 1) */
+    unsigned bits;        /* 1..16 bits per element; 0 = 4 (TernGrad 2, natural 8, two-means 1; the
+                           * sparse schemes: 0 or 32 sends float32 values, 1..16 quantizes them) */
     uint32_t bucket;      /* elements per scale: a multiple of 8, or DQ_BUCKET_WHOLE; 0 = 512 */
     dq_scheme scheme;     /* 0 = QSGD */
     dq_rounding rounding; /* 0 = stochastic */
@@ -174,6 +175,11 @@ typedef struct dq_params {
     unsigned unbiased;     /* DQ_SCHEME_RANDK: 1 = rescale the kept values so the message is unbiased */
     unsigned index_coder;  /* DQ_SCHEME_TOPK, _THRESHOLD: the index stream's dq_index_coder; 0 = auto */
 } dq_params;
+/* Composed messages (doc/FORMAT.md 20.10): a sparse scheme with bits 1..16 sends the k values it
+ * selects as a QSGD message of those values, in index order: bucket (of selected values),
+ * rounding, norm, coder and checksum then mean what they mean for QSGD. Sparse Ternary
+ * Compression (one magnitude, the mean |value|, and k signs) is bits = 1, rounding =
+ * DQ_ROUND_NEAREST, bucket = DQ_BUCKET_WHOLE. */
 
 /* A parsed, validated message header (doc/FORMAT.md). */
 typedef struct dq_header {
@@ -185,7 +191,9 @@ typedef struct dq_header {
     size_t count;    /* element count */
     size_t msg_size;     /* bytes of the whole message: header + scales + payload (+ checksum) */
     size_t payload_size; /* bytes of the payload alone (the codes, however they are coded) */
-    size_t nnz;          /* sparse schemes: (index, value) pairs carried; otherwise count */
+    size_t nnz;          /* sparse schemes: (index, value) pairs carried; otherwise count. A sparse
+                          * message with bits 1..16 (composed) has the coder, norm, bucket and
+                          * stochastic flag of its values' QSGD message */
     size_t segments;     /* level schemes: 1, or the segments of a segmented message (bits is then
                           * the widest, coder 0, payload_size the bytes of the segments' bodies);
                           * other schemes: 0 */
@@ -212,8 +220,9 @@ typedef struct dq_header {
  * 4 bytes is smaller than the fixed payload; otherwise the fixed layout goes out, without a
  * checksum. Where dst_cap lacks the 4 bytes, AUTO's choice goes out without one.
  * DQ_CODER_FIXED_ONLY: the fixed layout whatever the size (what 0 asked for before library
- * 0.7). The sparse schemes, ranges and blocks take 0 or DQ_CODER_FIXED_ONLY (the same bytes
- * either way) and refuse every other coder (DQ_ERR_PARAM). */
+ * 0.7). Ranges, blocks and the sparse schemes with float32 values take 0 or
+ * DQ_CODER_FIXED_ONLY (the same bytes either way) and refuse every other coder (DQ_ERR_PARAM);
+ * a sparse scheme with bits 1..16 takes every coder for its values, as QSGD of k elements. */
 #define DQ_CODER_DEFAULT 0u
 #define DQ_CODER_FIXED_ONLY 254u
 #define DQ_CODER_AUTO_MIN 4096u
@@ -256,7 +265,8 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
 /*! dq_encode_capacity() : the dst_cap with which dq_encode() succeeds for these params and n,
  *  whatever the data (the sender's buffer). It is the exact size written where that size
  *  depends on the params and n alone: level schemes sent in the fixed layout
- *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK.
+ *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK
+ *  with float32 values.
  *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO and the default (the
  *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk's fixed bytes,
  *  or at widths 9..16 as many bytes for Elias, at most the fixed payload; plus for the
@@ -264,7 +274,9 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
  *  the smallest form unless that form's in-place re-code needs more room, FORMAT 17.5, which
  *  dq_encode_bound_coded() always gives), a forced
  *  coder (dq_encode_bound_coded(), its working room), TOPK (the largest index stream, plus 4
- *  bytes of working room) and THRESHOLD (as TOPK with k = n).
+ *  bytes of working room) and THRESHOLD (as TOPK with k = n); with quantized values (bits
+ *  1..16) these add the capacity of the values' QSGD message of k elements less its 48-byte
+ *  header, and 4 bytes a value (8 for TOPK, THRESHOLD) of working room (doc/FORMAT.md 20.7).
  *  dq_coded_size() gives a written message's exact size in another coder. */
 DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size);
 /*! dq_block_size() : the exact size dq_encode_block() will write (no header; fixed coder only). */
@@ -590,28 +602,33 @@ DQ_API unsigned dq_elias_omega_len(uint64_t k);
 
 /* ---------------------------------------------------------------- sparse index streams
  * k strictly increasing uint32_t indices below n (1 <= n <= 2^32, 0 <= k <= n) as a
- * self-describing stream: a 10-byte header (coder, n, k), then one of three bodies:
+ * self-describing stream: a 10-byte header (coder, n, k), then one of four bodies:
  *   DQ_INDEX_GAMMA  : the gaps idx[0] + 1, idx[i] - idx[i-1] in Elias gamma, MSB-first;
  *                     best for sparse, irregular sets.
  *   DQ_INDEX_VARINT : the gaps minus one as 1..4-byte little-endian integers, lengths in a
  *                     control stream of 2-bit codes for groups of 4 (stream-vbyte layout);
  *                     decoded 4 at a time with a byte shuffle (SSSE3, AVX2, AVX-512, NEON).
  *   DQ_INDEX_BITMAP : n bits, bit i set for each index i; best for dense sets.
- *   DQ_INDEX_AUTO   : (encoder only) the smallest of the three by exact size; ties go to
- *                     VARINT, then BITMAP, then GAMMA (fastest decoder first).
+ *   DQ_INDEX_RICE   : the gaps minus one in Golomb-Rice codes with one parameter r (in the
+ *                     stream, the encoder picks the fewest bits), MSB-first: about
+ *                     log2(1/d) + 1.5 bits a gap at density d, against 2 log2(1/d) for gamma.
+ *   DQ_INDEX_AUTO   : (encoder only) the smallest of the four by exact size; ties go to
+ *                     VARINT, then BITMAP, then GAMMA, then RICE (fastest decoder first).
  * k = 0 is allowed (an empty selection, e.g. a threshold nobody passed). */
 typedef enum dq_index_coder {
     DQ_INDEX_AUTO = 0,
     DQ_INDEX_GAMMA = 1,
     DQ_INDEX_VARINT = 2,
-    DQ_INDEX_BITMAP = 3
+    DQ_INDEX_BITMAP = 3,
+    DQ_INDEX_RICE = 4 /* since 0.11: earlier decoders refuse it */
 } dq_index_coder;
 
 #define DQ_INDEX_HEADER_SIZE 10u
 #define DQ_INDEX_MAX_N ((uint64_t)1 << 32)
 
-/*! dq_index_bound() : the largest stream any coder can write for k indices below n (monotonic
- *  in k and n). @return 0 if n = 0, n > 2^32, k > n or the size overflows size_t. */
+/*! dq_index_bound() : the largest stream any coder can write for k indices below n, RICE with
+ *  any parameter (monotonic in k and n). @return 0 if n = 0, n > 2^32, k > n or the size
+ *  overflows size_t. */
 DQ_API size_t dq_index_bound(size_t k, uint64_t n);
 /*! dq_index_size() : exact size dq_index_encode() writes for these indices and coder (AUTO:
  *  the size of the coder it picks). Validates like the encoder. */
@@ -625,16 +642,17 @@ DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_i
                                  size_t dst_cap, size_t *dst_len);
 /*! dq_index_header() : validate the header of the stream src[0..src_len) and report n, k and
  *  the coder (each pointer may be NULL). Also checks that the body can hold k indices (at
- *  least ceil(k/8) bytes for GAMMA, ceil(k/4) + k for VARINT, ceil(n/8) for BITMAP), so
+ *  least ceil(k/8) bytes for GAMMA, ceil(k/4) + k for VARINT, ceil(n/8) for BITMAP,
+ *  1 + ceil(k/8) for RICE), so
  *  k <= 8 * src_len: a receiver may size its buffer from k without trusting the sender
  *  beyond the bytes it received. */
 DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, size_t *k, dq_index_coder *coder);
 /*! dq_index_decode() : decode into idx[0..k), *k = k. src_len must be the exact stream length.
- *  Validates everything (FORMAT_index.md "Validation"): a stream that decodes is the one
- *  dq_index_encode() writes for its indices and coder, byte for byte. On error *k is
- *  untouched; header, length and capacity errors (DQ_ERR_DST_TOO_SMALL if idx_cap < k) leave
- *  idx untouched, while an error found in the body (DQ_ERR_CORRUPT, DQ_ERR_TRUNCATED for a
- *  gamma body) leaves idx[0..k) unspecified: the body is checked while it is decoded, in one
+ *  Validates everything (doc/FORMAT.md 18.6): a stream that decodes is the one
+ *  dq_index_encode() writes for its indices and coder (RICE: with the stream's parameter),
+ *  byte for byte. On error *k is untouched; header, length and capacity errors
+ *  (DQ_ERR_DST_TOO_SMALL if idx_cap < k) leave idx untouched, while an error found in the body
+ *  (DQ_ERR_CORRUPT, DQ_ERR_TRUNCATED for a gamma or RICE body) leaves idx[0..k) unspecified: the body is checked while it is decoded, in one
  *  pass. Nothing past idx[k - 1] is ever written. */
 DQ_API dq_status dq_index_decode(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap, size_t *k);
 
@@ -800,6 +818,42 @@ typedef struct dq_rd {
     double fixed_bits[DQ_RD_BITS_MAX + 1]; /* exact, fixed layout */
 } dq_rd;
 DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *residual, size_t n, dq_rd *rd);
+/*! Rate and distortion of composed top-k messages (doc/FORMAT.md 20.10): for planning a density
+ *  and a width per layer from the data.
+ *  dq_rd_sparse_measure() : for top-k params p (scheme DQ_SCHEME_TOPK; bucket, rounding, norm
+ *      (L2 or max), index_coder and checksum as the messages will use; k, bits and coder are not
+ *      used: sizes are the default coder's) and v = x + residual (residual NULL or the error-
+ *      feedback memory, added in float as dq_encode() adds it), for each density[j] in (0, 1]
+ *      (k = max(1, round(density n))), fills out[j]:
+ *        k, sel_err    ||v - top_k(v)||^2 over the elements not sent (double sums of the floats);
+ *        index_bytes   the index stream's exact size with p->index_coder;
+ *        err[b]        b = 1..16: sel_err plus the expected squared error of the k values at b
+ *                      bits: widths 2..16 dq_rd_measure's err of the gathered values (stochastic
+ *                      rounding; nearest rounding has no more error per value); width 1 exactly
+ *                      for nearest rounding (each bucket's sum v^2 - (sum |v|)^2 / len: the
+ *                      ternary form) and the expectation for stochastic (scale^2 - v^2 a value);
+ *                      err[0] = sel_err, the float32 values;
+ *        bits[b]       the message, header included: the exact float32 message (b = 0) and at
+ *                      width 1 (the fixed layout: signs do not code); widths 2..16 the exact
+ *                      header and index stream plus dq_rd_measure's bits of the values' message
+ *                      (the default coder's choice, its checksum included).
+ *      work: dq_rd_sparse_work_size(n, the largest k) bytes of the caller's (any alignment;
+ *      DQ_ERR_WORKSPACE below). Reads v once per density for the selection and once for the
+ *      selection error, plus dq_rd_measure over the k values. Accuracy against real encodes:
+ *      tests/test_composed.c (test_rd_sparse), figures in doc/SCHEMES.md. DQ_ERR_PARAM for other
+ *      schemes or fields, a density outside (0, 1]; DQ_ERR_NONFINITE for NaN or Inf in v;
+ *      DQ_ERR_TOO_LARGE above 2^32 elements. */
+typedef struct dq_rd_sparse {
+    size_t k;
+    double sel_err;
+    size_t index_bytes;
+    double err[DQ_RD_BITS_MAX + 1];  /* [0]: float32 values; [b]: b-bit values */
+    double bits[DQ_RD_BITS_MAX + 1]; /* the same, the message's bits */
+} dq_rd_sparse;
+DQ_API size_t dq_rd_sparse_work_size(size_t n, size_t kmax);
+DQ_API dq_status dq_rd_sparse_measure(const dq_params *p, const float *x, const float *residual, size_t n,
+                                      const double *density, size_t m, void *work, size_t work_cap,
+                                      dq_rd_sparse *out);
 /*! dq_rd_alloc() : widths for m segments sent in one step (layers, or any split of a vector)
  *  from their measured curves rd[0..m): minimizes sum err_i(b_i) subject to
  *  sum bits_i(b_i) <= budget_bits, bits_min <= b_i <= bits_max (within DQ_RD_BITS_MIN..
@@ -6420,21 +6474,63 @@ DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq
 /* ---------------------------------------------------------------- sparse index streams */
 
 
-/* The three body sizes of a valid index set; the scan validates the set. */
+/* The largest RICE parameter for n (FORMAT 18.9): min(31, bit length of n - 1); from there every
+ * gap minus one is below 2^r. */
+static inline unsigned dq__rice_rmax(uint64_t n) {
+    unsigned L = n > 1u ? dq__ilog2(n - 1u) + 1u : 0u;
+    return L < 31u ? L : 31u;
+}
+
+/* The body sizes of a valid index set, by coder id ([0] unused), and the RICE parameter the
+ * encoder writes; the scan validates the set. */
 typedef struct dq__isizes {
-    uint64_t body[4]; /* by coder id; [0] unused */
+    uint64_t body[5];
+    unsigned rice;
 } dq__isizes;
 
 static inline dq_status dq__index_args(size_t k, uint64_t n, dq_index_coder coder) {
     if (n == 0) return DQ_ERR_EMPTY;
     if (n > DQ_INDEX_MAX_N) return DQ_ERR_TOO_LARGE;
-    if ((uint64_t)k > n || (unsigned)coder > 3u) return DQ_ERR_PARAM;
+    if ((uint64_t)k > n || (unsigned)coder > (unsigned)DQ_INDEX_RICE) return DQ_ERR_PARAM;
     return DQ_OK;
 }
 static inline uint64_t dq__index_ctrl_len(uint64_t k) { return k / 4u + (k % 4u != 0); }
 
-static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n, dq__isizes *s) {
-    uint64_t next = 0, gbits = 0, vbytes = 0; /* next: the smallest index still allowed */
+/* The RICE parameter with the fewest code bits B(r) = k (1 + r) + sum_i (v_i >> r) (the
+ * smallest r on ties) and those bits, for k >= 1 gaps minus one summing to S. It is at most
+ * dq__rice_rmax(n): from there B only grows. B is convex:
+ * B(r + 1) - B(r) = k - sum_i ceil((v_i >> r) / 2) grows with r. That difference is negative
+ * where k 2^(r+2) < S (the sum is at least S / 2^(r+1) - k), so the smallest minimizer is at
+ * least the first r with k 2^(r+2) >= S; and positive once k 2^(r+1) > 3 S (the sum is at most
+ * S / 2^(r+1) + #{v_i >= 2^r}), so it is at most the first such r: at most 4 values of r
+ * apart, whose B one more pass over the indices sums. */
+static inline unsigned dq__rice_pick(const uint32_t *idx, size_t k, uint64_t S, uint64_t *bits) {
+    uint64_t t[4] = {0, 0, 0, 0}, next = 0, best = 0;
+    unsigned lo = 0, hi, r, j, pick;
+    size_t i;
+    while (lo < 31u && (S >> (lo + 2u)) + ((S & (((uint64_t)1 << (lo + 2u)) - 1u)) != 0) > k) lo++;
+    hi = lo;
+    while (hi < 31u && hi < lo + 3u && ((3u * S) >> (hi + 1u)) >= k) hi++;
+    for (i = 0; i < k; i++) {
+        uint64_t v = (uint64_t)idx[i] - next;
+        next = (uint64_t)idx[i] + 1u;
+        for (j = 0; j < 4u; j++) t[j] += v >> (lo + j); /* lo + 3 <= 34: a shift below 64 */
+    }
+    pick = lo;
+    for (r = lo; r <= hi; r++) {
+        uint64_t b = (uint64_t)k * (1u + r) + t[r - lo];
+        if (r == lo || b < best) {
+            best = b;
+            pick = r;
+        }
+    }
+    *bits = best;
+    return pick;
+}
+
+/* Validates the set and sizes every body; RICE's (the second pass) only when `rice`. */
+static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n, int rice, dq__isizes *s) {
+    uint64_t next = 0, gbits = 0, vbytes = 0, sum = 0, rbits = 0; /* next: the smallest index still allowed */
     size_t i;
     for (i = 0; i < k; i++) {
         uint64_t x = idx[i], g;
@@ -6444,12 +6540,15 @@ static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n
         d = (uint32_t)(g - 1u);
         gbits += 2u * dq__ilog2(g) + 1u;
         vbytes += 1u + (unsigned)(d > 0xFFu) + (unsigned)(d > 0xFFFFu) + (unsigned)(d > 0xFFFFFFu);
+        sum += d;
         next = x + 1u;
     }
     s->body[0] = 0;
     s->body[DQ_INDEX_GAMMA] = (gbits + 7u) / 8u;
     s->body[DQ_INDEX_VARINT] = dq__index_ctrl_len(k) + vbytes;
     s->body[DQ_INDEX_BITMAP] = (n + 7u) / 8u;
+    s->rice = rice && k ? dq__rice_pick(idx, k, sum, &rbits) : 0u;
+    s->body[DQ_INDEX_RICE] = 1u + (rbits + 7u) / 8u;
     return DQ_OK;
 }
 static inline dq_index_coder dq__index_pick(const dq__isizes *s, dq_index_coder coder) {
@@ -6457,45 +6556,74 @@ static inline dq_index_coder dq__index_pick(const dq__isizes *s, dq_index_coder 
     coder = DQ_INDEX_VARINT;
     if (s->body[DQ_INDEX_BITMAP] < s->body[coder]) coder = DQ_INDEX_BITMAP;
     if (s->body[DQ_INDEX_GAMMA] < s->body[coder]) coder = DQ_INDEX_GAMMA;
+    if (s->body[DQ_INDEX_RICE] < s->body[coder]) coder = DQ_INDEX_RICE;
     return coder;
 }
-/* validate, choose the coder and its total size */
+/* validate, choose the coder (and the RICE parameter) and its total size */
 static inline dq_status dq__index_plan(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder *coder,
-                                       size_t *size) {
+                                       unsigned *rice, size_t *size) {
     dq__isizes s;
     uint64_t total;
     dq_status st = dq__index_args(k, n, *coder);
     if (st != DQ_OK) return st;
     if (!idx && k) return DQ_ERR_NULL;
-    st = dq__index_scan(idx, k, n, &s);
+    st = dq__index_scan(idx, k, n, *coder == DQ_INDEX_AUTO || *coder == DQ_INDEX_RICE, &s);
     if (st != DQ_OK) return st;
     *coder = dq__index_pick(&s, *coder);
+    *rice = s.rice;
     total = DQ_INDEX_HEADER_SIZE + s.body[*coder];
     if (total > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     *size = (size_t)total;
     return DQ_OK;
 }
 
-DQ_API size_t dq_index_bound(size_t k, uint64_t n) {
-    uint64_t gbits, vbytes, body;
-    unsigned j;
-    if (n == 0 || n > DQ_INDEX_MAX_N || (uint64_t)k > n) return 0;
-    /* Gaps sum to at most n, so at most n / 2^j of them are >= 2^j: a gamma code is
-     * 1 + 2 sum_j [gap >= 2^j] bits, a VARINT value 1 + sum_j [value >= 256^j] bytes. */
-    gbits = k;
+/* The largest body each coder can write for k indices below n (FORMAT 18.7), by coder id, RICE
+ * with any parameter; and *rice_enc, the largest the RICE encoder writes (its parameter has
+ * the fewest bits, so at most the least of the per-parameter bounds). Gaps sum to at most n,
+ * so at most n / 2^j of them are >= 2^j: a gamma code is 1 + 2 sum_j [gap >= 2^j] bits, a
+ * VARINT value 1 + sum_j [value >= 256^j] bytes; the values sum to at most n - k, so the RICE
+ * codes at parameter r take at most k (1 + r) + ((n - k) >> r) bits. */
+static inline void dq__index_bodies_max(uint64_t k, uint64_t n, uint64_t *b, uint64_t *rice_enc) {
+    uint64_t gbits = k, vbytes = dq__index_ctrl_len(k) + k, rb = 0, lo = 0, up;
+    unsigned j, m = dq__rice_rmax(n);
     for (j = 1; j <= 32; j++) gbits += 2u * (n >> j < k ? n >> j : k);
-    vbytes = dq__index_ctrl_len(k) + k;
     for (j = 1; j <= 3; j++) vbytes += n >> (8u * j) < k ? n >> (8u * j) : k;
-    body = (gbits + 7u) / 8u;
-    if (vbytes > body) body = vbytes;
-    if ((n + 7u) / 8u > body) body = (n + 7u) / 8u;
-    body += DQ_INDEX_HEADER_SIZE;
+    if (k) {
+        for (j = 0; j <= m; j++) { /* at most k (1 + r) + (n - k) / 2^r bits at parameter r */
+            up = k * (1u + j) + ((n - k) >> j) + ((n - k) & (((uint64_t)1 << j) - 1u) ? 1u : 0u);
+            if (j == 0 || up < lo) lo = up;
+        }
+        rb = up; /* that bound is convex in r: the largest at r = 0 (n bits) or r = m */
+        if (n > rb) rb = n;
+    }
+    b[0] = 0;
+    b[DQ_INDEX_GAMMA] = (gbits + 7u) / 8u;
+    b[DQ_INDEX_VARINT] = vbytes;
+    b[DQ_INDEX_BITMAP] = (n + 7u) / 8u;
+    b[DQ_INDEX_RICE] = 1u + (rb + 7u) / 8u;
+    *rice_enc = 1u + (lo + 7u) / 8u;
+}
+
+/* The largest stream of any coder, RICE with any parameter (k <= n <= 2^32). */
+static inline uint64_t dq__index_bound64(uint64_t k, uint64_t n) {
+    uint64_t b[5], re, body = 0;
+    unsigned c;
+    dq__index_bodies_max(k, n, b, &re);
+    for (c = DQ_INDEX_GAMMA; c <= DQ_INDEX_RICE; c++)
+        if (b[c] > body) body = b[c];
+    return DQ_INDEX_HEADER_SIZE + body;
+}
+DQ_API size_t dq_index_bound(size_t k, uint64_t n) {
+    uint64_t body;
+    if (n == 0 || n > DQ_INDEX_MAX_N || (uint64_t)k > n) return 0;
+    body = dq__index_bound64((uint64_t)k, n);
     return body > (uint64_t)SIZE_MAX ? 0 : (size_t)body;
 }
 
 DQ_API dq_status dq_index_size(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, size_t *size) {
+    unsigned rice = 0;
     if (!size) return DQ_ERR_NULL;
-    return dq__index_plan(idx, k, n, &coder, size);
+    return dq__index_plan(idx, k, n, &coder, &rice, size);
 }
 
 static inline void dq__index_put_gamma(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
@@ -6535,16 +6663,25 @@ static inline void dq__index_put_bitmap(const uint32_t *idx, size_t k, uint8_t *
     memset(body, 0, body_len);
     for (i = 0; i < k; i++) body[idx[i] >> 3] |= (uint8_t)(1u << (idx[i] & 7u));
 }
-
-DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
-                                 size_t dst_cap, size_t *dst_len) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t size = 0;
-    dq_status st;
-    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
-    st = dq__index_plan(idx, k, n, &coder, &size);
-    if (st != DQ_OK) return st;
-    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+/* RICE at parameter r: q = v >> r zeros, a one, the low r bits of v. */
+static inline void dq__index_put_rice(const uint32_t *idx, size_t k, unsigned r, uint8_t *body, size_t body_len) {
+    dq_bitwriter w;
+    uint64_t next = 0;
+    size_t i, len = 0;
+    body[0] = (uint8_t)r;
+    if (dq_bw_init(&w, body + 1, body_len - 1u) != DQ_OK) return;
+    for (i = 0; i < k; i++) {
+        uint64_t v = (uint64_t)idx[i] - next, q = v >> r;
+        next = (uint64_t)idx[i] + 1u;
+        for (; q >= 32u; q -= 32u) dq_bw_put(&w, 0, 32);
+        dq_bw_put(&w, 1, (unsigned)q + 1u); /* q zeros, then the one */
+        dq_bw_put(&w, v & (((uint64_t)1 << r) - 1u), r);
+    }
+    (void)dq_bw_finish(&w, &len); /* sized exactly by the scan: cannot fail */
+}
+/* The 10-byte header of a stream, then its body (of the exact size). */
+static inline void dq__index_write(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, unsigned rice,
+                                   uint8_t *d, size_t size) {
     d[0] = (uint8_t)coder;
     dq__st32(d + 1, (uint32_t)(n - 1u));
     dq__st32(d + 5, (uint32_t)k);
@@ -6553,9 +6690,43 @@ DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_i
         dq__index_put_gamma(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
     else if (coder == DQ_INDEX_VARINT)
         dq__index_put_varint(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
-    else
+    else if (coder == DQ_INDEX_BITMAP)
         dq__index_put_bitmap(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+    else
+        dq__index_put_rice(idx, k, rice, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+}
+
+DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
+                                 size_t dst_cap, size_t *dst_len) {
+    size_t size = 0;
+    unsigned rice = 0;
+    dq_status st;
+    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
+    st = dq__index_plan(idx, k, n, &coder, &rice, &size);
+    if (st != DQ_OK) return st;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    dq__index_write(idx, k, n, coder, rice, (uint8_t *)dst, size);
     *dst_len = size;
+    return DQ_OK;
+}
+/* A RICE stream with a given parameter r <= dq__rice_rmax(n) (any such r is a valid stream;
+ * dq_index_encode picks the fewest bits): what a fuzz target re-encodes a decoded stream with. */
+static inline dq_status dq__index_encode_rice(const uint32_t *idx, size_t k, uint64_t n, unsigned r, void *dst,
+                                              size_t dst_cap, size_t *dst_len) {
+    uint64_t next = 0, bits = 0, size;
+    size_t i;
+    dq_status st = dq__index_args(k, n, DQ_INDEX_RICE);
+    if (st != DQ_OK) return st;
+    if (r > dq__rice_rmax(n)) return DQ_ERR_PARAM;
+    for (i = 0; i < k; i++) {
+        if ((uint64_t)idx[i] < next || idx[i] >= n) return DQ_ERR_PARAM;
+        bits += ((uint64_t)idx[i] - next) >> r;
+        next = (uint64_t)idx[i] + 1u;
+    }
+    size = DQ_INDEX_HEADER_SIZE + 1u + ((uint64_t)k * (1u + r) + bits + 7u) / 8u;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    dq__index_write(idx, k, n, DQ_INDEX_RICE, r, (uint8_t *)dst, (size_t)size);
+    *dst_len = (size_t)size;
     return DQ_OK;
 }
 
@@ -6573,7 +6744,7 @@ static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihea
     uint64_t k, need;
     if (!src && src_len) return DQ_ERR_NULL;
     if (src_len < DQ_INDEX_HEADER_SIZE) return DQ_ERR_TRUNCATED;
-    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_BITMAP) return DQ_ERR_CORRUPT;
+    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_RICE) return DQ_ERR_CORRUPT;
     h->coder = (dq_index_coder)s[0];
     h->n = (uint64_t)dq__ld32(s + 1) + 1u;
     k = (uint64_t)dq__ld32(s + 5) | (uint64_t)s[9] << 32;
@@ -6582,9 +6753,10 @@ static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihea
     h->k = (size_t)k;
     h->body = s + DQ_INDEX_HEADER_SIZE;
     h->body_len = src_len - DQ_INDEX_HEADER_SIZE;
-    need = h->coder == DQ_INDEX_GAMMA ? (k + 7u) / 8u
+    need = h->coder == DQ_INDEX_GAMMA    ? (k + 7u) / 8u
            : h->coder == DQ_INDEX_VARINT ? dq__index_ctrl_len(k) + k
-                                         : (h->n + 7u) / 8u;
+           : h->coder == DQ_INDEX_BITMAP ? (h->n + 7u) / 8u
+                                         : 1u + (k + 7u) / 8u;
     if ((uint64_t)h->body_len < need) return DQ_ERR_TRUNCATED;
     return DQ_OK;
 }
@@ -6622,6 +6794,60 @@ static inline dq_status dq__index_get_gamma(const dq__ihead *h, uint32_t *idx) {
         }
         if (g > n - next) return DQ_ERR_CORRUPT; /* index next + g - 1 would be >= n */
         next += g;
+        idx[i] = (uint32_t)(next - 1u);
+    }
+    return dq_br_finish(&r);
+}
+
+/* RICE: one code, the gap minus one into *v, for an index that must stay below n from `next` (the
+ * gaps so far). Codes inside the accumulator's valid bits take the fast path; the rest, the end
+ * of the body and every error go bit-exactly through the slow one (FORMAT 18.6 for the order of
+ * the checks: too many zeros, the end of the body, the gap). */
+static inline dq_status dq__rice_get(dq_bitreader *r, unsigned rp, uint64_t n, uint64_t next, uint64_t *v) {
+    uint64_t lim, q = 0, rem;
+    unsigned z;
+    if (next >= n) return DQ_ERR_CORRUPT; /* no room for any gap */
+    lim = (n - next - 1u) >> rp;          /* the most zeros a code may have */
+    if (r->n < 40) dq__br_refill(r);
+    if (r->acc && (z = dq__clz64(r->acc)) + 1u + rp <= r->n) { /* z <= 62; a z above lim fails below */
+        r->acc <<= z + 1u;
+        rem = rp ? r->acc >> (64u - rp) : 0u;
+        r->acc <<= rp;
+        r->n -= z + 1u + rp;
+        q = z;
+    } else {
+        for (;;) { /* the zeros, a valid bit at a time */
+            if (r->n <= 56) dq__br_refill(r);
+            if (r->n == 0) return DQ_ERR_TRUNCATED;
+            z = r->acc ? dq__clz64(r->acc) : 64u;
+            if (z > r->n) z = r->n; /* bits past the valid ones may be a later byte's */
+            if (q + z > lim) return DQ_ERR_CORRUPT;
+            q += z;
+            if (z < r->n) { /* the one */
+                r->acc = (r->acc << z) << 1;
+                r->n -= z + 1u;
+                break;
+            }
+            r->acc = z == 64u ? 0u : r->acc << z;
+            r->n = 0;
+        }
+        rem = dq__br_get56(r, rp);
+        if (r->overrun) return DQ_ERR_TRUNCATED;
+    }
+    *v = q << rp | rem; /* q <= 2^32: no overflow */
+    return *v > n - next - 1u ? DQ_ERR_CORRUPT : DQ_OK;
+}
+static inline dq_status dq__index_get_rice(const dq__ihead *h, uint32_t *idx) {
+    dq_bitreader r;
+    uint64_t next = 0, v;
+    unsigned rp = h->body[0];
+    size_t i;
+    dq_status st;
+    if (rp > dq__rice_rmax(h->n)) return DQ_ERR_CORRUPT;
+    if (dq_br_init(&r, h->body + 1, h->body_len - 1u) != DQ_OK) return DQ_ERR_NULL;
+    for (i = 0; i < h->k; i++) {
+        if ((st = dq__rice_get(&r, rp, h->n, next, &v)) != DQ_OK) return st;
+        next += v + 1u;
         idx[i] = (uint32_t)(next - 1u);
     }
     return dq_br_finish(&r);
@@ -6690,8 +6916,10 @@ static inline dq_status dq__index_decode_with(const void *src, size_t src_len, u
         st = dq__index_get_gamma(&h, idx);
     else if (h.coder == DQ_INDEX_VARINT)
         st = dq__index_get_varint(&h, idx, kern);
-    else
+    else if (h.coder == DQ_INDEX_BITMAP)
         st = dq__index_get_bitmap(&h, idx);
+    else
+        st = dq__index_get_rice(&h, idx);
     if (st == DQ_OK) *k = h.k;
     return st;
 }
@@ -7695,9 +7923,130 @@ DQ_API dq_status dq_rd_alloc(const dq_rd *rd, size_t m, double budget_bits, unsi
     return DQ_OK;
 }
 
+/* ---------------------------------------------------------------- quantized values of sparse messages
+ * A sparse message whose header width is 1..16 bits (a composed message, doc/FORMAT.md 20.10)
+ * carries its k values as the body of a QSGD message M' of those values: count k, the sparse
+ * header's width, coder, norm, bucket and stochastic flag, no checksum of its own, and the
+ * dither key of (seed, step XOR 2^63, stream). This part is the one place where the sparse
+ * family meets the level codec: M''s params, its capacity and encoder (dq__lv_capacity,
+ * dq__lv_encode), the parse of its body's sizes (dq__lv_header) and a reader that decodes its
+ * values a block at a time (dq__fixed_check, dq__cdec_*, dq__decode_run), so that a sparse
+ * decoder needs no buffer of k values. */
+
+#define DQ__CM_STEP_FLIP ((uint64_t)1 << 63) /* M''s step: the header's with the top bit flipped */
+
+/* A sparse header width that carries quantized values. */
+static inline int dq__cm_bits(unsigned bits) { return bits >= 1u && bits <= 16u; }
+
+/* The params of M' from the caller's sparse params (whose bits are 1..16). */
+static inline void dq__cm_params(const dq_params *p, dq_params *q) {
+    memset(q, 0, sizeof *q);
+    q->scheme = DQ_SCHEME_QSGD;
+    q->bits = p->bits;
+    q->bucket = p->bucket;
+    q->rounding = p->rounding;
+    q->norm = p->norm;
+    q->seed = p->seed;
+    q->step = p->step ^ DQ__CM_STEP_FLIP;
+    q->stream = p->stream;
+    q->checksum = p->checksum;
+    q->coder = p->coder;
+}
+
+/* The dst capacity the QSGD encoder needs for M' of k >= 1 values; UINT64_MAX when it does not
+ * fit size_t. */
+static inline uint64_t dq__cm_capacity(const dq_params *q, size_t k) {
+    size_t size = 0;
+    return dq__lv_capacity(q, k, &size) == DQ_OK ? (uint64_t)size : UINT64_MAX;
+}
+
+/* M''s header fields as a composed message's header gives them (the wire norm byte). */
+typedef struct dq__cm_head {
+    unsigned bits, coder, norm, stochastic;
+    uint32_t bucket; /* as on the wire: 0 = all k values */
+} dq__cm_head;
+
+/* The sizes of M''s body at `body` (avail bytes there) for k >= 1 values, as dq__lv_header
+ * parses a QSGD message: *lh (count, coder, payload_size, msg_size = 48 + the body) and its
+ * configuration *lc. The checks of FORMAT 20.6 step 5 (DQ_ERR_TRUNCATED, DQ_ERR_CORRUPT,
+ * DQ_ERR_TOO_LARGE); the fields themselves were checked with the sparse header. */
+static inline dq_status dq__cm_parse(const dq__cm_head *f, const uint8_t *body, size_t avail, size_t k,
+                                     dq_header *lh, dq__cfg *lc) {
+    uint8_t head[DQ__CODED_HEADER]; /* the header fields dq__lv_header reads, and the length */
+    size_t have = avail < 8u ? avail : 8u;
+    memset(head, 0, sizeof head);
+    memset(lh, 0, sizeof *lh);
+    head[DQ__H_NORM] = (uint8_t)f->norm;
+    if (have) memcpy(head + DQ_HEADER_SIZE, body, have);
+    lh->scheme = DQ_SCHEME_QSGD;
+    lh->bits = f->bits;
+    lh->coder = f->coder;
+    lh->flags = f->stochastic ? DQ_FLAG_STOCHASTIC : 0u;
+    lh->bucket = f->bucket;
+    return dq__lv_header(head, DQ_HEADER_SIZE + have, (uint64_t)k, lh, lc);
+}
+
+/* Writes M' of the k >= 1 values w with params q at dst[0..cap): its 48-byte header, then the
+ * body, which the caller keeps. *f gets the header fields the encoder chose (coder, norm),
+ * *cs whether it added a payload checksum (the last 4 of *len bytes). */
+static inline dq_status dq__cm_encode(const dq_params *q, const float *w, size_t k, uint8_t *dst, size_t cap,
+                                      dq__cm_head *f, unsigned *cs, size_t *len) {
+    unsigned flags;
+    dq_status st = dq__lv_encode(q, DQ_F32, w, k, DQ_F32, NULL, dst, cap, len);
+    if (st != DQ_OK) return st;
+    flags = dq__ld16(dst + DQ__H_FLAGS);
+    f->bits = dst[DQ__H_BITS];
+    f->coder = dst[DQ__H_CODER];
+    f->norm = dst[DQ__H_NORM];
+    f->stochastic = (flags & DQ_FLAG_STOCHASTIC) != 0;
+    f->bucket = dq__ld32(dst + DQ__H_BUCKET);
+    *cs = (flags & DQ_FLAG_CHECKSUM) != 0;
+    return DQ_OK;
+}
+
+/* The decoded values of M', a block of 256 at a time, from its body in memory. */
+typedef struct dq__cm_reader {
+    dq__cfg c;
+    const uint8_t *scales, *payload; /* payload: the fixed layout's (coder 0) */
+    dq__cdec cd;                     /* coders 1 and 3 */
+    int coded;
+    size_t k, pos, cnt, at; /* values decoded so far; buffered; the next buffered one */
+    float v[DQ__BLOCK];
+} dq__cm_reader;
+
+/* Opens the reader on the body of M' (k >= 1 values, coder and bits of its header, lc its
+ * configuration); with `check`, validates every scale and the payload first (FORMAT 20.6 step
+ * 7), so that the values decode without a failure. */
+static inline dq_status dq__cm_open(dq__cm_reader *r, const dq__cfg *lc, unsigned coder, unsigned bits, size_t k,
+                                    const uint8_t *body, int check) {
+    r->c = *lc;
+    r->k = k;
+    r->pos = r->cnt = r->at = 0;
+    r->coded = coder != DQ_CODER_FIXED;
+    r->scales = body + (r->coded ? 8u : 0u);
+    r->payload = r->scales + lc->prefix;
+    if (!r->coded) return check ? dq__fixed_check(lc, k, r->scales, r->payload) : DQ_OK;
+    if (check && dq__fixed_check(lc, 0, r->scales, NULL) != DQ_OK) return DQ_ERR_CORRUPT; /* the scales */
+    if (dq__cdec_open(&r->cd, coder, bits, k, r->payload, (size_t)dq__ld64(body)) != DQ_OK) return DQ_ERR_CORRUPT;
+    r->cd.trusted = !check;
+    return check ? dq__cdec_validate(&r->cd) : DQ_OK; /* decodes it once, then rewinds */
+}
+
+/* The next value (called at most k times). */
+static inline float dq__cm_next(dq__cm_reader *r) {
+    if (r->at == r->cnt) {
+        size_t end = r->k - r->pos > DQ__BLOCK ? r->pos + DQ__BLOCK : r->k;
+        dq__decode_run(&r->c, r->scales, r->payload, r->coded ? &r->cd : NULL, r->pos, end, 1.0f, 0, r->v);
+        r->cnt = end - r->pos;
+        r->pos = end;
+        r->at = 0;
+    }
+    return r->v[r->at++];
+}
 /* ---------------------------------------------------------------- sparsifiers
  * Top-k, random-k and threshold messages (doc/FORMAT.md "Sparse messages", doc/MATHS.md 7),
- * with fused error feedback.
+ * with fused error feedback; their values as float32, or quantized (composed messages, the
+ * part before this one).
  *
  * Selection works on keys: the float32 bit pattern of |c| with the sign cleared, which orders
  * like |c| for finite values (+0 and -0 share key 0; Inf and NaN have keys >= 0x7F800000).
@@ -7764,12 +8113,14 @@ typedef struct dq__sp_cut {
 } dq__sp_cut;
 
 /* The input of a sparse encoder: x and the residual e (or NULL) of dtypes xt and et, which the
- * passes read a chunk at a time (float data in one piece, in place). */
+ * passes read a chunk at a time (float data in one piece, in place). `late`: the residual is
+ * written by the encoder's last pass only (a composed message can still fail after the
+ * selection); otherwise the collecting pass compensates a float residual in place. */
 typedef struct dq__sp_src {
     dq_dtype xt, et;
     const void *x;
     void *e;
-    int flt;
+    int flt, late;
     float xb[DQ__ELCHUNK], eb[DQ__ELCHUNK];
 } dq__sp_src;
 static inline void dq__sp_src_init(dq__sp_src *s, dq_dtype xt, const void *x, dq_dtype et, void *e) {
@@ -7778,6 +8129,7 @@ static inline void dq__sp_src_init(dq__sp_src *s, dq_dtype xt, const void *x, dq
     s->x = x;
     s->e = e;
     s->flt = xt == DQ_F32 && (!e || et == DQ_F32);
+    s->late = 0;
 }
 /* The chunk of elements from i0 (of n) as floats in *x, *e (NULL without a residual); returns
  * its length. A float residual comes in place, a 16-bit one as a copy. */
@@ -7900,8 +8252,8 @@ static inline dq_status dq__sp_plan_topk(dq__sp_src *src, size_t n, size_t k, ui
 
 /* Collecting pass: the kept indices in ascending order into idx, the boundary candidates into
  * cand as key << 32 | (2^32 - 1 - index). A float residual becomes e = x + e (the compensated
- * vector) here; a 16-bit one is left for the encoder's last pass. Returns the number of indices
- * in idx; *nc the number of candidates. */
+ * vector) here, unless src->late; a 16-bit one is left for the encoder's last pass. Returns the
+ * number of indices in idx; *nc the number of candidates. */
 static inline size_t dq__sp_collect(dq__sp_src *src, size_t n, const dq__sp_cut *cut, uint32_t *idx, uint64_t *cand,
                                     size_t *nc) {
     size_t i0, cnt, i, na = 0, c = 0, ties = cut->blo == cut->bhi ? cut->r : 0;
@@ -7909,7 +8261,7 @@ static inline size_t dq__sp_collect(dq__sp_src *src, size_t n, const dq__sp_cut 
     float *e, *eo;
     for (i0 = 0; i0 < n; i0 += cnt) {
         cnt = dq__sp_src_get(src, i0, n, &x, &e);
-        eo = src->flt ? e : NULL;
+        eo = src->flt && !src->late ? e : NULL;
         for (i = 0; i < cnt; i += 64u) {
             uint64_t m = dq__sp_mask(x, e, eo, i, cnt, cut->blo);
             for (; m; m &= m - 1u) {
@@ -8007,21 +8359,34 @@ static inline size_t dq__sp_strata_next(dq__sp_strata *s, uint32_t j) {
 /* ---- parameters and sizes */
 typedef struct dq__sp_cfg {
     unsigned scheme, cs, rescale;
+    unsigned bits;   /* 1..16: composed (the values are the body of M', params q); 0: float32 */
     dq_index_coder coder;
     size_t k;        /* TOPK, RANDK; THRESHOLD: 0 until counted */
     uint32_t tkey;   /* THRESHOLD: key of the threshold */
+    dq_params q;     /* composed: the params of M' (composed part) */
+    dq__cfg lc;      /* composed: M''s configuration for one value (its norm, flags, bucket) */
 } dq__sp_cfg;
 
 /* Every field that does not apply must be zero (a set field means the caller expects a
- * behaviour these schemes do not have); bits may also be 32, the width on the wire. */
+ * behaviour these schemes do not have); bits may also be 32, the width on the wire. With bits
+ * 1..16 the fields of the values' QSGD message are checked as for QSGD. */
 static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg *c) {
     unsigned sc = (unsigned)p->scheme;
     int topk = sc == DQ_SCHEME_TOPK, randk = sc == DQ_SCHEME_RANDK, thr = sc == DQ_SCHEME_THRESHOLD;
+    dq_status st;
     if (!topk && !randk && !thr) return DQ_ERR_PARAM;
-    if ((p->bits != 0 && p->bits != 32u) || p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT ||
-        p->norm != DQ_NORM_DEFAULT || !dq__fixed_asked(p) || p->checksum > 1u || p->alpha != 0.0f || p->levels)
+    c->bits = dq__cm_bits(p->bits) ? p->bits : 0u;
+    if (c->bits) {
+        dq__cm_params(p, &c->q);
+        if ((st = dq__cfg_make(&c->q, 1, &c->lc)) != DQ_OK) return st; /* bucket, rounding, norm, coder, checksum */
+    } else if (p->bits != 0 && p->bits != 32u) {
+        return DQ_ERR_BITS;
+    } else if (p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT || p->norm != DQ_NORM_DEFAULT ||
+               !dq__fixed_asked(p) || p->checksum > 1u) {
         return DQ_ERR_PARAM;
-    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > 3u ||
+    }
+    if (p->alpha != 0.0f || p->levels) return DQ_ERR_PARAM;
+    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > (unsigned)DQ_INDEX_RICE ||
         (!thr && p->threshold != 0.0f) || (thr && p->k))
         return DQ_ERR_PARAM;
     if (n == 0) return DQ_ERR_EMPTY;
@@ -8037,32 +8402,37 @@ static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg
     return DQ_OK;
 }
 
-/* Largest index stream of `coder` for k indices below n (FORMAT 18.7, per coder); AUTO picks
- * the smallest exact size, so the smallest bound holds for it. */
+/* Largest index stream the encoder writes with `coder` for k indices below n (FORMAT 18.7; RICE
+ * with the parameter it picks); AUTO picks the smallest exact size, so the smallest bound holds
+ * for it. */
 static inline uint64_t dq__sp_ibound(uint64_t k, uint64_t n, dq_index_coder coder) {
-    uint64_t g = k, v = (k + 3u) / 4u + k, bm = (n + 7u) / 8u, best;
-    unsigned j;
-    for (j = 1; j <= 32; j++) g += 2u * (n >> j < k ? n >> j : k);
-    for (j = 1; j <= 3; j++) v += n >> (8u * j) < k ? n >> (8u * j) : k;
-    g = (g + 7u) / 8u;
-    if (coder == DQ_INDEX_GAMMA) return DQ_INDEX_HEADER_SIZE + g;
-    if (coder == DQ_INDEX_VARINT) return DQ_INDEX_HEADER_SIZE + v;
-    if (coder == DQ_INDEX_BITMAP) return DQ_INDEX_HEADER_SIZE + bm;
-    best = g < v ? g : v;
-    return DQ_INDEX_HEADER_SIZE + (bm < best ? bm : best);
+    uint64_t b[5], best;
+    unsigned c;
+    dq__index_bodies_max(k, n, b, &best);
+    b[DQ_INDEX_RICE] = best; /* the encoder's parameter, not any */
+    if (coder != DQ_INDEX_AUTO) return DQ_INDEX_HEADER_SIZE + b[coder];
+    best = b[DQ_INDEX_GAMMA];
+    for (c = DQ_INDEX_VARINT; c <= DQ_INDEX_RICE; c++)
+        if (b[c] < best) best = b[c];
+    return DQ_INDEX_HEADER_SIZE + best;
 }
-/* The largest stream of any coder (what a decoder accepts; FORMAT 18.7). */
-static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) {
-    uint64_t g = dq__sp_ibound(k, n, DQ_INDEX_GAMMA), v = dq__sp_ibound(k, n, DQ_INDEX_VARINT);
-    uint64_t bm = dq__sp_ibound(k, n, DQ_INDEX_BITMAP), m = g > v ? g : v;
-    return m > bm ? m : bm;
-}
-/* Room the encoder needs for k kept elements: the exact size for RANDK; for TOPK and
- * THRESHOLD the bound with the stream's bound, plus 4 bytes for aligning the index list that
- * the encoder keeps at the end of the buffer. */
+/* The largest stream of any coder, RICE with any parameter (what a decoder accepts; FORMAT
+ * 18.7). */
+static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) { return dq__index_bound64(k, n); }
+/* Room the encoder needs for k kept elements (FORMAT 20.7): the exact size for float32 RANDK;
+ * for TOPK and THRESHOLD the bound with the stream's bound, plus 4 bytes for aligning the index
+ * list that the encoder keeps at the end of the buffer. Composed (k >= 1): the capacity of M',
+ * whose header goes 48 bytes before the values, then the k gathered values and the index list
+ * (4-byte aligned); UINT64_MAX when M''s does not fit size_t. */
 static inline uint64_t dq__sp_room(const dq__sp_cfg *c, uint64_t k, uint64_t n) {
-    if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS + 4u * k + 4u * c->cs;
-    return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) + 4u * k + 4u * c->cs + 4u;
+    uint64_t lv;
+    if (!c->bits || k == 0) {
+        if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS + 4u * k + 4u * c->cs;
+        return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) + 4u * k + 4u * c->cs + 4u;
+    }
+    if ((lv = dq__cm_capacity(&c->q, (size_t)k)) == UINT64_MAX) return UINT64_MAX;
+    if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS - DQ_HEADER_SIZE + lv + 4u * k + 4u;
+    return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) - DQ_HEADER_SIZE + lv + 8u * k + 4u;
 }
 
 static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size) {
@@ -8077,34 +8447,90 @@ static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size) 
 }
 
 /* ---- encoder */
-static inline void dq__sp_head(const dq__sp_cfg *c, const dq_params *p, size_t n, size_t k, uint8_t *dst) {
-    unsigned flags = (c->cs ? DQ_FLAG_CHECKSUM : 0u) | (c->rescale ? DQ_FLAG_RESCALED : 0u);
-    dq__put_header(dst, c->scheme, 32u, DQ_CODER_FIXED, 0u, flags, 0u, (uint64_t)n, p);
+/* The header and k; f: the values' header fields (float32: bits 32, the rest 0; composed: M''s),
+ * cs: the payload checksum follows. */
+static inline void dq__sp_head(const dq__sp_cfg *c, const dq_params *p, const dq__cm_head *f, unsigned cs, size_t n,
+                               size_t k, uint8_t *dst) {
+    unsigned flags = (cs ? DQ_FLAG_CHECKSUM : 0u) | (c->rescale ? DQ_FLAG_RESCALED : 0u) |
+                     (f->stochastic ? DQ_FLAG_STOCHASTIC : 0u);
+    dq__put_header(dst, c->scheme, f->bits, f->coder, f->norm, flags, f->bucket, (uint64_t)n, p);
     dq__st64(dst + DQ__SP_K_OFF, (uint64_t)k);
 }
-static inline void dq__sp_finish(const dq__sp_cfg *c, uint8_t *dst, size_t size, size_t *len) {
-    if (c->cs) dq__st32(dst + size - 4u, dq__body_crc(dst, size));
+static inline void dq__sp_finish(unsigned cs, uint8_t *dst, size_t size, size_t *len) {
+    if (cs) dq__st32(dst + size - 4u, dq__body_crc(dst, size));
     *len = size;
+}
+/* The values' header fields of a message without quantized values: float32 values, or none
+ * (a composed message with k = 0: the params' norm, rounding and bucket, coder 0). */
+static inline void dq__sp_fields(const dq__sp_cfg *c, dq__cm_head *f) {
+    memset(f, 0, sizeof *f);
+    f->bits = c->bits ? c->bits : 32u;
+    if (!c->bits) return;
+    f->norm = c->lc.norm;
+    f->stochastic = c->lc.stochastic;
+    f->bucket = c->lc.bucket_wire;
+}
+
+/* Composed: the values part at dst + at, M' of the k >= 1 values w[] (FORMAT 20.10), written by
+ * the QSGD encoder into dst[at - 48 .. lim), whose header lands on the 48 bytes before the
+ * values (saved and put back). With `ef`, w[] then gets the decoded values, for the residual.
+ * *f, *cs: M''s header fields and whether it ends in a checksum (which becomes the message's);
+ * *vlen: the values part's bytes, that checksum included. */
+static inline dq_status dq__sp_values_cm(const dq__sp_cfg *c, float *w, size_t k, uint8_t *dst, size_t at,
+                                         size_t lim, int ef, dq__cm_head *f, unsigned *cs, size_t *vlen) {
+    uint8_t keep[DQ_HEADER_SIZE], *m = dst + at - DQ_HEADER_SIZE;
+    size_t len = 0, j;
+    dq_status st;
+    memcpy(keep, m, DQ_HEADER_SIZE);
+    st = dq__cm_encode(&c->q, w, k, m, lim - (at - DQ_HEADER_SIZE), f, cs, &len);
+    memcpy(m, keep, DQ_HEADER_SIZE);
+    if (st != DQ_OK) return st;
+    *vlen = len - DQ_HEADER_SIZE;
+    if (ef) {
+        dq__cm_reader rd;
+        dq_header lh;
+        dq__cfg lc;
+        if (dq__cm_parse(f, dst + at, *vlen, k, &lh, &lc) != DQ_OK ||
+            dq__cm_open(&rd, &lc, f->coder, f->bits, k, dst + at, 0) != DQ_OK)
+            return DQ_ERR_CORRUPT; /* cannot happen: the QSGD encoder wrote it */
+        for (j = 0; j < k; j++) w[j] = dq__cm_next(&rd);
+    }
+    return DQ_OK;
 }
 
 /* Random-k: the finiteness pass (residual untouched on failure), the values, then the
- * residual: e = c everywhere, minus the value sent where one was. */
+ * residual: e = c everywhere, minus the value sent (decoded, when composed) where one was.
+ * Composed: the values are gathered at the end of dst first. */
 static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params *p, dq__sp_src *src, size_t n,
-                                            uint8_t *dst, size_t *len) {
+                                            uint8_t *dst, size_t cap, size_t *len) {
     dq__sp_strata s;
+    dq__cm_head f;
     uint8_t *vals = dst + DQ__SP_RAND_VALS;
-    size_t above, j, k = c->k, i0, cnt, i = 0;
+    float *w = NULL;
+    size_t above, j, k = c->k, i0, cnt, i = 0, top = 0, vlen = 4u * k;
+    unsigned cs = c->cs;
     const float *x;
     float *e;
     dq_status st = dq__sp_count(src, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
     if (st != DQ_OK) return st;
+    dq__sp_fields(c, &f);
+    if (c->bits) { /* the values gathered 4-byte aligned, ending at most 3 bytes before dst + cap */
+        top = cap - 4u * k;
+        top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
+        w = (float *)(void *)(dst + top);
+    }
     dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
     for (j = 0; j < k; j++) {
         float v = dq__sp_src_at(src, dq__sp_strata_next(&s, (uint32_t)j));
         if (c->rescale) v = v * (float)s.m;
         if (dq__sp_key(v) >= DQ__SP_FIN) return DQ_ERR_OVERFLOW; /* m c beyond FLT_MAX */
-        dq__st32(vals + 4u * j, dq__fbits(v));
+        if (w)
+            w[j] = v;
+        else
+            dq__st32(vals + 4u * j, dq__fbits(v));
     }
+    if (w && (st = dq__sp_values_cm(c, w, k, dst, DQ__SP_RAND_VALS, top, src->e != NULL, &f, &cs, &vlen)) != DQ_OK)
+        return st;
     if (src->e) { /* the strata are in index order: walk them beside the chunks */
         dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
         j = 0;
@@ -8113,25 +8539,30 @@ static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params
             cnt = dq__sp_src_get(src, i0, n, &x, &e);
             dq__k_compensate(x, e, cnt);
             for (; j < k && i < i0 + cnt; i = ++j < k ? dq__sp_strata_next(&s, (uint32_t)j) : n)
-                e[i - i0] = e[i - i0] - dq__bitsf(dq__ld32(vals + 4u * j));
+                e[i - i0] = e[i - i0] - (w ? w[j] : dq__bitsf(dq__ld32(vals + 4u * j)));
             dq__el_out(src->et, e, cnt, src->e, i0);
         }
     }
-    dq__sp_head(c, p, n, k, dst);
-    dq__sp_finish(c, dst, DQ__SP_RAND_VALS + 4u * k + 4u * c->cs, len);
+    dq__sp_head(c, p, &f, cs, n, k, dst);
+    dq__sp_finish(cs, dst, DQ__SP_RAND_VALS + vlen + (w ? 0u : 4u * cs), len);
     return DQ_OK;
 }
 
 /* Top-k and threshold: plan (read-only), check the room for k, collect into the index list at
  * the end of dst, then the stream, and a last pass for the values and the residual of the kept
- * elements (a 16-bit residual is compensated there, chunk by chunk). */
+ * elements (a 16-bit residual is compensated there, chunk by chunk). Composed: the values are
+ * gathered below the index list, quantized after the stream, and the last pass writes the whole
+ * residual (the collecting pass leaves it alone, src->late, since quantizing can still fail). */
 static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, dq__sp_src *src, size_t n, uint8_t *dst,
                                           size_t cap, size_t *len) {
     uint64_t w[DQ__SP_NB];
     dq__sp_cut cut;
+    dq__cm_head f;
     uint32_t *idx;
     uint8_t *vals;
-    size_t k, slen = 0, j = 0, top, i0, cnt;
+    float *vq = NULL; /* composed: the gathered, then decoded, values */
+    size_t k, slen = 0, j = 0, top, i0, cnt, lim, vlen;
+    unsigned cs = c->cs;
     const float *x;
     float *e;
     dq_status st;
@@ -8148,29 +8579,52 @@ static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, dq_
         c->k = cnt_above;
     }
     k = c->k;
+    dq__sp_fields(c, &f);
     /* the index list: 4-byte aligned, ending at most 3 bytes before dst + cap */
     top = cap - 4u * k;
     top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
     idx = (uint32_t *)(void *)(dst + top);
+    lim = top;
+    if (c->bits) { /* composed: the values below the list; the residual in the last pass */
+        lim = top - 4u * k;
+        vq = (float *)(void *)(dst + lim);
+        src->late = 1;
+    }
     dq__sp_select(src, n, k, &cut, idx, w);
     /* the stream ends before the list (the room has 4 spare bytes), the values trail it */
-    st = dq_index_encode(idx, k, (uint64_t)n, c->coder, dst + DQ__SP_STREAM, top - DQ__SP_STREAM, &slen);
+    st = dq_index_encode(idx, k, (uint64_t)n, c->coder, dst + DQ__SP_STREAM, lim - DQ__SP_STREAM, &slen);
     if (st != DQ_OK) return st; /* cannot happen: the room bounds the stream */
     vals = dst + DQ__SP_STREAM + slen;
-    for (i0 = 0; i0 < n && (src->e || j < k); i0 += cnt) {
-        cnt = dq__sp_src_get(src, i0, n, &x, &e);
-        if (e && !src->flt) dq__k_compensate(x, e, cnt); /* the collecting pass did it for floats */
-        for (; j < k && idx[j] < i0 + cnt; j++) { /* value j lands at or below idx[j], which was read first */
-            size_t i = idx[j] - i0;
-            float v = e ? e[i] : x[i];
-            if (e) e[i] = v - v; /* sent exactly: nothing left over */
-            dq__st32(vals + 4u * j, dq__fbits(v));
+    if (c->bits) {
+        vlen = 0;
+        if (k) {
+            for (j = 0; j < k; j++) vq[j] = dq__sp_src_at(src, idx[j]); /* c = x + e, as compensated below */
+            st = dq__sp_values_cm(c, vq, k, dst, DQ__SP_STREAM + slen, lim, src->e != NULL, &f, &cs, &vlen);
+            if (st != DQ_OK) return st;
         }
-        if (e) dq__el_out(src->et, e, cnt, src->e, i0);
+        for (i0 = 0, j = 0; i0 < n && src->e; i0 += cnt) { /* e = c, minus the decoded value where sent */
+            cnt = dq__sp_src_get(src, i0, n, &x, &e);
+            dq__k_compensate(x, e, cnt);
+            for (; j < k && idx[j] < i0 + cnt; j++) e[idx[j] - i0] = e[idx[j] - i0] - vq[j];
+            dq__el_out(src->et, e, cnt, src->e, i0);
+        }
+    } else {
+        for (i0 = 0; i0 < n && (src->e || j < k); i0 += cnt) {
+            cnt = dq__sp_src_get(src, i0, n, &x, &e);
+            if (e && !src->flt) dq__k_compensate(x, e, cnt); /* the collecting pass did it for floats */
+            for (; j < k && idx[j] < i0 + cnt; j++) { /* value j lands at or below idx[j], which was read first */
+                size_t i = idx[j] - i0;
+                float v = e ? e[i] : x[i];
+                if (e) e[i] = v - v; /* sent exactly: nothing left over */
+                dq__st32(vals + 4u * j, dq__fbits(v));
+            }
+            if (e) dq__el_out(src->et, e, cnt, src->e, i0);
+        }
+        vlen = 4u * k + 4u * cs;
     }
-    dq__sp_head(c, p, n, k, dst);
+    dq__sp_head(c, p, &f, cs, n, k, dst);
     dq__st64(dst + DQ__SP_LEN_OFF, (uint64_t)slen);
-    dq__sp_finish(c, dst, DQ__SP_STREAM + slen + 4u * k + 4u * c->cs, len);
+    dq__sp_finish(cs, dst, DQ__SP_STREAM + slen + vlen + (c->bits && !k ? 4u * cs : 0u), len);
     return DQ_OK;
 }
 
@@ -8186,35 +8640,57 @@ static inline dq_status dq__sp_encode(const dq_params *p, dq_dtype xt, const voi
     dq__sp_src_init(&src, xt, x, rt, residual);
     if (c.scheme == DQ_SCHEME_RANDK) {
         if (cap < dq__sp_room(&c, c.k, n)) return DQ_ERR_DST_TOO_SMALL;
-        return dq__sp_encode_randk(&c, p, &src, n, dst, len);
+        return dq__sp_encode_randk(&c, p, &src, n, dst, cap, len);
     }
     return dq__sp_encode_idx(&c, p, &src, n, dst, cap, len);
 }
 
-/* ---- header */
+/* ---- header (FORMAT 20.6 steps 1 to 6). A composed message's values part is sized as the body
+ * of M' (count k), and *c gets M''s configuration, which the decoder reads its values with. */
 static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
-    uint64_t n, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
+    uint64_t n, k, size, pay, at, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
     unsigned ok_flags = DQ_FLAG_CHECKSUM | (h->scheme == DQ_SCHEME_RANDK ? DQ_FLAG_RESCALED : 0u);
-    (void)c;
+    int cm = dq__cm_bits(h->bits);
     if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     n = h->count;
-    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
-        n > DQ__SP_MAX_N)
+    if (cm) { /* M''s fields: as for QSGD, but for coder 2 (never written here) */
+        if (h->coder == DQ_CODER_RANS8 || h->coder > DQ_CODER_RANS || (h->coder == DQ_CODER_ELIAS && h->bits == 1u) ||
+            (h->coder == DQ_CODER_RANS && h->bits > 8u) || !dq__norm_ok(DQ_SCHEME_QSGD, in[DQ__H_NORM]) ||
+            h->bucket % 8u != 0 || (h->flags & ~(ok_flags | DQ_FLAG_STOCHASTIC)) || n > DQ__SP_MAX_N)
+            return DQ_ERR_CORRUPT;
+    } else if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 ||
+               (h->flags & ~ok_flags) || n > DQ__SP_MAX_N) {
         return DQ_ERR_CORRUPT;
+    }
     if (src_len < DQ__SP_K_OFF + 8u) return DQ_ERR_TRUNCATED;
     k = dq__ld64(in + DQ__SP_K_OFF);
-    if (k > n || (k == 0 && h->scheme != DQ_SCHEME_THRESHOLD)) return DQ_ERR_CORRUPT;
+    if (k > n || (k == 0 && (h->scheme != DQ_SCHEME_THRESHOLD || h->coder != DQ_CODER_FIXED))) return DQ_ERR_CORRUPT;
     if (h->scheme == DQ_SCHEME_RANDK) {
-        pay = 4u * k;
-        size = DQ__SP_RAND_VALS + pay + cs;
+        pay = 0;
+        at = DQ__SP_RAND_VALS;
     } else {
-        uint64_t slen;
         if (src_len < DQ__SP_STREAM) return DQ_ERR_TRUNCATED;
-        slen = dq__ld64(in + DQ__SP_LEN_OFF);
-        if (slen < DQ_INDEX_HEADER_SIZE || slen > dq__sp_ibound_any(k, n)) return DQ_ERR_CORRUPT;
-        pay = slen + 4u * k;
-        size = DQ__SP_STREAM + pay + cs;
+        pay = dq__ld64(in + DQ__SP_LEN_OFF);
+        if (pay < DQ_INDEX_HEADER_SIZE || pay > dq__sp_ibound_any(k, n)) return DQ_ERR_CORRUPT;
+        at = DQ__SP_STREAM + pay;
     }
+    if (cm && k) { /* the values part: the body of M' */
+        dq__cm_head f;
+        dq_header lh;
+        dq_status st;
+        f.bits = h->bits;
+        f.coder = h->coder;
+        f.norm = in[DQ__H_NORM];
+        f.stochastic = (h->flags & DQ_FLAG_STOCHASTIC) != 0;
+        f.bucket = h->bucket;
+        st = dq__cm_parse(&f, in + (src_len > at ? at : src_len), src_len > at ? (size_t)(src_len - at) : 0u, (size_t)k,
+                          &lh, c);
+        if (st != DQ_OK) return st;
+        pay += lh.msg_size - DQ_HEADER_SIZE;
+    } else if (!cm) {
+        pay += 4u * k;
+    }
+    size = (h->scheme == DQ_SCHEME_RANDK ? DQ__SP_RAND_VALS : DQ__SP_STREAM) + pay + cs;
     if (size > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     h->nnz = (size_t)k;
     h->payload_size = (size_t)pay;
@@ -8229,8 +8705,9 @@ typedef struct dq__sp_it {
     dq__ihead h;
     size_t done;     /* indices produced */
     int end;         /* the stream is exhausted (and was found valid) */
-    dq_bitreader r;  /* GAMMA */
-    uint64_t next;   /* GAMMA: the smallest index still allowed */
+    dq_bitreader r;  /* GAMMA, RICE */
+    uint64_t next;   /* GAMMA, RICE: the smallest index still allowed */
+    unsigned rp;     /* RICE: the parameter */
     size_t cpos, dpos, dlen; /* VARINT: control byte, data byte, data length; BITMAP: cpos = byte */
     dq__svb_acc a;
 } dq__sp_it;
@@ -8242,6 +8719,11 @@ static inline dq_status dq__sp_it_open(dq__sp_it *it, const uint8_t *s, size_t l
     if (it->h.coder == DQ_INDEX_GAMMA) {
         if (dq_br_init(&it->r, it->h.body, it->h.body_len) != DQ_OK) return DQ_ERR_CORRUPT;
         if (k == 0 && it->h.body_len) return DQ_ERR_CORRUPT; /* a trailing byte */
+    } else if (it->h.coder == DQ_INDEX_RICE) {
+        it->rp = it->h.body[0];
+        if (it->rp > dq__rice_rmax(n) || dq_br_init(&it->r, it->h.body + 1, it->h.body_len - 1u) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        if (k == 0 && it->h.body_len != 1u) return DQ_ERR_CORRUPT; /* a trailing byte */
     } else if (it->h.coder == DQ_INDEX_VARINT) {
         size_t clen = (size_t)dq__index_ctrl_len(k), i;
         const uint8_t *ctrl = it->h.body;
@@ -8284,6 +8766,18 @@ static inline dq_status dq__sp_it_next(dq__sp_it *it, uint32_t *buf, size_t *cnt
         }
         if (it->done == k) {
             if (dq_br_finish(r) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->end = 1;
+        }
+    } else if (it->h.coder == DQ_INDEX_RICE) {
+        uint64_t v;
+        while (got < DQ__SP_CHUNK && it->done < k) {
+            if (dq__rice_get(&it->r, it->rp, it->h.n, it->next, &v) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->next += v + 1u;
+            buf[got++] = (uint32_t)(it->next - 1u);
+            it->done++;
+        }
+        if (it->done == k) {
+            if (dq_br_finish(&it->r) != DQ_OK) return DQ_ERR_CORRUPT;
             it->end = 1;
         }
     } else if (it->h.coder == DQ_INDEX_VARINT) {
@@ -8344,41 +8838,173 @@ static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
     return bad ? DQ_ERR_CORRUPT : DQ_OK;
 }
 
+/* The values of a message in index order: float32, or decoded from M' (composed). */
+typedef struct dq__sp_vals {
+    const uint8_t *f32; /* NULL: composed */
+    size_t j;
+    dq__cm_reader cm;
+} dq__sp_vals;
+static inline float dq__sp_val(dq__sp_vals *v) {
+    return v->f32 ? dq__bitsf(dq__ld32(v->f32 + 4u * v->j++)) : dq__cm_next(&v->cm);
+}
+
+/* Decodes an opened message (FORMAT 20.6 step 7 on: the values, the index stream, then the
+ * output); c: M''s configuration when composed. */
 static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
                                       dq_dtype t, void *out) {
-    size_t n = h->count, k = h->nnz, j;
-    (void)c;
+    size_t n = h->count, k = h->nnz, j, slen = 0, at = DQ__SP_RAND_VALS;
+    dq__sp_vals v;
+    if (h->scheme != DQ_SCHEME_RANDK) { /* checked with the header */
+        slen = (size_t)dq__ld64(msg + DQ__SP_LEN_OFF);
+        at = DQ__SP_STREAM + slen;
+    }
+    v.j = 0;
+    v.f32 = dq__cm_bits(h->bits) ? NULL : msg + at;
+    if (v.f32 ? dq__sp_vals_ok(v.f32, k) != DQ_OK : k && dq__cm_open(&v.cm, c, h->coder, h->bits, k, msg + at, 1) != DQ_OK)
+        return DQ_ERR_CORRUPT;
     if (h->scheme == DQ_SCHEME_RANDK) {
-        const uint8_t *vals = msg + DQ__SP_RAND_VALS;
         dq__sp_strata s;
-        if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
         if (!add) memset(out, 0, n * dq_dtype_size(t)); /* +0 in every dtype */
         dq__sp_strata_init(&s, n, k, h->seed, h->step, h->stream);
-        for (j = 0; j < k; j++)
-            dq__sp_apply(t, out, dq__sp_strata_next(&s, (uint32_t)j), dq__bitsf(dq__ld32(vals + 4u * j)), w, add);
+        for (j = 0; j < k; j++) dq__sp_apply(t, out, dq__sp_strata_next(&s, (uint32_t)j), dq__sp_val(&v), w, add);
         return DQ_OK;
     } else {
         const uint8_t *stream = msg + DQ__SP_STREAM;
-        size_t slen = h->payload_size - 4u * k;
-        const uint8_t *vals = stream + slen;
         uint32_t buf[DQ__SP_CHUNK];
         dq__sp_it it;
         int pass;
-        if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
         for (pass = 0; pass < 2; pass++) { /* validate, then decode */
-            size_t cnt = 0, done = 0;
+            size_t cnt = 0;
             if (dq__sp_it_open(&it, stream, slen, n, k) != DQ_OK) return DQ_ERR_CORRUPT;
             while (!it.end) {
                 if (dq__sp_it_next(&it, buf, &cnt) != DQ_OK) return DQ_ERR_CORRUPT;
                 if (pass)
-                    for (j = 0; j < cnt; j++)
-                        dq__sp_apply(t, out, buf[j], dq__bitsf(dq__ld32(vals + 4u * (done + j))), w, add);
-                done += cnt;
+                    for (j = 0; j < cnt; j++) dq__sp_apply(t, out, buf[j], dq__sp_val(&v), w, add);
             }
             if (!pass && !add) memset(out, 0, n * dq_dtype_size(t));
         }
         return DQ_OK;
     }
+}
+/* ---------------------------------------------------------------- rate and distortion of composed messages
+ * dq_rd_sparse_measure: for each density asked, the top-k selection of v = x + residual (exact,
+ * dq_topk_select), its error, the exact index stream, and for every width what the values'
+ * QSGD message would cost and add: dq_rd_measure over the k gathered values (widths 2..16), and
+ * the 1-bit forms exactly. The caller's work area holds v (with a residual), the indices and
+ * the gathered values: the library never allocates. */
+
+DQ_API size_t dq_rd_sparse_work_size(size_t n, size_t kmax) {
+    uint64_t s = 4u * (uint64_t)n + 8u * (uint64_t)kmax + 4u; /* v, the indices, the values; alignment */
+    return n == 0 || kmax > n || s > (uint64_t)SIZE_MAX ? 0u : (size_t)s;
+}
+
+/* The 1-bit forms of the k values w (FORMAT 6.1, 6.5): the error, exact for nearest rounding (the
+ * mean of each bucket's |w|: sum w^2 - (sum |w|)^2 / len) and expected for stochastic (each value
+ * decodes to +-scale with mean w: scale^2 - w^2), the scale as the bucket norm in double. */
+static inline double dq__rds_err1(const dq_params *p, const float *w, size_t k) {
+    size_t bk = p->bucket == DQ_BUCKET_WHOLE ? k : p->bucket ? (size_t)p->bucket : (size_t)DQ_BUCKET_DEFAULT, b0, i;
+    int nearest = p->rounding == DQ_ROUND_NEAREST, mx = p->norm == DQ_NORM_MAX;
+    double err = 0.0;
+    for (b0 = 0; b0 < k; b0 += bk) {
+        size_t end = k - b0 < bk ? k : b0 + bk;
+        double sq = 0.0, ab = 0.0, m = 0.0, t;
+        for (i = b0; i < end; i++) {
+            double a = fabs((double)w[i]);
+            t = a * a;
+            sq += t;
+            ab += a;
+            if (a > m) m = a;
+        }
+        if (nearest) {
+            t = ab * ab;
+            err += sq - t / (double)(end - b0);
+        } else {
+            t = mx ? m * m : sq;
+            t = t * (double)(end - b0);
+            err += t - sq;
+        }
+    }
+    return err > 0.0 ? err : 0.0;
+}
+
+DQ_API dq_status dq_rd_sparse_measure(const dq_params *p, const float *x, const float *residual, size_t n,
+                                      const double *density, size_t m, void *work, size_t work_cap,
+                                      dq_rd_sparse *out) {
+    uint8_t *wk = (uint8_t *)work;
+    const float *v = x;
+    float *w;
+    uint32_t *idx;
+    size_t j, i, kmax = 0, need, hb = DQ_HEADER_SIZE + 16u; /* the sparse header, k and the stream length */
+    double cs;
+    dq_params q;
+    dq_status st;
+    if (!p || !x || !density || !out || (!work && work_cap)) return DQ_ERR_NULL;
+    if (n == 0 || m == 0) return DQ_ERR_EMPTY;
+    if ((uint64_t)n > DQ_INDEX_MAX_N) return DQ_ERR_TOO_LARGE;
+    if (p->scheme != DQ_SCHEME_TOPK || p->index_coder > (unsigned)DQ_INDEX_RICE || p->checksum > 1u ||
+        (p->norm != DQ_NORM_DEFAULT && p->norm != DQ_NORM_L2 && p->norm != DQ_NORM_MAX) ||
+        (unsigned)p->rounding > (unsigned)DQ_ROUND_NEAREST ||
+        (p->bucket && p->bucket != DQ_BUCKET_WHOLE && p->bucket % 8u))
+        return DQ_ERR_PARAM;
+    for (j = 0; j < m; j++) {
+        double d = density[j], kd;
+        if (!(d > 0.0 && d <= 1.0)) return DQ_ERR_PARAM;
+        kd = d * (double)n; /* each product in its own statement (doc/API.md, Determinism) */
+        kd = floor(kd + 0.5);
+        out[j].k = kd < 1.0 ? 1u : (size_t)kd;
+        if (out[j].k > kmax) kmax = out[j].k;
+    }
+    need = dq_rd_sparse_work_size(n, kmax);
+    if (!need) return DQ_ERR_TOO_LARGE;
+    if (work_cap < need) return DQ_ERR_WORKSPACE;
+    wk += (4u - ((uintptr_t)wk & 3u)) & 3u; /* floats and indices 4-byte aligned */
+    idx = (uint32_t *)(void *)wk;
+    w = (float *)(void *)(wk + 4u * kmax);
+    if (residual) { /* v = x + residual, in float as the encoder adds it */
+        float *c = (float *)(void *)(wk + 8u * kmax);
+        for (i = 0; i < n; i++) c[i] = x[i] + residual[i];
+        v = c;
+    }
+    memset(&q, 0, sizeof q); /* the values' QSGD message (FORMAT 20.10) */
+    q.scheme = DQ_SCHEME_QSGD;
+    q.bucket = p->bucket;
+    q.norm = p->norm;
+    cs = p->checksum ? 32.0 : 0.0;
+    for (j = 0; j < m; j++) {
+        dq_rd_sparse *o = &out[j];
+        size_t k = o->k, isz = 0, t = 0;
+        double sel = 0.0, head;
+        unsigned b;
+        dq_rd rd;
+        if ((st = dq_topk_select(v, n, k, idx)) != DQ_OK) return st; /* NaN, Inf: DQ_ERR_NONFINITE */
+        if ((st = dq_index_size(idx, k, (uint64_t)n, (dq_index_coder)p->index_coder, &isz)) != DQ_OK) return st;
+        for (i = 0; i < n; i++) { /* the elements not sent, summed directly: no cancellation */
+            double a = (double)v[i];
+            if (t < k && idx[t] == i) {
+                w[t++] = v[i];
+                continue;
+            }
+            a *= a;
+            sel += a;
+        }
+        o->sel_err = sel;
+        o->index_bytes = isz;
+        if ((st = dq_rd_measure(&q, w, NULL, k, &rd)) != DQ_OK) return st;
+        o->err[0] = o->sel_err; /* float32 values: sent exactly */
+        o->bits[0] = 8.0 * (double)(hb + isz + 4u * k);
+        o->bits[0] += cs;
+        /* widths >= 1: the sparse header's 16 bytes past M''s 48, the stream, and M' (FORMAT 20.10) */
+        head = 8.0 * (double)(hb - DQ_HEADER_SIZE + isz);
+        o->err[1] = o->sel_err + dq__rds_err1(p, w, k);
+        o->bits[1] = head + dq_message_bits(k, 1, p->bucket) + cs; /* signs: the fixed layout */
+        for (b = DQ_RD_BITS_MIN; b <= DQ_RD_BITS_MAX; b++) { /* rd.bits: the default coder's, with the checksum
+                                                              * it adds to a coded form */
+            int coded = rd.bits[b] < rd.fixed_bits[b];
+            o->err[b] = o->sel_err + rd.err[b];
+            o->bits[b] = head + rd.bits[b] + (coded ? 0.0 : cs);
+        }
+    }
+    return DQ_OK;
 }
 /* ---------------------------------------------------------------- count sketch and data quantization (API above) */
 

@@ -2,11 +2,12 @@
  *
  *   index [--n N] [--reps R]        (defaults: n = 2^24, R = 7)
  *
- * For k/n = 1e-3, 1e-2 and 1e-1 (indices drawn by selection sampling from a fixed-seed
- * splitmix64 stream), one row per coder: the stream's bytes per index (header included),
- * then encode and decode throughput in indices per second and in GB/s of uint32 index input
- * (k * 4 bytes / seconds), and the same-run baseline: memcpy of the k-index array, in GB/s.
- * "varint-scalar" decodes the VARINT stream with the scalar twin of the SIMD kernel.
+ * For k/n = 1e-4, 1e-3, 1e-2 and 1e-1 (indices drawn by selection sampling from a fixed-seed
+ * splitmix64 stream), one row per coder: the stream's bytes per index (header included), its
+ * bits per index against log2(C(n, k)) / k (the fewest any code can spend on a uniformly
+ * drawn set), then encode and decode throughput in indices per second and in GB/s of uint32
+ * index input (k * 4 bytes / seconds), and the same-run baseline: memcpy of the k-index array,
+ * in GB/s. "varint-scalar" decodes the VARINT stream with the scalar twin of the SIMD kernel.
  * Timing: every figure is the best of R samples; a sample repeats the call until it takes at
  * least 2 ms and divides. Outputs are checked untimed against the input.
  * Build and run: make bench-index (ARGS="--n N --reps R"). */
@@ -14,6 +15,7 @@
 #define _POSIX_C_SOURCE 199309L
 #endif
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +81,9 @@ static double timeit(job *j, int reps) {
 }
 
 int main(int argc, char **argv) {
-    static const double dens[3] = {1e-3, 1e-2, 1e-1};
-    static const char *const names[5] = {"auto", "gamma", "varint", "bitmap", "varint-scalar"};
+    static const double dens[4] = {1e-4, 1e-3, 1e-2, 1e-1};
+    static const char *const names[6] = {"auto", "gamma", "varint", "bitmap", "rice", "varint-scalar"};
+    static const char *const auto_names[5] = {"", "auto=gamma", "auto=varint", "auto=bitmap", "auto=rice"};
     uint64_t n = (uint64_t)1 << 24, seed = 42;
     int reps = 7, a, d;
     uint32_t *idx, *out;
@@ -99,13 +102,13 @@ int main(int argc, char **argv) {
     if (!idx || !out || !stream) return 1;
     printf("dqsgd index coders: n = %llu, best of %d, backend %s, varint kernel %s\n", (unsigned long long)n, reps,
            dq_simd_backend(), dq__k_svb_decode == dq__svb_decode__scalar ? "scalar" : "ssse3-shuffle");
-    printf("%-7s %-13s %8s %10s %8s %10s %8s %8s\n", "k/n", "coder", "B/index", "enc Mi/s", "enc GB/s", "dec Mi/s",
-           "dec GB/s", "memcpy");
-    for (d = 0; d < 3; d++) {
+    printf("%-7s %-13s %8s %8s %8s %10s %8s %10s %8s %8s\n", "k/n", "coder", "B/index", "b/index", "entropy",
+           "enc Mi/s", "enc GB/s", "dec Mi/s", "dec GB/s", "memcpy");
+    for (d = 0; d < 4; d++) {
         size_t k = 0, want = (size_t)(dens[d] * (double)n + 0.5);
         uint64_t i;
         job j;
-        double tcopy;
+        double tcopy, ent;
         int c;
         for (i = 0; i < n && k < want; i++) /* selection sampling: exactly `want` indices */
             if ((double)(splitmix(&seed) >> 11) * (1.0 / 9007199254740992.0) * (double)(n - i) < (double)(want - k))
@@ -117,13 +120,16 @@ int main(int argc, char **argv) {
         j.stream = stream;
         j.cap = dq_index_bound(k, n);
         j.out = out;
+        if (k == 0) continue;
         tcopy = timeit(&j, reps);
-        for (c = 0; c < 5; c++) {
+        /* log2 C(n, k) / k from lgamma: the entropy of a uniform k-subset, per index */
+        ent = (lgamma((double)n + 1.0) - lgamma((double)k + 1.0) - lgamma((double)(n - k) + 1.0)) / log(2.0) / (double)k;
+        for (c = 0; c < 6; c++) {
             double te, td;
-            j.coder = (dq_index_coder)(c == 4 ? DQ_INDEX_VARINT : c);
+            j.coder = (dq_index_coder)(c == 5 ? DQ_INDEX_VARINT : c);
             j.what = 1;
             te = timeit(&j, reps);
-            j.what = c == 4 ? 3 : 2;
+            j.what = c == 5 ? 3 : 2;
             td = timeit(&j, reps);
             memset(out, 0, k * sizeof *out);
             run(&j);
@@ -131,10 +137,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench_index: %s decoded wrong\n", names[c]);
                 return 1;
             }
-            printf("%-7g %-13s %8.3f %10.1f %8.2f %10.1f %8.2f %8.2f\n", dens[d],
-                   c == 0 ? (stream[0] == 1 ? "auto=gamma" : stream[0] == 2 ? "auto=varint" : "auto=bitmap")
-                          : names[c],
-                   (double)j.len / (double)k, (double)k / te * 1e-6, (double)k * 4.0 / te * 1e-9,
+            printf("%-7g %-13s %8.3f %8.2f %8.2f %10.1f %8.2f %10.1f %8.2f %8.2f\n", dens[d],
+                   c == 0 ? auto_names[stream[0] <= 4 ? stream[0] : 0] : names[c], (double)j.len / (double)k,
+                   8.0 * (double)j.len / (double)k, ent, (double)k / te * 1e-6, (double)k * 4.0 / te * 1e-9,
                    (double)k / td * 1e-6, (double)k * 4.0 / td * 1e-9, (double)k * 4.0 / tcopy * 1e-9);
         }
     }

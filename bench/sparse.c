@@ -13,6 +13,10 @@
  * rather than a residual that grows without bound on an input that never changes. -unb is
  * rescaled (unbiased) random-k; -crc rows carry the payload checksum. decode-add uses weight
  * 0.5. "select" is dq_topk_select (indices only).
+ * Composed rows (quantized values, doc/FORMAT.md 20.10), "topk-qB-D": top-k at density D (0.1%
+ * or 1%) with B-bit values (q1: the ternary form, nearest rounding and one scale; q2, q4:
+ * stochastic, 512 values a scale), the default coder and AUTO index coder; "topk-f32-D" is the
+ * float32 form at the same density, for its bytes. k = D n for these rows.
  * Timing: one warm-up call of the kernel and of its baseline, then R rounds of (kernel,
  * baseline) alternately; the minimum of each. Every message is checked untimed: its header,
  * its size against dq_encode_capacity(), and its decode against the input.
@@ -39,23 +43,40 @@ typedef struct row {
     kind what;
     dq_scheme scheme;
     unsigned unbiased, checksum;
+    unsigned bits, permille; /* composed rows: the width (0: float32) and k = permille n / 1000 */
 } row;
 static const row ROWS[] = {
-    {"topk-encode", ENC, DQ_SCHEME_TOPK, 0, 0},
-    {"topk-encode-ef", ENC_EF, DQ_SCHEME_TOPK, 0, 0},
-    {"topk-encode-crc", ENC, DQ_SCHEME_TOPK, 0, 1},
-    {"topk-decode", DEC, DQ_SCHEME_TOPK, 0, 0},
-    {"topk-decode-add", DEC_ADD, DQ_SCHEME_TOPK, 0, 0},
-    {"topk-select", SELECT, DQ_SCHEME_TOPK, 0, 0},
-    {"randk-encode", ENC, DQ_SCHEME_RANDK, 0, 0},
-    {"randk-encode-ef", ENC_EF, DQ_SCHEME_RANDK, 0, 0},
-    {"randk-encode-unb", ENC, DQ_SCHEME_RANDK, 1, 0},
-    {"randk-decode", DEC, DQ_SCHEME_RANDK, 0, 0},
-    {"randk-decode-add", DEC_ADD, DQ_SCHEME_RANDK, 0, 0},
-    {"thresh-encode", ENC, DQ_SCHEME_THRESHOLD, 0, 0},
-    {"thresh-encode-ef", ENC_EF, DQ_SCHEME_THRESHOLD, 0, 0},
-    {"thresh-decode", DEC, DQ_SCHEME_THRESHOLD, 0, 0},
-    {"thresh-decode-add", DEC_ADD, DQ_SCHEME_THRESHOLD, 0, 0},
+    {"topk-encode", ENC, DQ_SCHEME_TOPK, 0, 0, 0, 0},
+    {"topk-encode-ef", ENC_EF, DQ_SCHEME_TOPK, 0, 0, 0, 0},
+    {"topk-encode-crc", ENC, DQ_SCHEME_TOPK, 0, 1, 0, 0},
+    {"topk-decode", DEC, DQ_SCHEME_TOPK, 0, 0, 0, 0},
+    {"topk-decode-add", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 0, 0},
+    {"topk-select", SELECT, DQ_SCHEME_TOPK, 0, 0, 0, 0},
+    {"randk-encode", ENC, DQ_SCHEME_RANDK, 0, 0, 0, 0},
+    {"randk-encode-ef", ENC_EF, DQ_SCHEME_RANDK, 0, 0, 0, 0},
+    {"randk-encode-unb", ENC, DQ_SCHEME_RANDK, 1, 0, 0, 0},
+    {"randk-decode", DEC, DQ_SCHEME_RANDK, 0, 0, 0, 0},
+    {"randk-decode-add", DEC_ADD, DQ_SCHEME_RANDK, 0, 0, 0, 0},
+    {"thresh-encode", ENC, DQ_SCHEME_THRESHOLD, 0, 0, 0, 0},
+    {"thresh-encode-ef", ENC_EF, DQ_SCHEME_THRESHOLD, 0, 0, 0, 0},
+    {"thresh-decode", DEC, DQ_SCHEME_THRESHOLD, 0, 0, 0, 0},
+    {"thresh-decode-add", DEC_ADD, DQ_SCHEME_THRESHOLD, 0, 0, 0, 0},
+    {"topk-f32-0.1%", ENC, DQ_SCHEME_TOPK, 0, 0, 0, 1},
+    {"topk-q1-0.1%", ENC, DQ_SCHEME_TOPK, 0, 0, 1, 1},
+    {"topk-q1-0.1%-ef", ENC_EF, DQ_SCHEME_TOPK, 0, 0, 1, 1},
+    {"topk-q1-0.1%-dadd", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 1, 1},
+    {"topk-q2-0.1%", ENC, DQ_SCHEME_TOPK, 0, 0, 2, 1},
+    {"topk-q2-0.1%-dadd", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 2, 1},
+    {"topk-q4-0.1%", ENC, DQ_SCHEME_TOPK, 0, 0, 4, 1},
+    {"topk-q4-0.1%-dadd", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 4, 1},
+    {"topk-f32-1%", ENC, DQ_SCHEME_TOPK, 0, 0, 0, 10},
+    {"topk-q1-1%", ENC, DQ_SCHEME_TOPK, 0, 0, 1, 10},
+    {"topk-q1-1%-ef", ENC_EF, DQ_SCHEME_TOPK, 0, 0, 1, 10},
+    {"topk-q1-1%-dadd", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 1, 10},
+    {"topk-q2-1%", ENC, DQ_SCHEME_TOPK, 0, 0, 2, 10},
+    {"topk-q2-1%-dadd", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 2, 10},
+    {"topk-q4-1%", ENC, DQ_SCHEME_TOPK, 0, 0, 4, 10},
+    {"topk-q4-1%-dadd", DEC_ADD, DQ_SCHEME_TOPK, 0, 0, 4, 10},
 };
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
@@ -85,7 +106,12 @@ static dq_params params(const ctx *c, const row *r) {
     dq_params p;
     memset(&p, 0, sizeof p);
     p.scheme = r->scheme;
-    p.k = r->scheme == DQ_SCHEME_THRESHOLD ? 0 : c->k;
+    p.k = r->scheme == DQ_SCHEME_THRESHOLD ? 0 : r->permille ? c->n * r->permille / 1000u : c->k;
+    p.bits = r->bits;
+    if (r->bits == 1) { /* the ternary form */
+        p.rounding = DQ_ROUND_NEAREST;
+        p.bucket = DQ_BUCKET_WHOLE;
+    }
     p.threshold = r->scheme == DQ_SCHEME_THRESHOLD ? 3.2905f : 0.0f;
     p.unbiased = r->unbiased;
     p.checksum = r->checksum;
@@ -122,9 +148,10 @@ static void verify(ctx *c, const row *r) {
     for (i = 0; i < c->n; i++)
         if (c->acc[i] != 0.0f) {
             nz++;
-            if (!r->unbiased && c->acc[i] != c->x[i]) die(r->name, "decoded value differs from the input");
+            if (!r->unbiased && !r->bits && c->acc[i] != c->x[i]) die(r->name, "decoded value differs from the input");
+            if (r->bits && (c->acc[i] < 0.0f) != (c->x[i] < 0.0f)) die(r->name, "decoded value of the wrong sign");
         }
-    if (nz != h.nnz && r->scheme != DQ_SCHEME_THRESHOLD) die(r->name, "wrong number of values");
+    if (r->bits ? nz > h.nnz : nz != h.nnz && r->scheme != DQ_SCHEME_THRESHOLD) die(r->name, "wrong number of values");
 }
 
 static void measure(ctx *c, const row *r, unsigned reps, double *tk, double *tb) {

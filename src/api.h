@@ -122,7 +122,7 @@ typedef enum dq_scheme {
     DQ_SCHEME_TERNGRAD = 4,  /* TernGrad: 2 bits, {-S, 0, S}, clipped at 2.5 x the bucket's RMS */
     DQ_SCHEME_TWOMEANS = 5,  /* 1-bit SGD (Seide et al.): the sign, decoded as the mean of the bucket's
                               * elements of that sign; 1 bit, deterministic; use with error feedback */
-    DQ_SCHEME_TOPK = 6,      /* the k largest |x|: indices and float32 values */
+    DQ_SCHEME_TOPK = 6,      /* the k largest |x|: indices and float32 values (bits 1..16: quantized) */
     DQ_SCHEME_RANDK = 7,     /* k coordinates the receiver regenerates from (seed, step, stream) */
     DQ_SCHEME_THRESHOLD = 8, /* every |x| > threshold: indices and float32 values */
     DQ_SCHEME_TRUNC = 9,     /* truncate at alpha, then uniform levels (scale = alpha) */
@@ -155,7 +155,8 @@ typedef enum dq_norm {
 #define DQ_HEADER_SIZE 48u
 
 typedef struct dq_params {
-    unsigned bits;        /* 1..16 bits per element; 0 = 4 (TernGrad 2, natural 8, two-means 1) */
+    unsigned bits;        /* 1..16 bits per element; 0 = 4 (TernGrad 2, natural 8, two-means 1; the
+                           * sparse schemes: 0 or 32 sends float32 values, 1..16 quantizes them) */
     uint32_t bucket;      /* elements per scale: a multiple of 8, or DQ_BUCKET_WHOLE; 0 = 512 */
     dq_scheme scheme;     /* 0 = QSGD */
     dq_rounding rounding; /* 0 = stochastic */
@@ -174,6 +175,11 @@ typedef struct dq_params {
     unsigned unbiased;     /* DQ_SCHEME_RANDK: 1 = rescale the kept values so the message is unbiased */
     unsigned index_coder;  /* DQ_SCHEME_TOPK, _THRESHOLD: the index stream's dq_index_coder; 0 = auto */
 } dq_params;
+/* Composed messages (doc/FORMAT.md 20.10): a sparse scheme with bits 1..16 sends the k values it
+ * selects as a QSGD message of those values, in index order: bucket (of selected values),
+ * rounding, norm, coder and checksum then mean what they mean for QSGD. Sparse Ternary
+ * Compression (one magnitude, the mean |value|, and k signs) is bits = 1, rounding =
+ * DQ_ROUND_NEAREST, bucket = DQ_BUCKET_WHOLE. */
 
 /* A parsed, validated message header (doc/FORMAT.md). */
 typedef struct dq_header {
@@ -185,7 +191,9 @@ typedef struct dq_header {
     size_t count;    /* element count */
     size_t msg_size;     /* bytes of the whole message: header + scales + payload (+ checksum) */
     size_t payload_size; /* bytes of the payload alone (the codes, however they are coded) */
-    size_t nnz;          /* sparse schemes: (index, value) pairs carried; otherwise count */
+    size_t nnz;          /* sparse schemes: (index, value) pairs carried; otherwise count. A sparse
+                          * message with bits 1..16 (composed) has the coder, norm, bucket and
+                          * stochastic flag of its values' QSGD message */
     size_t segments;     /* level schemes: 1, or the segments of a segmented message (bits is then
                           * the widest, coder 0, payload_size the bytes of the segments' bodies);
                           * other schemes: 0 */
@@ -212,8 +220,9 @@ typedef struct dq_header {
  * 4 bytes is smaller than the fixed payload; otherwise the fixed layout goes out, without a
  * checksum. Where dst_cap lacks the 4 bytes, AUTO's choice goes out without one.
  * DQ_CODER_FIXED_ONLY: the fixed layout whatever the size (what 0 asked for before library
- * 0.7). The sparse schemes, ranges and blocks take 0 or DQ_CODER_FIXED_ONLY (the same bytes
- * either way) and refuse every other coder (DQ_ERR_PARAM). */
+ * 0.7). Ranges, blocks and the sparse schemes with float32 values take 0 or
+ * DQ_CODER_FIXED_ONLY (the same bytes either way) and refuse every other coder (DQ_ERR_PARAM);
+ * a sparse scheme with bits 1..16 takes every coder for its values, as QSGD of k elements. */
 #define DQ_CODER_DEFAULT 0u
 #define DQ_CODER_FIXED_ONLY 254u
 #define DQ_CODER_AUTO_MIN 4096u
@@ -256,7 +265,8 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
 /*! dq_encode_capacity() : the dst_cap with which dq_encode() succeeds for these params and n,
  *  whatever the data (the sender's buffer). It is the exact size written where that size
  *  depends on the params and n alone: level schemes sent in the fixed layout
- *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK.
+ *  (DQ_CODER_FIXED_ONLY, or the default below DQ_CODER_AUTO_MIN elements), and DQ_SCHEME_RANDK
+ *  with float32 values.
  *  Elsewhere the written size (*dst_len) is at most this: DQ_CODER_AUTO and the default (the
  *  fixed size, which AUTO never exceeds, plus the working room of one rANS chunk's fixed bytes,
  *  or at widths 9..16 as many bytes for Elias, at most the fixed payload; plus for the
@@ -264,7 +274,9 @@ DQ_API size_t dq_encode_bound(size_t n, unsigned bits);
  *  the smallest form unless that form's in-place re-code needs more room, FORMAT 17.5, which
  *  dq_encode_bound_coded() always gives), a forced
  *  coder (dq_encode_bound_coded(), its working room), TOPK (the largest index stream, plus 4
- *  bytes of working room) and THRESHOLD (as TOPK with k = n).
+ *  bytes of working room) and THRESHOLD (as TOPK with k = n); with quantized values (bits
+ *  1..16) these add the capacity of the values' QSGD message of k elements less its 48-byte
+ *  header, and 4 bytes a value (8 for TOPK, THRESHOLD) of working room (doc/FORMAT.md 20.7).
  *  dq_coded_size() gives a written message's exact size in another coder. */
 DQ_API dq_status dq_encode_capacity(const dq_params *p, size_t n, size_t *size);
 /*! dq_block_size() : the exact size dq_encode_block() will write (no header; fixed coder only). */
@@ -590,28 +602,33 @@ DQ_API unsigned dq_elias_omega_len(uint64_t k);
 
 /* ---------------------------------------------------------------- sparse index streams
  * k strictly increasing uint32_t indices below n (1 <= n <= 2^32, 0 <= k <= n) as a
- * self-describing stream: a 10-byte header (coder, n, k), then one of three bodies:
+ * self-describing stream: a 10-byte header (coder, n, k), then one of four bodies:
  *   DQ_INDEX_GAMMA  : the gaps idx[0] + 1, idx[i] - idx[i-1] in Elias gamma, MSB-first;
  *                     best for sparse, irregular sets.
  *   DQ_INDEX_VARINT : the gaps minus one as 1..4-byte little-endian integers, lengths in a
  *                     control stream of 2-bit codes for groups of 4 (stream-vbyte layout);
  *                     decoded 4 at a time with a byte shuffle (SSSE3, AVX2, AVX-512, NEON).
  *   DQ_INDEX_BITMAP : n bits, bit i set for each index i; best for dense sets.
- *   DQ_INDEX_AUTO   : (encoder only) the smallest of the three by exact size; ties go to
- *                     VARINT, then BITMAP, then GAMMA (fastest decoder first).
+ *   DQ_INDEX_RICE   : the gaps minus one in Golomb-Rice codes with one parameter r (in the
+ *                     stream, the encoder picks the fewest bits), MSB-first: about
+ *                     log2(1/d) + 1.5 bits a gap at density d, against 2 log2(1/d) for gamma.
+ *   DQ_INDEX_AUTO   : (encoder only) the smallest of the four by exact size; ties go to
+ *                     VARINT, then BITMAP, then GAMMA, then RICE (fastest decoder first).
  * k = 0 is allowed (an empty selection, e.g. a threshold nobody passed). */
 typedef enum dq_index_coder {
     DQ_INDEX_AUTO = 0,
     DQ_INDEX_GAMMA = 1,
     DQ_INDEX_VARINT = 2,
-    DQ_INDEX_BITMAP = 3
+    DQ_INDEX_BITMAP = 3,
+    DQ_INDEX_RICE = 4 /* since 0.11: earlier decoders refuse it */
 } dq_index_coder;
 
 #define DQ_INDEX_HEADER_SIZE 10u
 #define DQ_INDEX_MAX_N ((uint64_t)1 << 32)
 
-/*! dq_index_bound() : the largest stream any coder can write for k indices below n (monotonic
- *  in k and n). @return 0 if n = 0, n > 2^32, k > n or the size overflows size_t. */
+/*! dq_index_bound() : the largest stream any coder can write for k indices below n, RICE with
+ *  any parameter (monotonic in k and n). @return 0 if n = 0, n > 2^32, k > n or the size
+ *  overflows size_t. */
 DQ_API size_t dq_index_bound(size_t k, uint64_t n);
 /*! dq_index_size() : exact size dq_index_encode() writes for these indices and coder (AUTO:
  *  the size of the coder it picks). Validates like the encoder. */
@@ -625,16 +642,17 @@ DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_i
                                  size_t dst_cap, size_t *dst_len);
 /*! dq_index_header() : validate the header of the stream src[0..src_len) and report n, k and
  *  the coder (each pointer may be NULL). Also checks that the body can hold k indices (at
- *  least ceil(k/8) bytes for GAMMA, ceil(k/4) + k for VARINT, ceil(n/8) for BITMAP), so
+ *  least ceil(k/8) bytes for GAMMA, ceil(k/4) + k for VARINT, ceil(n/8) for BITMAP,
+ *  1 + ceil(k/8) for RICE), so
  *  k <= 8 * src_len: a receiver may size its buffer from k without trusting the sender
  *  beyond the bytes it received. */
 DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, size_t *k, dq_index_coder *coder);
 /*! dq_index_decode() : decode into idx[0..k), *k = k. src_len must be the exact stream length.
- *  Validates everything (FORMAT_index.md "Validation"): a stream that decodes is the one
- *  dq_index_encode() writes for its indices and coder, byte for byte. On error *k is
- *  untouched; header, length and capacity errors (DQ_ERR_DST_TOO_SMALL if idx_cap < k) leave
- *  idx untouched, while an error found in the body (DQ_ERR_CORRUPT, DQ_ERR_TRUNCATED for a
- *  gamma body) leaves idx[0..k) unspecified: the body is checked while it is decoded, in one
+ *  Validates everything (doc/FORMAT.md 18.6): a stream that decodes is the one
+ *  dq_index_encode() writes for its indices and coder (RICE: with the stream's parameter),
+ *  byte for byte. On error *k is untouched; header, length and capacity errors
+ *  (DQ_ERR_DST_TOO_SMALL if idx_cap < k) leave idx untouched, while an error found in the body
+ *  (DQ_ERR_CORRUPT, DQ_ERR_TRUNCATED for a gamma or RICE body) leaves idx[0..k) unspecified: the body is checked while it is decoded, in one
  *  pass. Nothing past idx[k - 1] is ever written. */
 DQ_API dq_status dq_index_decode(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap, size_t *k);
 

@@ -160,6 +160,42 @@ typedef struct dq_rd {
     double fixed_bits[DQ_RD_BITS_MAX + 1]; /* exact, fixed layout */
 } dq_rd;
 DQ_API dq_status dq_rd_measure(const dq_params *p, const float *x, const float *residual, size_t n, dq_rd *rd);
+/*! Rate and distortion of composed top-k messages (doc/FORMAT.md 20.10): for planning a density
+ *  and a width per layer from the data.
+ *  dq_rd_sparse_measure() : for top-k params p (scheme DQ_SCHEME_TOPK; bucket, rounding, norm
+ *      (L2 or max), index_coder and checksum as the messages will use; k, bits and coder are not
+ *      used: sizes are the default coder's) and v = x + residual (residual NULL or the error-
+ *      feedback memory, added in float as dq_encode() adds it), for each density[j] in (0, 1]
+ *      (k = max(1, round(density n))), fills out[j]:
+ *        k, sel_err    ||v - top_k(v)||^2 over the elements not sent (double sums of the floats);
+ *        index_bytes   the index stream's exact size with p->index_coder;
+ *        err[b]        b = 1..16: sel_err plus the expected squared error of the k values at b
+ *                      bits: widths 2..16 dq_rd_measure's err of the gathered values (stochastic
+ *                      rounding; nearest rounding has no more error per value); width 1 exactly
+ *                      for nearest rounding (each bucket's sum v^2 - (sum |v|)^2 / len: the
+ *                      ternary form) and the expectation for stochastic (scale^2 - v^2 a value);
+ *                      err[0] = sel_err, the float32 values;
+ *        bits[b]       the message, header included: the exact float32 message (b = 0) and at
+ *                      width 1 (the fixed layout: signs do not code); widths 2..16 the exact
+ *                      header and index stream plus dq_rd_measure's bits of the values' message
+ *                      (the default coder's choice, its checksum included).
+ *      work: dq_rd_sparse_work_size(n, the largest k) bytes of the caller's (any alignment;
+ *      DQ_ERR_WORKSPACE below). Reads v once per density for the selection and once for the
+ *      selection error, plus dq_rd_measure over the k values. Accuracy against real encodes:
+ *      tests/test_composed.c (test_rd_sparse), figures in doc/SCHEMES.md. DQ_ERR_PARAM for other
+ *      schemes or fields, a density outside (0, 1]; DQ_ERR_NONFINITE for NaN or Inf in v;
+ *      DQ_ERR_TOO_LARGE above 2^32 elements. */
+typedef struct dq_rd_sparse {
+    size_t k;
+    double sel_err;
+    size_t index_bytes;
+    double err[DQ_RD_BITS_MAX + 1];  /* [0]: float32 values; [b]: b-bit values */
+    double bits[DQ_RD_BITS_MAX + 1]; /* the same, the message's bits */
+} dq_rd_sparse;
+DQ_API size_t dq_rd_sparse_work_size(size_t n, size_t kmax);
+DQ_API dq_status dq_rd_sparse_measure(const dq_params *p, const float *x, const float *residual, size_t n,
+                                      const double *density, size_t m, void *work, size_t work_cap,
+                                      dq_rd_sparse *out);
 /*! dq_rd_alloc() : widths for m segments sent in one step (layers, or any split of a vector)
  *  from their measured curves rd[0..m): minimizes sum err_i(b_i) subject to
  *  sum bits_i(b_i) <= budget_bits, bits_min <= b_i <= bits_max (within DQ_RD_BITS_MIN..

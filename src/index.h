@@ -1,21 +1,63 @@
 /* ---------------------------------------------------------------- sparse index streams */
 
 
-/* The three body sizes of a valid index set; the scan validates the set. */
+/* The largest RICE parameter for n (FORMAT 18.9): min(31, bit length of n - 1); from there every
+ * gap minus one is below 2^r. */
+static inline unsigned dq__rice_rmax(uint64_t n) {
+    unsigned L = n > 1u ? dq__ilog2(n - 1u) + 1u : 0u;
+    return L < 31u ? L : 31u;
+}
+
+/* The body sizes of a valid index set, by coder id ([0] unused), and the RICE parameter the
+ * encoder writes; the scan validates the set. */
 typedef struct dq__isizes {
-    uint64_t body[4]; /* by coder id; [0] unused */
+    uint64_t body[5];
+    unsigned rice;
 } dq__isizes;
 
 static inline dq_status dq__index_args(size_t k, uint64_t n, dq_index_coder coder) {
     if (n == 0) return DQ_ERR_EMPTY;
     if (n > DQ_INDEX_MAX_N) return DQ_ERR_TOO_LARGE;
-    if ((uint64_t)k > n || (unsigned)coder > 3u) return DQ_ERR_PARAM;
+    if ((uint64_t)k > n || (unsigned)coder > (unsigned)DQ_INDEX_RICE) return DQ_ERR_PARAM;
     return DQ_OK;
 }
 static inline uint64_t dq__index_ctrl_len(uint64_t k) { return k / 4u + (k % 4u != 0); }
 
-static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n, dq__isizes *s) {
-    uint64_t next = 0, gbits = 0, vbytes = 0; /* next: the smallest index still allowed */
+/* The RICE parameter with the fewest code bits B(r) = k (1 + r) + sum_i (v_i >> r) (the
+ * smallest r on ties) and those bits, for k >= 1 gaps minus one summing to S. It is at most
+ * dq__rice_rmax(n): from there B only grows. B is convex:
+ * B(r + 1) - B(r) = k - sum_i ceil((v_i >> r) / 2) grows with r. That difference is negative
+ * where k 2^(r+2) < S (the sum is at least S / 2^(r+1) - k), so the smallest minimizer is at
+ * least the first r with k 2^(r+2) >= S; and positive once k 2^(r+1) > 3 S (the sum is at most
+ * S / 2^(r+1) + #{v_i >= 2^r}), so it is at most the first such r: at most 4 values of r
+ * apart, whose B one more pass over the indices sums. */
+static inline unsigned dq__rice_pick(const uint32_t *idx, size_t k, uint64_t S, uint64_t *bits) {
+    uint64_t t[4] = {0, 0, 0, 0}, next = 0, best = 0;
+    unsigned lo = 0, hi, r, j, pick;
+    size_t i;
+    while (lo < 31u && (S >> (lo + 2u)) + ((S & (((uint64_t)1 << (lo + 2u)) - 1u)) != 0) > k) lo++;
+    hi = lo;
+    while (hi < 31u && hi < lo + 3u && ((3u * S) >> (hi + 1u)) >= k) hi++;
+    for (i = 0; i < k; i++) {
+        uint64_t v = (uint64_t)idx[i] - next;
+        next = (uint64_t)idx[i] + 1u;
+        for (j = 0; j < 4u; j++) t[j] += v >> (lo + j); /* lo + 3 <= 34: a shift below 64 */
+    }
+    pick = lo;
+    for (r = lo; r <= hi; r++) {
+        uint64_t b = (uint64_t)k * (1u + r) + t[r - lo];
+        if (r == lo || b < best) {
+            best = b;
+            pick = r;
+        }
+    }
+    *bits = best;
+    return pick;
+}
+
+/* Validates the set and sizes every body; RICE's (the second pass) only when `rice`. */
+static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n, int rice, dq__isizes *s) {
+    uint64_t next = 0, gbits = 0, vbytes = 0, sum = 0, rbits = 0; /* next: the smallest index still allowed */
     size_t i;
     for (i = 0; i < k; i++) {
         uint64_t x = idx[i], g;
@@ -25,12 +67,15 @@ static inline dq_status dq__index_scan(const uint32_t *idx, size_t k, uint64_t n
         d = (uint32_t)(g - 1u);
         gbits += 2u * dq__ilog2(g) + 1u;
         vbytes += 1u + (unsigned)(d > 0xFFu) + (unsigned)(d > 0xFFFFu) + (unsigned)(d > 0xFFFFFFu);
+        sum += d;
         next = x + 1u;
     }
     s->body[0] = 0;
     s->body[DQ_INDEX_GAMMA] = (gbits + 7u) / 8u;
     s->body[DQ_INDEX_VARINT] = dq__index_ctrl_len(k) + vbytes;
     s->body[DQ_INDEX_BITMAP] = (n + 7u) / 8u;
+    s->rice = rice && k ? dq__rice_pick(idx, k, sum, &rbits) : 0u;
+    s->body[DQ_INDEX_RICE] = 1u + (rbits + 7u) / 8u;
     return DQ_OK;
 }
 static inline dq_index_coder dq__index_pick(const dq__isizes *s, dq_index_coder coder) {
@@ -38,45 +83,74 @@ static inline dq_index_coder dq__index_pick(const dq__isizes *s, dq_index_coder 
     coder = DQ_INDEX_VARINT;
     if (s->body[DQ_INDEX_BITMAP] < s->body[coder]) coder = DQ_INDEX_BITMAP;
     if (s->body[DQ_INDEX_GAMMA] < s->body[coder]) coder = DQ_INDEX_GAMMA;
+    if (s->body[DQ_INDEX_RICE] < s->body[coder]) coder = DQ_INDEX_RICE;
     return coder;
 }
-/* validate, choose the coder and its total size */
+/* validate, choose the coder (and the RICE parameter) and its total size */
 static inline dq_status dq__index_plan(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder *coder,
-                                       size_t *size) {
+                                       unsigned *rice, size_t *size) {
     dq__isizes s;
     uint64_t total;
     dq_status st = dq__index_args(k, n, *coder);
     if (st != DQ_OK) return st;
     if (!idx && k) return DQ_ERR_NULL;
-    st = dq__index_scan(idx, k, n, &s);
+    st = dq__index_scan(idx, k, n, *coder == DQ_INDEX_AUTO || *coder == DQ_INDEX_RICE, &s);
     if (st != DQ_OK) return st;
     *coder = dq__index_pick(&s, *coder);
+    *rice = s.rice;
     total = DQ_INDEX_HEADER_SIZE + s.body[*coder];
     if (total > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     *size = (size_t)total;
     return DQ_OK;
 }
 
-DQ_API size_t dq_index_bound(size_t k, uint64_t n) {
-    uint64_t gbits, vbytes, body;
-    unsigned j;
-    if (n == 0 || n > DQ_INDEX_MAX_N || (uint64_t)k > n) return 0;
-    /* Gaps sum to at most n, so at most n / 2^j of them are >= 2^j: a gamma code is
-     * 1 + 2 sum_j [gap >= 2^j] bits, a VARINT value 1 + sum_j [value >= 256^j] bytes. */
-    gbits = k;
+/* The largest body each coder can write for k indices below n (FORMAT 18.7), by coder id, RICE
+ * with any parameter; and *rice_enc, the largest the RICE encoder writes (its parameter has
+ * the fewest bits, so at most the least of the per-parameter bounds). Gaps sum to at most n,
+ * so at most n / 2^j of them are >= 2^j: a gamma code is 1 + 2 sum_j [gap >= 2^j] bits, a
+ * VARINT value 1 + sum_j [value >= 256^j] bytes; the values sum to at most n - k, so the RICE
+ * codes at parameter r take at most k (1 + r) + ((n - k) >> r) bits. */
+static inline void dq__index_bodies_max(uint64_t k, uint64_t n, uint64_t *b, uint64_t *rice_enc) {
+    uint64_t gbits = k, vbytes = dq__index_ctrl_len(k) + k, rb = 0, lo = 0, up;
+    unsigned j, m = dq__rice_rmax(n);
     for (j = 1; j <= 32; j++) gbits += 2u * (n >> j < k ? n >> j : k);
-    vbytes = dq__index_ctrl_len(k) + k;
     for (j = 1; j <= 3; j++) vbytes += n >> (8u * j) < k ? n >> (8u * j) : k;
-    body = (gbits + 7u) / 8u;
-    if (vbytes > body) body = vbytes;
-    if ((n + 7u) / 8u > body) body = (n + 7u) / 8u;
-    body += DQ_INDEX_HEADER_SIZE;
+    if (k) {
+        for (j = 0; j <= m; j++) { /* at most k (1 + r) + (n - k) / 2^r bits at parameter r */
+            up = k * (1u + j) + ((n - k) >> j) + ((n - k) & (((uint64_t)1 << j) - 1u) ? 1u : 0u);
+            if (j == 0 || up < lo) lo = up;
+        }
+        rb = up; /* that bound is convex in r: the largest at r = 0 (n bits) or r = m */
+        if (n > rb) rb = n;
+    }
+    b[0] = 0;
+    b[DQ_INDEX_GAMMA] = (gbits + 7u) / 8u;
+    b[DQ_INDEX_VARINT] = vbytes;
+    b[DQ_INDEX_BITMAP] = (n + 7u) / 8u;
+    b[DQ_INDEX_RICE] = 1u + (rb + 7u) / 8u;
+    *rice_enc = 1u + (lo + 7u) / 8u;
+}
+
+/* The largest stream of any coder, RICE with any parameter (k <= n <= 2^32). */
+static inline uint64_t dq__index_bound64(uint64_t k, uint64_t n) {
+    uint64_t b[5], re, body = 0;
+    unsigned c;
+    dq__index_bodies_max(k, n, b, &re);
+    for (c = DQ_INDEX_GAMMA; c <= DQ_INDEX_RICE; c++)
+        if (b[c] > body) body = b[c];
+    return DQ_INDEX_HEADER_SIZE + body;
+}
+DQ_API size_t dq_index_bound(size_t k, uint64_t n) {
+    uint64_t body;
+    if (n == 0 || n > DQ_INDEX_MAX_N || (uint64_t)k > n) return 0;
+    body = dq__index_bound64((uint64_t)k, n);
     return body > (uint64_t)SIZE_MAX ? 0 : (size_t)body;
 }
 
 DQ_API dq_status dq_index_size(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, size_t *size) {
+    unsigned rice = 0;
     if (!size) return DQ_ERR_NULL;
-    return dq__index_plan(idx, k, n, &coder, size);
+    return dq__index_plan(idx, k, n, &coder, &rice, size);
 }
 
 static inline void dq__index_put_gamma(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
@@ -116,16 +190,25 @@ static inline void dq__index_put_bitmap(const uint32_t *idx, size_t k, uint8_t *
     memset(body, 0, body_len);
     for (i = 0; i < k; i++) body[idx[i] >> 3] |= (uint8_t)(1u << (idx[i] & 7u));
 }
-
-DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
-                                 size_t dst_cap, size_t *dst_len) {
-    uint8_t *d = (uint8_t *)dst;
-    size_t size = 0;
-    dq_status st;
-    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
-    st = dq__index_plan(idx, k, n, &coder, &size);
-    if (st != DQ_OK) return st;
-    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+/* RICE at parameter r: q = v >> r zeros, a one, the low r bits of v. */
+static inline void dq__index_put_rice(const uint32_t *idx, size_t k, unsigned r, uint8_t *body, size_t body_len) {
+    dq_bitwriter w;
+    uint64_t next = 0;
+    size_t i, len = 0;
+    body[0] = (uint8_t)r;
+    if (dq_bw_init(&w, body + 1, body_len - 1u) != DQ_OK) return;
+    for (i = 0; i < k; i++) {
+        uint64_t v = (uint64_t)idx[i] - next, q = v >> r;
+        next = (uint64_t)idx[i] + 1u;
+        for (; q >= 32u; q -= 32u) dq_bw_put(&w, 0, 32);
+        dq_bw_put(&w, 1, (unsigned)q + 1u); /* q zeros, then the one */
+        dq_bw_put(&w, v & (((uint64_t)1 << r) - 1u), r);
+    }
+    (void)dq_bw_finish(&w, &len); /* sized exactly by the scan: cannot fail */
+}
+/* The 10-byte header of a stream, then its body (of the exact size). */
+static inline void dq__index_write(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, unsigned rice,
+                                   uint8_t *d, size_t size) {
     d[0] = (uint8_t)coder;
     dq__st32(d + 1, (uint32_t)(n - 1u));
     dq__st32(d + 5, (uint32_t)k);
@@ -134,9 +217,43 @@ DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_i
         dq__index_put_gamma(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
     else if (coder == DQ_INDEX_VARINT)
         dq__index_put_varint(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
-    else
+    else if (coder == DQ_INDEX_BITMAP)
         dq__index_put_bitmap(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+    else
+        dq__index_put_rice(idx, k, rice, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+}
+
+DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
+                                 size_t dst_cap, size_t *dst_len) {
+    size_t size = 0;
+    unsigned rice = 0;
+    dq_status st;
+    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
+    st = dq__index_plan(idx, k, n, &coder, &rice, &size);
+    if (st != DQ_OK) return st;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    dq__index_write(idx, k, n, coder, rice, (uint8_t *)dst, size);
     *dst_len = size;
+    return DQ_OK;
+}
+/* A RICE stream with a given parameter r <= dq__rice_rmax(n) (any such r is a valid stream;
+ * dq_index_encode picks the fewest bits): what a fuzz target re-encodes a decoded stream with. */
+static inline dq_status dq__index_encode_rice(const uint32_t *idx, size_t k, uint64_t n, unsigned r, void *dst,
+                                              size_t dst_cap, size_t *dst_len) {
+    uint64_t next = 0, bits = 0, size;
+    size_t i;
+    dq_status st = dq__index_args(k, n, DQ_INDEX_RICE);
+    if (st != DQ_OK) return st;
+    if (r > dq__rice_rmax(n)) return DQ_ERR_PARAM;
+    for (i = 0; i < k; i++) {
+        if ((uint64_t)idx[i] < next || idx[i] >= n) return DQ_ERR_PARAM;
+        bits += ((uint64_t)idx[i] - next) >> r;
+        next = (uint64_t)idx[i] + 1u;
+    }
+    size = DQ_INDEX_HEADER_SIZE + 1u + ((uint64_t)k * (1u + r) + bits + 7u) / 8u;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    dq__index_write(idx, k, n, DQ_INDEX_RICE, r, (uint8_t *)dst, (size_t)size);
+    *dst_len = (size_t)size;
     return DQ_OK;
 }
 
@@ -154,7 +271,7 @@ static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihea
     uint64_t k, need;
     if (!src && src_len) return DQ_ERR_NULL;
     if (src_len < DQ_INDEX_HEADER_SIZE) return DQ_ERR_TRUNCATED;
-    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_BITMAP) return DQ_ERR_CORRUPT;
+    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_RICE) return DQ_ERR_CORRUPT;
     h->coder = (dq_index_coder)s[0];
     h->n = (uint64_t)dq__ld32(s + 1) + 1u;
     k = (uint64_t)dq__ld32(s + 5) | (uint64_t)s[9] << 32;
@@ -163,9 +280,10 @@ static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihea
     h->k = (size_t)k;
     h->body = s + DQ_INDEX_HEADER_SIZE;
     h->body_len = src_len - DQ_INDEX_HEADER_SIZE;
-    need = h->coder == DQ_INDEX_GAMMA ? (k + 7u) / 8u
+    need = h->coder == DQ_INDEX_GAMMA    ? (k + 7u) / 8u
            : h->coder == DQ_INDEX_VARINT ? dq__index_ctrl_len(k) + k
-                                         : (h->n + 7u) / 8u;
+           : h->coder == DQ_INDEX_BITMAP ? (h->n + 7u) / 8u
+                                         : 1u + (k + 7u) / 8u;
     if ((uint64_t)h->body_len < need) return DQ_ERR_TRUNCATED;
     return DQ_OK;
 }
@@ -203,6 +321,60 @@ static inline dq_status dq__index_get_gamma(const dq__ihead *h, uint32_t *idx) {
         }
         if (g > n - next) return DQ_ERR_CORRUPT; /* index next + g - 1 would be >= n */
         next += g;
+        idx[i] = (uint32_t)(next - 1u);
+    }
+    return dq_br_finish(&r);
+}
+
+/* RICE: one code, the gap minus one into *v, for an index that must stay below n from `next` (the
+ * gaps so far). Codes inside the accumulator's valid bits take the fast path; the rest, the end
+ * of the body and every error go bit-exactly through the slow one (FORMAT 18.6 for the order of
+ * the checks: too many zeros, the end of the body, the gap). */
+static inline dq_status dq__rice_get(dq_bitreader *r, unsigned rp, uint64_t n, uint64_t next, uint64_t *v) {
+    uint64_t lim, q = 0, rem;
+    unsigned z;
+    if (next >= n) return DQ_ERR_CORRUPT; /* no room for any gap */
+    lim = (n - next - 1u) >> rp;          /* the most zeros a code may have */
+    if (r->n < 40) dq__br_refill(r);
+    if (r->acc && (z = dq__clz64(r->acc)) + 1u + rp <= r->n) { /* z <= 62; a z above lim fails below */
+        r->acc <<= z + 1u;
+        rem = rp ? r->acc >> (64u - rp) : 0u;
+        r->acc <<= rp;
+        r->n -= z + 1u + rp;
+        q = z;
+    } else {
+        for (;;) { /* the zeros, a valid bit at a time */
+            if (r->n <= 56) dq__br_refill(r);
+            if (r->n == 0) return DQ_ERR_TRUNCATED;
+            z = r->acc ? dq__clz64(r->acc) : 64u;
+            if (z > r->n) z = r->n; /* bits past the valid ones may be a later byte's */
+            if (q + z > lim) return DQ_ERR_CORRUPT;
+            q += z;
+            if (z < r->n) { /* the one */
+                r->acc = (r->acc << z) << 1;
+                r->n -= z + 1u;
+                break;
+            }
+            r->acc = z == 64u ? 0u : r->acc << z;
+            r->n = 0;
+        }
+        rem = dq__br_get56(r, rp);
+        if (r->overrun) return DQ_ERR_TRUNCATED;
+    }
+    *v = q << rp | rem; /* q <= 2^32: no overflow */
+    return *v > n - next - 1u ? DQ_ERR_CORRUPT : DQ_OK;
+}
+static inline dq_status dq__index_get_rice(const dq__ihead *h, uint32_t *idx) {
+    dq_bitreader r;
+    uint64_t next = 0, v;
+    unsigned rp = h->body[0];
+    size_t i;
+    dq_status st;
+    if (rp > dq__rice_rmax(h->n)) return DQ_ERR_CORRUPT;
+    if (dq_br_init(&r, h->body + 1, h->body_len - 1u) != DQ_OK) return DQ_ERR_NULL;
+    for (i = 0; i < h->k; i++) {
+        if ((st = dq__rice_get(&r, rp, h->n, next, &v)) != DQ_OK) return st;
+        next += v + 1u;
         idx[i] = (uint32_t)(next - 1u);
     }
     return dq_br_finish(&r);
@@ -271,8 +443,10 @@ static inline dq_status dq__index_decode_with(const void *src, size_t src_len, u
         st = dq__index_get_gamma(&h, idx);
     else if (h.coder == DQ_INDEX_VARINT)
         st = dq__index_get_varint(&h, idx, kern);
-    else
+    else if (h.coder == DQ_INDEX_BITMAP)
         st = dq__index_get_bitmap(&h, idx);
+    else
+        st = dq__index_get_rice(&h, idx);
     if (st == DQ_OK) *k = h.k;
     return st;
 }

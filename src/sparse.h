@@ -1,6 +1,7 @@
 /* ---------------------------------------------------------------- sparsifiers
  * Top-k, random-k and threshold messages (doc/FORMAT.md "Sparse messages", doc/MATHS.md 7),
- * with fused error feedback.
+ * with fused error feedback; their values as float32, or quantized (composed messages, the
+ * part before this one).
  *
  * Selection works on keys: the float32 bit pattern of |c| with the sign cleared, which orders
  * like |c| for finite values (+0 and -0 share key 0; Inf and NaN have keys >= 0x7F800000).
@@ -67,12 +68,14 @@ typedef struct dq__sp_cut {
 } dq__sp_cut;
 
 /* The input of a sparse encoder: x and the residual e (or NULL) of dtypes xt and et, which the
- * passes read a chunk at a time (float data in one piece, in place). */
+ * passes read a chunk at a time (float data in one piece, in place). `late`: the residual is
+ * written by the encoder's last pass only (a composed message can still fail after the
+ * selection); otherwise the collecting pass compensates a float residual in place. */
 typedef struct dq__sp_src {
     dq_dtype xt, et;
     const void *x;
     void *e;
-    int flt;
+    int flt, late;
     float xb[DQ__ELCHUNK], eb[DQ__ELCHUNK];
 } dq__sp_src;
 static inline void dq__sp_src_init(dq__sp_src *s, dq_dtype xt, const void *x, dq_dtype et, void *e) {
@@ -81,6 +84,7 @@ static inline void dq__sp_src_init(dq__sp_src *s, dq_dtype xt, const void *x, dq
     s->x = x;
     s->e = e;
     s->flt = xt == DQ_F32 && (!e || et == DQ_F32);
+    s->late = 0;
 }
 /* The chunk of elements from i0 (of n) as floats in *x, *e (NULL without a residual); returns
  * its length. A float residual comes in place, a 16-bit one as a copy. */
@@ -203,8 +207,8 @@ static inline dq_status dq__sp_plan_topk(dq__sp_src *src, size_t n, size_t k, ui
 
 /* Collecting pass: the kept indices in ascending order into idx, the boundary candidates into
  * cand as key << 32 | (2^32 - 1 - index). A float residual becomes e = x + e (the compensated
- * vector) here; a 16-bit one is left for the encoder's last pass. Returns the number of indices
- * in idx; *nc the number of candidates. */
+ * vector) here, unless src->late; a 16-bit one is left for the encoder's last pass. Returns the
+ * number of indices in idx; *nc the number of candidates. */
 static inline size_t dq__sp_collect(dq__sp_src *src, size_t n, const dq__sp_cut *cut, uint32_t *idx, uint64_t *cand,
                                     size_t *nc) {
     size_t i0, cnt, i, na = 0, c = 0, ties = cut->blo == cut->bhi ? cut->r : 0;
@@ -212,7 +216,7 @@ static inline size_t dq__sp_collect(dq__sp_src *src, size_t n, const dq__sp_cut 
     float *e, *eo;
     for (i0 = 0; i0 < n; i0 += cnt) {
         cnt = dq__sp_src_get(src, i0, n, &x, &e);
-        eo = src->flt ? e : NULL;
+        eo = src->flt && !src->late ? e : NULL;
         for (i = 0; i < cnt; i += 64u) {
             uint64_t m = dq__sp_mask(x, e, eo, i, cnt, cut->blo);
             for (; m; m &= m - 1u) {
@@ -310,21 +314,34 @@ static inline size_t dq__sp_strata_next(dq__sp_strata *s, uint32_t j) {
 /* ---- parameters and sizes */
 typedef struct dq__sp_cfg {
     unsigned scheme, cs, rescale;
+    unsigned bits;   /* 1..16: composed (the values are the body of M', params q); 0: float32 */
     dq_index_coder coder;
     size_t k;        /* TOPK, RANDK; THRESHOLD: 0 until counted */
     uint32_t tkey;   /* THRESHOLD: key of the threshold */
+    dq_params q;     /* composed: the params of M' (composed part) */
+    dq__cfg lc;      /* composed: M''s configuration for one value (its norm, flags, bucket) */
 } dq__sp_cfg;
 
 /* Every field that does not apply must be zero (a set field means the caller expects a
- * behaviour these schemes do not have); bits may also be 32, the width on the wire. */
+ * behaviour these schemes do not have); bits may also be 32, the width on the wire. With bits
+ * 1..16 the fields of the values' QSGD message are checked as for QSGD. */
 static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg *c) {
     unsigned sc = (unsigned)p->scheme;
     int topk = sc == DQ_SCHEME_TOPK, randk = sc == DQ_SCHEME_RANDK, thr = sc == DQ_SCHEME_THRESHOLD;
+    dq_status st;
     if (!topk && !randk && !thr) return DQ_ERR_PARAM;
-    if ((p->bits != 0 && p->bits != 32u) || p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT ||
-        p->norm != DQ_NORM_DEFAULT || !dq__fixed_asked(p) || p->checksum > 1u || p->alpha != 0.0f || p->levels)
+    c->bits = dq__cm_bits(p->bits) ? p->bits : 0u;
+    if (c->bits) {
+        dq__cm_params(p, &c->q);
+        if ((st = dq__cfg_make(&c->q, 1, &c->lc)) != DQ_OK) return st; /* bucket, rounding, norm, coder, checksum */
+    } else if (p->bits != 0 && p->bits != 32u) {
+        return DQ_ERR_BITS;
+    } else if (p->bucket != 0 || p->rounding != DQ_ROUND_DEFAULT || p->norm != DQ_NORM_DEFAULT ||
+               !dq__fixed_asked(p) || p->checksum > 1u) {
         return DQ_ERR_PARAM;
-    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > 3u ||
+    }
+    if (p->alpha != 0.0f || p->levels) return DQ_ERR_PARAM;
+    if ((!randk && p->unbiased) || p->unbiased > 1u || (randk && p->index_coder) || p->index_coder > (unsigned)DQ_INDEX_RICE ||
         (!thr && p->threshold != 0.0f) || (thr && p->k))
         return DQ_ERR_PARAM;
     if (n == 0) return DQ_ERR_EMPTY;
@@ -340,32 +357,37 @@ static inline dq_status dq__sp_cfg_make(const dq_params *p, size_t n, dq__sp_cfg
     return DQ_OK;
 }
 
-/* Largest index stream of `coder` for k indices below n (FORMAT 18.7, per coder); AUTO picks
- * the smallest exact size, so the smallest bound holds for it. */
+/* Largest index stream the encoder writes with `coder` for k indices below n (FORMAT 18.7; RICE
+ * with the parameter it picks); AUTO picks the smallest exact size, so the smallest bound holds
+ * for it. */
 static inline uint64_t dq__sp_ibound(uint64_t k, uint64_t n, dq_index_coder coder) {
-    uint64_t g = k, v = (k + 3u) / 4u + k, bm = (n + 7u) / 8u, best;
-    unsigned j;
-    for (j = 1; j <= 32; j++) g += 2u * (n >> j < k ? n >> j : k);
-    for (j = 1; j <= 3; j++) v += n >> (8u * j) < k ? n >> (8u * j) : k;
-    g = (g + 7u) / 8u;
-    if (coder == DQ_INDEX_GAMMA) return DQ_INDEX_HEADER_SIZE + g;
-    if (coder == DQ_INDEX_VARINT) return DQ_INDEX_HEADER_SIZE + v;
-    if (coder == DQ_INDEX_BITMAP) return DQ_INDEX_HEADER_SIZE + bm;
-    best = g < v ? g : v;
-    return DQ_INDEX_HEADER_SIZE + (bm < best ? bm : best);
+    uint64_t b[5], best;
+    unsigned c;
+    dq__index_bodies_max(k, n, b, &best);
+    b[DQ_INDEX_RICE] = best; /* the encoder's parameter, not any */
+    if (coder != DQ_INDEX_AUTO) return DQ_INDEX_HEADER_SIZE + b[coder];
+    best = b[DQ_INDEX_GAMMA];
+    for (c = DQ_INDEX_VARINT; c <= DQ_INDEX_RICE; c++)
+        if (b[c] < best) best = b[c];
+    return DQ_INDEX_HEADER_SIZE + best;
 }
-/* The largest stream of any coder (what a decoder accepts; FORMAT 18.7). */
-static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) {
-    uint64_t g = dq__sp_ibound(k, n, DQ_INDEX_GAMMA), v = dq__sp_ibound(k, n, DQ_INDEX_VARINT);
-    uint64_t bm = dq__sp_ibound(k, n, DQ_INDEX_BITMAP), m = g > v ? g : v;
-    return m > bm ? m : bm;
-}
-/* Room the encoder needs for k kept elements: the exact size for RANDK; for TOPK and
- * THRESHOLD the bound with the stream's bound, plus 4 bytes for aligning the index list that
- * the encoder keeps at the end of the buffer. */
+/* The largest stream of any coder, RICE with any parameter (what a decoder accepts; FORMAT
+ * 18.7). */
+static inline uint64_t dq__sp_ibound_any(uint64_t k, uint64_t n) { return dq__index_bound64(k, n); }
+/* Room the encoder needs for k kept elements (FORMAT 20.7): the exact size for float32 RANDK;
+ * for TOPK and THRESHOLD the bound with the stream's bound, plus 4 bytes for aligning the index
+ * list that the encoder keeps at the end of the buffer. Composed (k >= 1): the capacity of M',
+ * whose header goes 48 bytes before the values, then the k gathered values and the index list
+ * (4-byte aligned); UINT64_MAX when M''s does not fit size_t. */
 static inline uint64_t dq__sp_room(const dq__sp_cfg *c, uint64_t k, uint64_t n) {
-    if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS + 4u * k + 4u * c->cs;
-    return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) + 4u * k + 4u * c->cs + 4u;
+    uint64_t lv;
+    if (!c->bits || k == 0) {
+        if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS + 4u * k + 4u * c->cs;
+        return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) + 4u * k + 4u * c->cs + 4u;
+    }
+    if ((lv = dq__cm_capacity(&c->q, (size_t)k)) == UINT64_MAX) return UINT64_MAX;
+    if (c->scheme == DQ_SCHEME_RANDK) return DQ__SP_RAND_VALS - DQ_HEADER_SIZE + lv + 4u * k + 4u;
+    return DQ__SP_STREAM + dq__sp_ibound(k, n, c->coder) - DQ_HEADER_SIZE + lv + 8u * k + 4u;
 }
 
 static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size) {
@@ -380,34 +402,90 @@ static inline dq_status dq__sp_size(const dq_params *p, size_t n, size_t *size) 
 }
 
 /* ---- encoder */
-static inline void dq__sp_head(const dq__sp_cfg *c, const dq_params *p, size_t n, size_t k, uint8_t *dst) {
-    unsigned flags = (c->cs ? DQ_FLAG_CHECKSUM : 0u) | (c->rescale ? DQ_FLAG_RESCALED : 0u);
-    dq__put_header(dst, c->scheme, 32u, DQ_CODER_FIXED, 0u, flags, 0u, (uint64_t)n, p);
+/* The header and k; f: the values' header fields (float32: bits 32, the rest 0; composed: M''s),
+ * cs: the payload checksum follows. */
+static inline void dq__sp_head(const dq__sp_cfg *c, const dq_params *p, const dq__cm_head *f, unsigned cs, size_t n,
+                               size_t k, uint8_t *dst) {
+    unsigned flags = (cs ? DQ_FLAG_CHECKSUM : 0u) | (c->rescale ? DQ_FLAG_RESCALED : 0u) |
+                     (f->stochastic ? DQ_FLAG_STOCHASTIC : 0u);
+    dq__put_header(dst, c->scheme, f->bits, f->coder, f->norm, flags, f->bucket, (uint64_t)n, p);
     dq__st64(dst + DQ__SP_K_OFF, (uint64_t)k);
 }
-static inline void dq__sp_finish(const dq__sp_cfg *c, uint8_t *dst, size_t size, size_t *len) {
-    if (c->cs) dq__st32(dst + size - 4u, dq__body_crc(dst, size));
+static inline void dq__sp_finish(unsigned cs, uint8_t *dst, size_t size, size_t *len) {
+    if (cs) dq__st32(dst + size - 4u, dq__body_crc(dst, size));
     *len = size;
+}
+/* The values' header fields of a message without quantized values: float32 values, or none
+ * (a composed message with k = 0: the params' norm, rounding and bucket, coder 0). */
+static inline void dq__sp_fields(const dq__sp_cfg *c, dq__cm_head *f) {
+    memset(f, 0, sizeof *f);
+    f->bits = c->bits ? c->bits : 32u;
+    if (!c->bits) return;
+    f->norm = c->lc.norm;
+    f->stochastic = c->lc.stochastic;
+    f->bucket = c->lc.bucket_wire;
+}
+
+/* Composed: the values part at dst + at, M' of the k >= 1 values w[] (FORMAT 20.10), written by
+ * the QSGD encoder into dst[at - 48 .. lim), whose header lands on the 48 bytes before the
+ * values (saved and put back). With `ef`, w[] then gets the decoded values, for the residual.
+ * *f, *cs: M''s header fields and whether it ends in a checksum (which becomes the message's);
+ * *vlen: the values part's bytes, that checksum included. */
+static inline dq_status dq__sp_values_cm(const dq__sp_cfg *c, float *w, size_t k, uint8_t *dst, size_t at,
+                                         size_t lim, int ef, dq__cm_head *f, unsigned *cs, size_t *vlen) {
+    uint8_t keep[DQ_HEADER_SIZE], *m = dst + at - DQ_HEADER_SIZE;
+    size_t len = 0, j;
+    dq_status st;
+    memcpy(keep, m, DQ_HEADER_SIZE);
+    st = dq__cm_encode(&c->q, w, k, m, lim - (at - DQ_HEADER_SIZE), f, cs, &len);
+    memcpy(m, keep, DQ_HEADER_SIZE);
+    if (st != DQ_OK) return st;
+    *vlen = len - DQ_HEADER_SIZE;
+    if (ef) {
+        dq__cm_reader rd;
+        dq_header lh;
+        dq__cfg lc;
+        if (dq__cm_parse(f, dst + at, *vlen, k, &lh, &lc) != DQ_OK ||
+            dq__cm_open(&rd, &lc, f->coder, f->bits, k, dst + at, 0) != DQ_OK)
+            return DQ_ERR_CORRUPT; /* cannot happen: the QSGD encoder wrote it */
+        for (j = 0; j < k; j++) w[j] = dq__cm_next(&rd);
+    }
+    return DQ_OK;
 }
 
 /* Random-k: the finiteness pass (residual untouched on failure), the values, then the
- * residual: e = c everywhere, minus the value sent where one was. */
+ * residual: e = c everywhere, minus the value sent (decoded, when composed) where one was.
+ * Composed: the values are gathered at the end of dst first. */
 static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params *p, dq__sp_src *src, size_t n,
-                                            uint8_t *dst, size_t *len) {
+                                            uint8_t *dst, size_t cap, size_t *len) {
     dq__sp_strata s;
+    dq__cm_head f;
     uint8_t *vals = dst + DQ__SP_RAND_VALS;
-    size_t above, j, k = c->k, i0, cnt, i = 0;
+    float *w = NULL;
+    size_t above, j, k = c->k, i0, cnt, i = 0, top = 0, vlen = 4u * k;
+    unsigned cs = c->cs;
     const float *x;
     float *e;
     dq_status st = dq__sp_count(src, n, DQ__SP_FIN, DQ__SP_MAXKEY, 0, NULL, &above);
     if (st != DQ_OK) return st;
+    dq__sp_fields(c, &f);
+    if (c->bits) { /* the values gathered 4-byte aligned, ending at most 3 bytes before dst + cap */
+        top = cap - 4u * k;
+        top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
+        w = (float *)(void *)(dst + top);
+    }
     dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
     for (j = 0; j < k; j++) {
         float v = dq__sp_src_at(src, dq__sp_strata_next(&s, (uint32_t)j));
         if (c->rescale) v = v * (float)s.m;
         if (dq__sp_key(v) >= DQ__SP_FIN) return DQ_ERR_OVERFLOW; /* m c beyond FLT_MAX */
-        dq__st32(vals + 4u * j, dq__fbits(v));
+        if (w)
+            w[j] = v;
+        else
+            dq__st32(vals + 4u * j, dq__fbits(v));
     }
+    if (w && (st = dq__sp_values_cm(c, w, k, dst, DQ__SP_RAND_VALS, top, src->e != NULL, &f, &cs, &vlen)) != DQ_OK)
+        return st;
     if (src->e) { /* the strata are in index order: walk them beside the chunks */
         dq__sp_strata_init(&s, n, k, p->seed, p->step, p->stream);
         j = 0;
@@ -416,25 +494,30 @@ static inline dq_status dq__sp_encode_randk(const dq__sp_cfg *c, const dq_params
             cnt = dq__sp_src_get(src, i0, n, &x, &e);
             dq__k_compensate(x, e, cnt);
             for (; j < k && i < i0 + cnt; i = ++j < k ? dq__sp_strata_next(&s, (uint32_t)j) : n)
-                e[i - i0] = e[i - i0] - dq__bitsf(dq__ld32(vals + 4u * j));
+                e[i - i0] = e[i - i0] - (w ? w[j] : dq__bitsf(dq__ld32(vals + 4u * j)));
             dq__el_out(src->et, e, cnt, src->e, i0);
         }
     }
-    dq__sp_head(c, p, n, k, dst);
-    dq__sp_finish(c, dst, DQ__SP_RAND_VALS + 4u * k + 4u * c->cs, len);
+    dq__sp_head(c, p, &f, cs, n, k, dst);
+    dq__sp_finish(cs, dst, DQ__SP_RAND_VALS + vlen + (w ? 0u : 4u * cs), len);
     return DQ_OK;
 }
 
 /* Top-k and threshold: plan (read-only), check the room for k, collect into the index list at
  * the end of dst, then the stream, and a last pass for the values and the residual of the kept
- * elements (a 16-bit residual is compensated there, chunk by chunk). */
+ * elements (a 16-bit residual is compensated there, chunk by chunk). Composed: the values are
+ * gathered below the index list, quantized after the stream, and the last pass writes the whole
+ * residual (the collecting pass leaves it alone, src->late, since quantizing can still fail). */
 static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, dq__sp_src *src, size_t n, uint8_t *dst,
                                           size_t cap, size_t *len) {
     uint64_t w[DQ__SP_NB];
     dq__sp_cut cut;
+    dq__cm_head f;
     uint32_t *idx;
     uint8_t *vals;
-    size_t k, slen = 0, j = 0, top, i0, cnt;
+    float *vq = NULL; /* composed: the gathered, then decoded, values */
+    size_t k, slen = 0, j = 0, top, i0, cnt, lim, vlen;
+    unsigned cs = c->cs;
     const float *x;
     float *e;
     dq_status st;
@@ -451,29 +534,52 @@ static inline dq_status dq__sp_encode_idx(dq__sp_cfg *c, const dq_params *p, dq_
         c->k = cnt_above;
     }
     k = c->k;
+    dq__sp_fields(c, &f);
     /* the index list: 4-byte aligned, ending at most 3 bytes before dst + cap */
     top = cap - 4u * k;
     top -= (size_t)(((uintptr_t)(dst + top)) & 3u);
     idx = (uint32_t *)(void *)(dst + top);
+    lim = top;
+    if (c->bits) { /* composed: the values below the list; the residual in the last pass */
+        lim = top - 4u * k;
+        vq = (float *)(void *)(dst + lim);
+        src->late = 1;
+    }
     dq__sp_select(src, n, k, &cut, idx, w);
     /* the stream ends before the list (the room has 4 spare bytes), the values trail it */
-    st = dq_index_encode(idx, k, (uint64_t)n, c->coder, dst + DQ__SP_STREAM, top - DQ__SP_STREAM, &slen);
+    st = dq_index_encode(idx, k, (uint64_t)n, c->coder, dst + DQ__SP_STREAM, lim - DQ__SP_STREAM, &slen);
     if (st != DQ_OK) return st; /* cannot happen: the room bounds the stream */
     vals = dst + DQ__SP_STREAM + slen;
-    for (i0 = 0; i0 < n && (src->e || j < k); i0 += cnt) {
-        cnt = dq__sp_src_get(src, i0, n, &x, &e);
-        if (e && !src->flt) dq__k_compensate(x, e, cnt); /* the collecting pass did it for floats */
-        for (; j < k && idx[j] < i0 + cnt; j++) { /* value j lands at or below idx[j], which was read first */
-            size_t i = idx[j] - i0;
-            float v = e ? e[i] : x[i];
-            if (e) e[i] = v - v; /* sent exactly: nothing left over */
-            dq__st32(vals + 4u * j, dq__fbits(v));
+    if (c->bits) {
+        vlen = 0;
+        if (k) {
+            for (j = 0; j < k; j++) vq[j] = dq__sp_src_at(src, idx[j]); /* c = x + e, as compensated below */
+            st = dq__sp_values_cm(c, vq, k, dst, DQ__SP_STREAM + slen, lim, src->e != NULL, &f, &cs, &vlen);
+            if (st != DQ_OK) return st;
         }
-        if (e) dq__el_out(src->et, e, cnt, src->e, i0);
+        for (i0 = 0, j = 0; i0 < n && src->e; i0 += cnt) { /* e = c, minus the decoded value where sent */
+            cnt = dq__sp_src_get(src, i0, n, &x, &e);
+            dq__k_compensate(x, e, cnt);
+            for (; j < k && idx[j] < i0 + cnt; j++) e[idx[j] - i0] = e[idx[j] - i0] - vq[j];
+            dq__el_out(src->et, e, cnt, src->e, i0);
+        }
+    } else {
+        for (i0 = 0; i0 < n && (src->e || j < k); i0 += cnt) {
+            cnt = dq__sp_src_get(src, i0, n, &x, &e);
+            if (e && !src->flt) dq__k_compensate(x, e, cnt); /* the collecting pass did it for floats */
+            for (; j < k && idx[j] < i0 + cnt; j++) { /* value j lands at or below idx[j], which was read first */
+                size_t i = idx[j] - i0;
+                float v = e ? e[i] : x[i];
+                if (e) e[i] = v - v; /* sent exactly: nothing left over */
+                dq__st32(vals + 4u * j, dq__fbits(v));
+            }
+            if (e) dq__el_out(src->et, e, cnt, src->e, i0);
+        }
+        vlen = 4u * k + 4u * cs;
     }
-    dq__sp_head(c, p, n, k, dst);
+    dq__sp_head(c, p, &f, cs, n, k, dst);
     dq__st64(dst + DQ__SP_LEN_OFF, (uint64_t)slen);
-    dq__sp_finish(c, dst, DQ__SP_STREAM + slen + 4u * k + 4u * c->cs, len);
+    dq__sp_finish(cs, dst, DQ__SP_STREAM + slen + vlen + (c->bits && !k ? 4u * cs : 0u), len);
     return DQ_OK;
 }
 
@@ -489,35 +595,57 @@ static inline dq_status dq__sp_encode(const dq_params *p, dq_dtype xt, const voi
     dq__sp_src_init(&src, xt, x, rt, residual);
     if (c.scheme == DQ_SCHEME_RANDK) {
         if (cap < dq__sp_room(&c, c.k, n)) return DQ_ERR_DST_TOO_SMALL;
-        return dq__sp_encode_randk(&c, p, &src, n, dst, len);
+        return dq__sp_encode_randk(&c, p, &src, n, dst, cap, len);
     }
     return dq__sp_encode_idx(&c, p, &src, n, dst, cap, len);
 }
 
-/* ---- header */
+/* ---- header (FORMAT 20.6 steps 1 to 6). A composed message's values part is sized as the body
+ * of M' (count k), and *c gets M''s configuration, which the decoder reads its values with. */
 static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_t count, dq_header *h, dq__cfg *c) {
-    uint64_t n, k, size, pay, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
+    uint64_t n, k, size, pay, at, cs = (h->flags & DQ_FLAG_CHECKSUM) ? 4u : 0u;
     unsigned ok_flags = DQ_FLAG_CHECKSUM | (h->scheme == DQ_SCHEME_RANDK ? DQ_FLAG_RESCALED : 0u);
-    (void)c;
+    int cm = dq__cm_bits(h->bits);
     if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     n = h->count;
-    if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 || (h->flags & ~ok_flags) ||
-        n > DQ__SP_MAX_N)
+    if (cm) { /* M''s fields: as for QSGD, but for coder 2 (never written here) */
+        if (h->coder == DQ_CODER_RANS8 || h->coder > DQ_CODER_RANS || (h->coder == DQ_CODER_ELIAS && h->bits == 1u) ||
+            (h->coder == DQ_CODER_RANS && h->bits > 8u) || !dq__norm_ok(DQ_SCHEME_QSGD, in[DQ__H_NORM]) ||
+            h->bucket % 8u != 0 || (h->flags & ~(ok_flags | DQ_FLAG_STOCHASTIC)) || n > DQ__SP_MAX_N)
+            return DQ_ERR_CORRUPT;
+    } else if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 ||
+               (h->flags & ~ok_flags) || n > DQ__SP_MAX_N) {
         return DQ_ERR_CORRUPT;
+    }
     if (src_len < DQ__SP_K_OFF + 8u) return DQ_ERR_TRUNCATED;
     k = dq__ld64(in + DQ__SP_K_OFF);
-    if (k > n || (k == 0 && h->scheme != DQ_SCHEME_THRESHOLD)) return DQ_ERR_CORRUPT;
+    if (k > n || (k == 0 && (h->scheme != DQ_SCHEME_THRESHOLD || h->coder != DQ_CODER_FIXED))) return DQ_ERR_CORRUPT;
     if (h->scheme == DQ_SCHEME_RANDK) {
-        pay = 4u * k;
-        size = DQ__SP_RAND_VALS + pay + cs;
+        pay = 0;
+        at = DQ__SP_RAND_VALS;
     } else {
-        uint64_t slen;
         if (src_len < DQ__SP_STREAM) return DQ_ERR_TRUNCATED;
-        slen = dq__ld64(in + DQ__SP_LEN_OFF);
-        if (slen < DQ_INDEX_HEADER_SIZE || slen > dq__sp_ibound_any(k, n)) return DQ_ERR_CORRUPT;
-        pay = slen + 4u * k;
-        size = DQ__SP_STREAM + pay + cs;
+        pay = dq__ld64(in + DQ__SP_LEN_OFF);
+        if (pay < DQ_INDEX_HEADER_SIZE || pay > dq__sp_ibound_any(k, n)) return DQ_ERR_CORRUPT;
+        at = DQ__SP_STREAM + pay;
     }
+    if (cm && k) { /* the values part: the body of M' */
+        dq__cm_head f;
+        dq_header lh;
+        dq_status st;
+        f.bits = h->bits;
+        f.coder = h->coder;
+        f.norm = in[DQ__H_NORM];
+        f.stochastic = (h->flags & DQ_FLAG_STOCHASTIC) != 0;
+        f.bucket = h->bucket;
+        st = dq__cm_parse(&f, in + (src_len > at ? at : src_len), src_len > at ? (size_t)(src_len - at) : 0u, (size_t)k,
+                          &lh, c);
+        if (st != DQ_OK) return st;
+        pay += lh.msg_size - DQ_HEADER_SIZE;
+    } else if (!cm) {
+        pay += 4u * k;
+    }
+    size = (h->scheme == DQ_SCHEME_RANDK ? DQ__SP_RAND_VALS : DQ__SP_STREAM) + pay + cs;
     if (size > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
     h->nnz = (size_t)k;
     h->payload_size = (size_t)pay;
@@ -532,8 +660,9 @@ typedef struct dq__sp_it {
     dq__ihead h;
     size_t done;     /* indices produced */
     int end;         /* the stream is exhausted (and was found valid) */
-    dq_bitreader r;  /* GAMMA */
-    uint64_t next;   /* GAMMA: the smallest index still allowed */
+    dq_bitreader r;  /* GAMMA, RICE */
+    uint64_t next;   /* GAMMA, RICE: the smallest index still allowed */
+    unsigned rp;     /* RICE: the parameter */
     size_t cpos, dpos, dlen; /* VARINT: control byte, data byte, data length; BITMAP: cpos = byte */
     dq__svb_acc a;
 } dq__sp_it;
@@ -545,6 +674,11 @@ static inline dq_status dq__sp_it_open(dq__sp_it *it, const uint8_t *s, size_t l
     if (it->h.coder == DQ_INDEX_GAMMA) {
         if (dq_br_init(&it->r, it->h.body, it->h.body_len) != DQ_OK) return DQ_ERR_CORRUPT;
         if (k == 0 && it->h.body_len) return DQ_ERR_CORRUPT; /* a trailing byte */
+    } else if (it->h.coder == DQ_INDEX_RICE) {
+        it->rp = it->h.body[0];
+        if (it->rp > dq__rice_rmax(n) || dq_br_init(&it->r, it->h.body + 1, it->h.body_len - 1u) != DQ_OK)
+            return DQ_ERR_CORRUPT;
+        if (k == 0 && it->h.body_len != 1u) return DQ_ERR_CORRUPT; /* a trailing byte */
     } else if (it->h.coder == DQ_INDEX_VARINT) {
         size_t clen = (size_t)dq__index_ctrl_len(k), i;
         const uint8_t *ctrl = it->h.body;
@@ -587,6 +721,18 @@ static inline dq_status dq__sp_it_next(dq__sp_it *it, uint32_t *buf, size_t *cnt
         }
         if (it->done == k) {
             if (dq_br_finish(r) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->end = 1;
+        }
+    } else if (it->h.coder == DQ_INDEX_RICE) {
+        uint64_t v;
+        while (got < DQ__SP_CHUNK && it->done < k) {
+            if (dq__rice_get(&it->r, it->rp, it->h.n, it->next, &v) != DQ_OK) return DQ_ERR_CORRUPT;
+            it->next += v + 1u;
+            buf[got++] = (uint32_t)(it->next - 1u);
+            it->done++;
+        }
+        if (it->done == k) {
+            if (dq_br_finish(&it->r) != DQ_OK) return DQ_ERR_CORRUPT;
             it->end = 1;
         }
     } else if (it->h.coder == DQ_INDEX_VARINT) {
@@ -647,36 +793,48 @@ static inline dq_status dq__sp_vals_ok(const uint8_t *v, size_t k) {
     return bad ? DQ_ERR_CORRUPT : DQ_OK;
 }
 
+/* The values of a message in index order: float32, or decoded from M' (composed). */
+typedef struct dq__sp_vals {
+    const uint8_t *f32; /* NULL: composed */
+    size_t j;
+    dq__cm_reader cm;
+} dq__sp_vals;
+static inline float dq__sp_val(dq__sp_vals *v) {
+    return v->f32 ? dq__bitsf(dq__ld32(v->f32 + 4u * v->j++)) : dq__cm_next(&v->cm);
+}
+
+/* Decodes an opened message (FORMAT 20.6 step 7 on: the values, the index stream, then the
+ * output); c: M''s configuration when composed. */
 static inline dq_status dq__sp_decode(const uint8_t *msg, const dq_header *h, const dq__cfg *c, float w, int add,
                                       dq_dtype t, void *out) {
-    size_t n = h->count, k = h->nnz, j;
-    (void)c;
+    size_t n = h->count, k = h->nnz, j, slen = 0, at = DQ__SP_RAND_VALS;
+    dq__sp_vals v;
+    if (h->scheme != DQ_SCHEME_RANDK) { /* checked with the header */
+        slen = (size_t)dq__ld64(msg + DQ__SP_LEN_OFF);
+        at = DQ__SP_STREAM + slen;
+    }
+    v.j = 0;
+    v.f32 = dq__cm_bits(h->bits) ? NULL : msg + at;
+    if (v.f32 ? dq__sp_vals_ok(v.f32, k) != DQ_OK : k && dq__cm_open(&v.cm, c, h->coder, h->bits, k, msg + at, 1) != DQ_OK)
+        return DQ_ERR_CORRUPT;
     if (h->scheme == DQ_SCHEME_RANDK) {
-        const uint8_t *vals = msg + DQ__SP_RAND_VALS;
         dq__sp_strata s;
-        if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
         if (!add) memset(out, 0, n * dq_dtype_size(t)); /* +0 in every dtype */
         dq__sp_strata_init(&s, n, k, h->seed, h->step, h->stream);
-        for (j = 0; j < k; j++)
-            dq__sp_apply(t, out, dq__sp_strata_next(&s, (uint32_t)j), dq__bitsf(dq__ld32(vals + 4u * j)), w, add);
+        for (j = 0; j < k; j++) dq__sp_apply(t, out, dq__sp_strata_next(&s, (uint32_t)j), dq__sp_val(&v), w, add);
         return DQ_OK;
     } else {
         const uint8_t *stream = msg + DQ__SP_STREAM;
-        size_t slen = h->payload_size - 4u * k;
-        const uint8_t *vals = stream + slen;
         uint32_t buf[DQ__SP_CHUNK];
         dq__sp_it it;
         int pass;
-        if (dq__sp_vals_ok(vals, k) != DQ_OK) return DQ_ERR_CORRUPT;
         for (pass = 0; pass < 2; pass++) { /* validate, then decode */
-            size_t cnt = 0, done = 0;
+            size_t cnt = 0;
             if (dq__sp_it_open(&it, stream, slen, n, k) != DQ_OK) return DQ_ERR_CORRUPT;
             while (!it.end) {
                 if (dq__sp_it_next(&it, buf, &cnt) != DQ_OK) return DQ_ERR_CORRUPT;
                 if (pass)
-                    for (j = 0; j < cnt; j++)
-                        dq__sp_apply(t, out, buf[j], dq__bitsf(dq__ld32(vals + 4u * (done + j))), w, add);
-                done += cnt;
+                    for (j = 0; j < cnt; j++) dq__sp_apply(t, out, buf[j], dq__sp_val(&v), w, add);
             }
             if (!pass && !add) memset(out, 0, n * dq_dtype_size(t));
         }

@@ -173,10 +173,12 @@ static inline float dqt_draw_at(uint64_t seed, uint64_t step, uint32_t stream, u
 #define dqt_clz64_portable dq__clz64_portable
 #define dqt_ctz64_portable dq__ctz64_portable
 
-/* ---- Sparse: index decoding with a chosen varint kernel, random-k strata. */
+/* ---- Sparse: index decoding with a chosen varint kernel, a RICE stream with a chosen parameter,
+ * random-k strata. */
 typedef dq__svb_acc dqt_svb_acc;
 typedef dq__sp_strata dqt_sp_strata;
 #define dqt_index_decode_with dq__index_decode_with
+#define dqt_index_encode_rice dq__index_encode_rice
 #define dqt_sp_strata_init dq__sp_strata_init
 #define dqt_sp_strata_next dq__sp_strata_next
 

@@ -24,6 +24,7 @@
  *      decode to NAME.out bit for bit;
  *  (d) L2 messages (qsgd, nuqsgd): dq_message_norm2 equals the sum of the squared scales, and
  *      agrees with ||input||^2 to float rounding; other norms give DQ_ERR_PARAM.
+ * Segmented and sparse messages have their own runs (run_seg_case, run_sparse_case).
  * Older versions get (a), (b) and (d): a decoder keeps reading every earlier format version.
  * A missing or unreadable file fails its case, and each version must have at least
  * k_min_cases[version] cases, so an empty or missing directory cannot pass.
@@ -48,7 +49,7 @@
 
 /* Cases each format version must have, indexed by version. Raise it when make_golden.c adds
  * cases; a new format version needs its own entry and directory. */
-static const unsigned long k_min_cases[] = {0, 154};
+static const unsigned long k_min_cases[] = {0, 163};
 #define N_MIN_CASES (sizeof k_min_cases / sizeof k_min_cases[0])
 
 /* ---------------------------------------------------------------- files (C99 stdio) */
@@ -140,6 +141,12 @@ typedef struct gcase {
     unsigned nseg, segcoder;
     size_t seg_n[64];
     unsigned seg_b[64], seg_c[64];
+    /* sparse (FORMAT.md 20; scheme topk|randk|threshold): k= or threshold=, unbiased=, index=,
+     * asked= (the dq_params.coder asked; coder= is the coder the values were sent with) */
+    size_t k;
+    uint32_t threshold;
+    int unbiased;
+    unsigned icoder, asked;
 } gcase;
 
 enum {
@@ -159,7 +166,12 @@ enum {
     K_ALPHA = 1 << 12, /* trunc, trunc-nu (and only they) */
     K_LEVELS = 1 << 13, /* trunc-nu (and only it) */
     K_SEGMENTS = 1 << 14, /* segmented messages: segments= and segcoder= together */
-    K_SEGCODER = 1 << 15
+    K_SEGCODER = 1 << 15,
+    K_K = 1 << 16, /* sparse messages (library 0.11): k= or threshold=, asked=, and */
+    K_THRESHOLD = 1 << 17,
+    K_UNBIASED = 1 << 18, /* randk only */
+    K_INDEX = 1 << 19,    /* topk and threshold */
+    K_ASKED = 1 << 20
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *v) {
@@ -244,7 +256,11 @@ static const struct {
     unsigned scheme;
 } k_schemes[] = {{"qsgd", DQ_SCHEME_QSGD},         {"nuqsgd", DQ_SCHEME_NUQSGD}, {"natural", DQ_SCHEME_NATURAL},
                  {"terngrad", DQ_SCHEME_TERNGRAD}, {"trunc", DQ_SCHEME_TRUNC},   {"trunc-nu", DQ_SCHEME_TRUNC_NU},
-                 {"twomeans", DQ_SCHEME_TWOMEANS}};
+                 {"twomeans", DQ_SCHEME_TWOMEANS}, {"topk", DQ_SCHEME_TOPK},     {"randk", DQ_SCHEME_RANDK},
+                 {"threshold", DQ_SCHEME_THRESHOLD}};
+static int is_sparse(unsigned scheme) {
+    return scheme == DQ_SCHEME_TOPK || scheme == DQ_SCHEME_RANDK || scheme == DQ_SCHEME_THRESHOLD;
+}
 static const struct {
     const char *name;
     dq_norm norm;
@@ -311,16 +327,16 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
                        : !strcmp(val, "rans")   ? DQ_CODER_RANS8
                        : !strcmp(val, "rans32") ? DQ_CODER_RANS
                                                 : DQ_CODER_FIXED;
-        } else if (!strcmp(tok, "bits")) {
+        } else if (!strcmp(tok, "bits")) { /* 32: float32 values (sparse), checked below */
             key = K_BITS;
-            ok = parse_u64(val, 16u, &v) && v >= 1u;
+            ok = parse_u64(val, 32u, &v) && v >= 1u && (v <= 16u || v == 32u);
             c->bits = (unsigned)v;
-        } else if (!strcmp(tok, "bucket")) {
+        } else if (!strcmp(tok, "bucket")) { /* 0: none (sparse float32 values), checked below */
             key = K_BUCKET;
             if (!strcmp(val, "whole")) {
                 c->bucket = DQ_BUCKET_WHOLE;
             } else {
-                ok = parse_u64(val, 0xFFFFFFF8u, &v) && v >= 8u && v % 8u == 0u;
+                ok = parse_u64(val, 0xFFFFFFF8u, &v) && v % 8u == 0u;
                 c->bucket = (uint32_t)v;
             }
         } else if (!strcmp(tok, "rounding")) {
@@ -376,6 +392,39 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
                 c->segcoder = DQ_CODER_DEFAULT;
             else
                 ok = 0;
+        } else if (!strcmp(tok, "k")) {
+            key = K_K;
+            ok = parse_u64(val, (uint64_t)SIZE_MAX / 4u, &v) && v >= 1u;
+            c->k = (size_t)v;
+        } else if (!strcmp(tok, "threshold")) {
+            key = K_THRESHOLD;
+            ok = parse_hex32(val, strlen(val), &c->threshold);
+        } else if (!strcmp(tok, "unbiased")) {
+            key = K_UNBIASED;
+            ok = parse_u64(val, 1u, &v);
+            c->unbiased = (int)v;
+        } else if (!strcmp(tok, "index")) {
+            static const char *const names[5] = {"auto", "gamma", "varint", "bitmap", "rice"};
+            unsigned j;
+            key = K_INDEX;
+            for (j = 0; j < 5u && strcmp(val, names[j]); j++) {}
+            ok = j < 5u;
+            c->icoder = j;
+        } else if (!strcmp(tok, "asked")) { /* the dq_params.coder the sparse message was asked */
+            key = K_ASKED;
+            ok = 1;
+            if (!strcmp(val, "fixed"))
+                c->asked = GOLDEN_ASK_FIXED;
+            else if (!strcmp(val, "elias"))
+                c->asked = DQ_CODER_ELIAS;
+            else if (!strcmp(val, "rans32"))
+                c->asked = DQ_CODER_RANS;
+            else if (!strcmp(val, "auto"))
+                c->asked = DQ_CODER_AUTO;
+            else if (!strcmp(val, "default"))
+                c->asked = DQ_CODER_DEFAULT;
+            else
+                ok = 0;
         } else { /* a key from a newer make_golden.c: this test must learn what it means */
             snprintf(err, errlen, "%s: unknown key '%s' (teach tests/test_golden.c)", c->name, tok);
             return 0;
@@ -401,6 +450,20 @@ static int parse_case(char *line, gcase *c, char *err, size_t errlen) {
     if (!(seen & K_LEVELS) != (c->scheme != DQ_SCHEME_TRUNC_NU) ||
         (c->scheme == DQ_SCHEME_TRUNC_NU && (c->bits < 2u || c->bits > 8u || c->nlev != (1u << (c->bits - 1u)) - 1u))) {
         snprintf(err, errlen, "%s: levels= goes with scheme trunc-nu, 2^(bits-1)-1 of them", c->name);
+        return 0;
+    }
+    if (is_sparse(c->scheme)) { /* k= (topk, randk) or threshold=, asked=; index= but for randk; unbiased= randk */
+        if (!(seen & K_ASKED) || !(seen & K_K) != (c->scheme == DQ_SCHEME_THRESHOLD) ||
+            !(seen & K_THRESHOLD) != (c->scheme != DQ_SCHEME_THRESHOLD) ||
+            ((seen & K_INDEX) && c->scheme == DQ_SCHEME_RANDK) || ((seen & K_UNBIASED) && c->scheme != DQ_SCHEME_RANDK) ||
+            (c->bits == 32u && (c->bucket != 0 || c->nearest || c->norm != DQ_NORM_L2 || c->coder != DQ_CODER_FIXED)) ||
+            (c->bits != 32u && c->bucket == 0)) {
+            snprintf(err, errlen, "%s: the keys of a sparse case do not fit together", c->name);
+            return 0;
+        }
+    } else if ((seen & (K_K | K_THRESHOLD | K_UNBIASED | K_INDEX | K_ASKED)) || c->bits > 16u || c->bucket == 0) {
+        snprintf(err, errlen, "%s: k=, threshold=, unbiased=, index=, asked=, bits=32 and bucket=0 are for sparse cases",
+                 c->name);
         return 0;
     }
     if (!(seen & K_SEGMENTS) != !(seen & K_SEGCODER)) {
@@ -684,6 +747,145 @@ done:
     free(r);
 }
 
+
+/* ---------------------------------------------------------------- sparse cases
+ * A sparse message (FORMAT.md 20): (a) the header (scheme, the width, the coder the values went
+ * with, the norm: the one asked, the mean for 1-bit nearest, L2 as reported for float32 values;
+ * the flags, bucket, count, key), k and the sizes; the index stream decodes (dq_index_decode)
+ * to the positions .out is taken from and uses the coder asked; a composed message's values
+ * part, under a QSGD header of its fields (count k, step XOR 2^63), decodes to the values .out
+ * holds there (FORMAT.md 20.10); (b) every decoder gives .out (decode-add onto +0.0: -0.0 comes
+ * out +0.0); (c) dq_encode of .in (and .res) into dq_encode_capacity() bytes gives .dqsg (and
+ * .resout); (d) neither ranges nor dq_message_norm2 take sparse messages. */
+static void run_sparse_case(const char *dir, unsigned ver, const gcase *c) {
+    size_t n = c->n, len = 0, i, k, at, cap = 0, blen = 0;
+    uint8_t *msg = NULL, *buf = NULL;
+    float *x = NULL, *want = NULL, *res = NULL, *resout = NULL, *out = NULL, *r = NULL;
+    int cm = c->bits != 32u;
+    unsigned ck = c->checksum ? 1u : 0u;
+    dq_norm wnorm = cm && c->bits == 1u && c->nearest ? DQ_NORM_MEAN : c->norm;
+    dq_header h;
+    dq_status st;
+    dq_params p;
+    if (!load_case(dir, c, n, &msg, &len, &x, &want, &res, &resout)) goto done;
+    st = dq_header_read(msg, len, &h);
+    CHECKF(st == DQ_OK, "dq_header_read: %s", dq_strerror(st));
+    if (st != DQ_OK) goto done;
+    k = h.nnz;
+    CHECKF(h.version == ver && h.scheme == c->scheme && h.bits == c->bits && h.coder == c->coder,
+           "version %u scheme %u bits %u coder %u", h.version, h.scheme, h.bits, h.coder);
+    CHECKF(h.norm == wnorm, "norm %d, expected %d", (int)h.norm, (int)wnorm);
+    CHECKF(h.flags == ((cm && !c->nearest ? DQ_FLAG_STOCHASTIC : 0u) | (ck ? DQ_FLAG_CHECKSUM : 0u) |
+                       (c->unbiased ? DQ_FLAG_RESCALED : 0u)),
+           "flags 0x%X", h.flags);
+    CHECKF(h.bucket == (c->bucket == DQ_BUCKET_WHOLE ? 0u : c->bucket), "bucket %lu", (unsigned long)h.bucket);
+    CHECK(h.count == n && h.seed == c->seed && h.step == c->step && h.stream == c->stream && h.msg_size == len);
+    CHECK(c->scheme == DQ_SCHEME_THRESHOLD || k == c->k);
+    CHECK(dq_verify(msg, len) == DQ_OK && dq_t_ld64(msg + 48) == k);
+    if (h.msg_size != len || h.count != n) goto done;
+    at = c->scheme == DQ_SCHEME_RANDK ? 56u : 64u + (size_t)dq_t_ld64(msg + 56);
+    CHECK(h.payload_size == len - 4u * ck - (c->scheme == DQ_SCHEME_RANDK ? 56u : 64u));
+    if (ck) CHECK(dq_t_ld32(msg + len - 4) == dq_t_crc32c(msg + 48, len - 52));
+    if (!cm) CHECK(len == at + 4u * k + 4u * ck);
+    if (c->scheme != DQ_SCHEME_RANDK && at <= len) { /* the index stream: where .out's values are */
+        uint32_t *idx = (uint32_t *)xmalloc((k + 1u) * sizeof *idx);
+        float *vals = (float *)xmalloc((k + 1u) * sizeof *vals);
+        size_t k2 = 0, j;
+        st = dq_index_decode(msg + 64, at - 64u, idx, k, &k2);
+        CHECKF(st == DQ_OK && k2 == k, "dq_index_decode: %s", dq_strerror(st));
+        CHECKF(c->icoder == 0 || msg[64] == c->icoder, "index coder %u, asked %u", msg[64], c->icoder);
+        for (j = 0, i = 0; st == DQ_OK && i < n; i++) { /* zeros off the set */
+            if (j < k && idx[j] == i) {
+                j++;
+                continue;
+            }
+            if (u32(want[i]) != 0u) break;
+        }
+        CHECKF(st != DQ_OK || i == n, ".out is not zero at %lu, off the index set", (unsigned long)i);
+        if (st == DQ_OK && cm && k) { /* the values part is the body of the QSGD message of the values */
+            size_t vlen = len - at - 4u * ck;
+            uint8_t *q = (uint8_t *)xmalloc(DQ_HEADER_SIZE + vlen);
+            memcpy(q, msg, DQ_HEADER_SIZE);
+            q[6] = DQ_SCHEME_QSGD;
+            dq_t_st16(q + 10, dq_t_ld16(msg + 10) & DQ_FLAG_STOCHASTIC);
+            dq_t_st64(q + 16, k);
+            dq_t_st64(q + 32, dq_t_ld64(msg + 32) ^ ((uint64_t)1 << 63));
+            dq_t_st32(q + 44, dq_t_crc32c(q, 44));
+            memcpy(q + DQ_HEADER_SIZE, msg + at, vlen);
+            st = dq_decode(q, DQ_HEADER_SIZE + vlen, vals, k);
+            CHECKF(st == DQ_OK, "the values under a QSGD header: %s", dq_strerror(st));
+            for (j = 0; st == DQ_OK && j < k; j++)
+                if (u32(vals[j]) != u32(want[idx[j]])) break;
+            CHECKF(st != DQ_OK || j == k, "value %lu differs from .out", (unsigned long)j);
+            free(q);
+        }
+        free(idx);
+        free(vals);
+    }
+    /* (b) the decoders */
+    out = (float *)xmalloc(4u * (n + 1u));
+    out[n] = 12345.0f;
+    CHECK(dq_decode(msg, len, out, n + 1u) == DQ_OK && u32(out[n]) == u32(12345.0f));
+    check_same("dq_decode vs .out", out, want, n);
+    for (i = 0; i < n; i++) out[i] = 0.0f;
+    CHECK(dq_decode_add(msg, len, 1.0f, out, n) == DQ_OK);
+    for (i = 0; i < n; i++)
+        if (u32(out[i]) != u32(0.0f + want[i])) break;
+    CHECKF(i == n, "dq_decode_add onto +0.0: element %lu", (unsigned long)i);
+    {
+        dq_message m;
+        CHECK(dq_message_open(msg, len, &m) == DQ_OK && dq_message_decode(&m, out, n) == DQ_OK);
+        check_same("dq_message_decode vs .out", out, want, n);
+    }
+    /* (c) re-encode */
+    memset(&p, 0, sizeof p);
+    p.scheme = (dq_scheme)c->scheme;
+    p.bits = cm ? c->bits : 0u;
+    p.bucket = c->bucket;
+    p.rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_DEFAULT;
+    p.norm = c->norm == DQ_NORM_MAX ? DQ_NORM_MAX : DQ_NORM_DEFAULT;
+    p.seed = c->seed;
+    p.step = c->step;
+    p.stream = c->stream;
+    p.checksum = ck;
+    p.coder = c->asked;
+    p.k = c->k;
+    p.threshold = f32(c->threshold);
+    p.unbiased = (unsigned)c->unbiased;
+    p.index_coder = c->icoder;
+    if (ver == (unsigned)DQ_FORMAT_VERSION) {
+        st = dq_encode_capacity(&p, n, &cap);
+        CHECKF(st == DQ_OK && cap >= len, "dq_encode_capacity: %s, %lu bytes", dq_strerror(st), (unsigned long)cap);
+        if (st != DQ_OK || cap < len) goto done;
+        buf = (uint8_t *)xmalloc(cap);
+        r = (float *)xmalloc(4u * n);
+        if (c->ef) memcpy(r, res, 4u * n);
+        st = dq_encode(&p, x, n, c->ef ? r : NULL, buf, cap, &blen);
+        CHECKF(st == DQ_OK, "dq_encode: %s", dq_strerror(st));
+        if (st == DQ_OK) {
+            for (i = 0; i < len && i < blen; i++)
+                if (buf[i] != msg[i]) break;
+            CHECKF(blen == len && i == len, "dq_encode wrote %lu bytes, differing from .dqsg at byte %lu",
+                   (unsigned long)blen, (unsigned long)i);
+            if (c->ef) check_same("residual after dq_encode vs .resout", r, resout, n);
+        }
+    }
+    /* (d) */
+    {
+        double got = 0.0;
+        CHECK(dq_decode_range(msg, len, 0, n, out) == DQ_ERR_PARAM && dq_message_norm2(msg, len, &got) == DQ_ERR_PARAM);
+    }
+done:
+    free(msg);
+    free(buf);
+    free(x);
+    free(want);
+    free(res);
+    free(resout);
+    free(out);
+    free(r);
+}
+
 static void run_case(const char *dir, unsigned ver, const gcase *c) {
     size_t n = c->n, len = 0, i, nb, blen, off = c->coder ? DQ_HEADER_SIZE + 8u : DQ_HEADER_SIZE;
     uint8_t *msg, *buf = NULL, *fixed = NULL, *recoded = NULL;
@@ -696,6 +898,10 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
     uint32_t B;
     if (c->nseg) {
         run_seg_case(dir, ver, c);
+        return;
+    }
+    if (is_sparse(c->scheme)) {
+        run_sparse_case(dir, ver, c);
         return;
     }
 

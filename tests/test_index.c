@@ -1,13 +1,42 @@
 /* Sparse index streams (doc/FORMAT.md 18): known-answer streams, round trips of every
  * coder and AUTO over densities from one index to all of them, n up to 2^32, exact sizes and
- * the bound, AUTO against the explicit coders, the VARINT kernel against its scalar twin, every
- * truncation (exactly-sized buffers, for ASan), single-byte corruptions (any status, and a
- * stream that still decodes is re-encoded to the same bytes), argument and format errors. */
+ * the bound, AUTO against the explicit coders, the RICE parameter against every parameter
+ * (brute force), the VARINT kernel against its scalar twin, every truncation (exactly-sized
+ * buffers, for ASan), single-byte corruptions (any status, and a stream that still decodes is
+ * re-encoded to the same bytes), argument and format errors. */
 #include "../dqsgd.h"
 #include "harness.h"
 #include "internals.h"
 
-static const char *const cname[4] = {"auto", "gamma", "varint", "bitmap"};
+#define NCODERS 5 /* AUTO and the four coders */
+static const char *const cname[NCODERS] = {"auto", "gamma", "varint", "bitmap", "rice"};
+
+/* m(n) of FORMAT 18.9: the largest RICE parameter, min(31, bit length of n - 1) */
+static unsigned rice_max(uint64_t n) {
+    unsigned L = 0;
+    while (L < 31u && (n - 1u) >> L) L++;
+    return L;
+}
+/* RICE code bits of a set at parameter r, from the spec: k (1 + r) + sum of (gap - 1) >> r */
+static uint64_t rice_bits(const uint32_t *idx, size_t k, unsigned r) {
+    uint64_t b = 0, next = 0;
+    size_t i;
+    for (i = 0; i < k; i++) {
+        b += 1u + r + (((uint64_t)idx[i] - next) >> r);
+        next = (uint64_t)idx[i] + 1u;
+    }
+    return b;
+}
+/* Re-encoding a decoded stream with its own coder (and RICE parameter): the same bytes. */
+static int same_again(const uint8_t *m, size_t len, const uint32_t *idx, size_t k, uint64_t n, dq_index_coder c) {
+    uint8_t *again = (uint8_t *)xmalloc(len);
+    size_t re = 0;
+    dq_status st = c == DQ_INDEX_RICE ? dqt_index_encode_rice(idx, k, n, m[10], again, len, &re)
+                                      : dq_index_encode(idx, k, n, c, again, len, &re);
+    int ok = st == DQ_OK && re == len && memcmp(again, m, len) == 0;
+    free(again);
+    return ok;
+}
 
 /* k distinct sorted indices below n: selection sampling for small n, sort and dedupe above */
 static int cmp_u32(const void *a, const void *b) {
@@ -71,26 +100,27 @@ static void test_known_answers(void) {
     static const uint32_t idx[4] = {0, 3, 4, 19};
     static const uint8_t head[10] = {0, 0x13, 0, 0, 0, 4, 0, 0, 0, 0};
     static const uint8_t body_g[] = {0xB8, 0xF0}, body_v[] = {0x00, 0x00, 0x02, 0x00, 0x0E}, body_b[] = {0x19, 0x00, 0x08};
-    static const uint8_t *const bodies[4] = {body_g, body_g, body_v, body_b};
-    static const size_t blen[4] = {2, 2, 5, 3};
+    static const uint8_t body_r[] = {0x02, 0x9A, 0x0C}; /* parameter 2: 100 110 100 000110 and a pad bit */
+    static const uint8_t *const bodies[NCODERS] = {body_g, body_g, body_v, body_b, body_r};
+    static const size_t blen[NCODERS] = {2, 2, 5, 3, 3};
     uint8_t buf[32], want[32];
     uint32_t out[4];
     size_t len = 0, k = 0;
     unsigned c;
-    for (c = 0; c < 4; c++) {
+    for (c = 0; c < NCODERS; c++) {
         memcpy(want, head, 10);
-        want[0] = (uint8_t)(c ? c : 1); /* AUTO picks gamma here: 12 bytes against 13 and 15 */
+        want[0] = (uint8_t)(c ? c : 1); /* AUTO picks gamma here: 12 bytes against 13, 13 and 15 */
         memcpy(want + 10, bodies[c], blen[c]);
         CHECK(dq_index_encode(idx, 4, 20, (dq_index_coder)c, buf, sizeof buf, &len) == DQ_OK);
         CHECKF(len == 10 + blen[c] && memcmp(buf, want, len) == 0, "%s", cname[c]);
         CHECK(dq_index_decode(want, 10 + blen[c], out, 4, &k) == DQ_OK && k == 4 && memcmp(out, idx, sizeof idx) == 0);
     }
-    for (c = 1; c < 4; c++) { /* empty: header only, or an all-zero bitmap */
+    for (c = 1; c < NCODERS; c++) { /* empty: header only, an all-zero bitmap, RICE's parameter 0 */
         memset(want, 0, sizeof want);
         want[0] = (uint8_t)c;
         want[1] = 0x13;
         CHECK(dq_index_encode(NULL, 0, 20, (dq_index_coder)c, buf, sizeof buf, &len) == DQ_OK);
-        CHECK(len == (c == 3 ? 13u : 10u) && memcmp(buf, want, len) == 0);
+        CHECK(len == (c == 3 ? 13u : c == 4 ? 11u : 10u) && memcmp(buf, want, len) == 0);
         k = 99;
         CHECK(dq_index_decode(buf, len, NULL, 0, &k) == DQ_OK && k == 0);
     }
@@ -104,15 +134,15 @@ static void test_roundtrip_random(void) {
     static const double dens[] = {0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.3, 0.5, 0.9, 0.99, 1.0};
     dq_t_rng r = {2024};
     uint32_t *idx = (uint32_t *)xmalloc(((size_t)1 << 20) * sizeof *idx);
-    size_t a, b, picks[4] = {0, 0, 0, 0};
+    size_t a, b, picks[NCODERS] = {0, 0, 0, 0, 0};
     for (a = 0; a < sizeof ns / sizeof *ns; a++)
         for (b = 0; b < sizeof dens / sizeof *dens; b++) {
             uint64_t n = ns[a];
-            size_t k = (size_t)(dens[b] * (double)n + 0.5), best = (size_t)-1, sizes[4];
+            size_t k = (size_t)(dens[b] * (double)n + 0.5), best = (size_t)-1, sizes[NCODERS];
             unsigned c;
             if (b == 1 && k == 0) k = 1; /* one index */
             k = gen_set(&r, n, k, idx);
-            for (c = 0; c < 4; c++) {
+            for (c = 0; c < NCODERS; c++) {
                 uint8_t *s = NULL;
                 sizes[c] = roundtrip(idx, k, n, (dq_index_coder)c, &s);
                 if (c && sizes[c] < best) best = sizes[c];
@@ -122,10 +152,10 @@ static void test_roundtrip_random(void) {
             CHECKF(sizes[0] == best, "n %llu k %lu: auto %lu, smallest %lu", (unsigned long long)n, (unsigned long)k,
                    (unsigned long)sizes[0], (unsigned long)best);
         }
-    CHECK(picks[1] && picks[2] && picks[3]); /* each coder wins somewhere */
+    CHECK(picks[1] && picks[2] && picks[3] && picks[4]); /* each coder wins somewhere */
     if (dq_t_verbose())
-        printf("auto picks: gamma %lu, varint %lu, bitmap %lu\n", (unsigned long)picks[1], (unsigned long)picks[2],
-               (unsigned long)picks[3]);
+        printf("auto picks: gamma %lu, varint %lu, bitmap %lu, rice %lu\n", (unsigned long)picks[1],
+               (unsigned long)picks[2], (unsigned long)picks[3], (unsigned long)picks[4]);
     free(idx);
 }
 
@@ -139,7 +169,7 @@ static void test_edges(void) {
     uint8_t *s;
     for (a = 0; a < sizeof ns / sizeof *ns; a++) {
         uint64_t n = ns[a];
-        for (c = 0; c < 4; c++) {
+        for (c = 0; c < NCODERS; c++) {
             roundtrip(NULL, 0, n, (dq_index_coder)c, &s);
             free(s);
             idx[0] = 0;
@@ -154,8 +184,9 @@ static void test_edges(void) {
             free(s);
         }
     }
-    /* n = 2^32 */
-    for (c = 0; c < 3; c++) {
+    /* n = 2^32 (every coder but the 512 MiB bitmap) */
+    for (c = 0; c < NCODERS; c++) {
+        if (c == DQ_INDEX_BITMAP) continue;
         static const uint32_t sets[3][3] = {{0xFFFFFFFFu, 0, 0}, {0, 0xFFFFFFFFu, 0}, {0, 0x80000000u, 0xFFFFFFFFu}};
         static const size_t ks[3] = {1, 2, 3};
         for (a = 0; a < 3; a++) {
@@ -168,7 +199,8 @@ static void test_edges(void) {
     {
         dq_t_rng r = {77};
         size_t k = gen_set(&r, big, 1000, idx);
-        for (c = 0; c < 3; c++) {
+        for (c = 0; c < NCODERS; c++) {
+            if (c == DQ_INDEX_BITMAP) continue;
             roundtrip(idx, k, big, (dq_index_coder)c, &s);
             free(s);
         }
@@ -177,7 +209,9 @@ static void test_edges(void) {
     CHECK(dq_index_size(idx, 1, big, DQ_INDEX_GAMMA, &size) == DQ_OK && size == 10 + 9);
     CHECK(dq_index_size(idx, 1, big, DQ_INDEX_VARINT, &size) == DQ_OK && size == 10 + 1 + 4);
     CHECK(dq_index_size(idx, 1, big, DQ_INDEX_BITMAP, &size) == DQ_OK && size == 10 + ((size_t)1 << 29));
-    CHECK(dq_index_bound(1, big) == 10 + ((size_t)1 << 29));
+    /* RICE: 2^32 - 1 at parameter 31 is 1 zero, the one and 31 bits: 33 bits, 5 bytes */
+    CHECK(dq_index_size(idx, 1, big, DQ_INDEX_RICE, &size) == DQ_OK && size == 10 + 1 + 5);
+    CHECK(dq_index_bound(1, big) == 10 + 1 + ((size_t)1 << 29)); /* RICE at parameter 0: 2^32 bits */
     free(idx);
 }
 
@@ -245,7 +279,7 @@ static void test_truncation(void) {
     size_t d;
     unsigned c;
     for (d = 0; d < 4; d++)
-        for (c = 1; c < 4; c++) {
+        for (c = 1; c < NCODERS; c++) {
             uint64_t n = 600;
             size_t k = gen_set(&r, n, (size_t)(dens[d] * 600), idx), len, t, bad = 0, kk = 0;
             uint8_t *s = NULL, *longer;
@@ -279,7 +313,7 @@ static void test_corruption(void) {
     size_t d, accepted = 0, tried = 0;
     unsigned c;
     for (d = 0; d < 4; d++)
-        for (c = 1; c < 4; c++) {
+        for (c = 1; c < NCODERS; c++) {
             uint64_t n = 1000 + d * 500;
             size_t k = gen_set(&r, n, (size_t)(dens[d] * (double)n), idx), len, pos, bad = 0;
             uint8_t *s = NULL, *m;
@@ -289,7 +323,7 @@ static void test_corruption(void) {
                 unsigned t;
                 for (t = 0; t < (pos < 12 || len < 64 ? 8u : 2u); t++) {
                     uint8_t x = pos < 12 || len < 64 ? (uint8_t)(1u << t) : (uint8_t)(dq_t_next(&r) | 1u);
-                    size_t k1 = 0, k2 = 0, cap = 3000, re = 0;
+                    size_t k1 = 0, k2 = 0, cap = 3000;
                     dq_status s1, s2;
                     memcpy(m, s, len);
                     m[pos] ^= x;
@@ -300,14 +334,10 @@ static void test_corruption(void) {
                     if (s1 == DQ_OK) {
                         uint64_t n2 = 0;
                         dq_index_coder c2 = DQ_INDEX_AUTO;
-                        uint8_t *again = (uint8_t *)xmalloc(len);
                         accepted++;
                         dq_index_header(m, len, &n2, NULL, &c2);
                         if (!valid_set(o1, k1, n2)) bad++;
-                        if (dq_index_encode(o1, k1, n2, c2, again, len, &re) != DQ_OK || re != len ||
-                            memcmp(again, m, len) != 0)
-                            bad++;
-                        free(again);
+                        if (!same_again(m, len, o1, k1, n2, c2)) bad++;
                     } else if (s1 != DQ_ERR_CORRUPT && s1 != DQ_ERR_TRUNCATED && s1 != DQ_ERR_DST_TOO_SMALL) {
                         bad++;
                     }
@@ -334,7 +364,7 @@ static void test_encode_errors(void) {
     CHECK(dq_index_encode(idx, 5, 0, DQ_INDEX_AUTO, buf, sizeof buf, &len) == DQ_ERR_EMPTY);
     CHECK(dq_index_encode(idx, 5, DQ_INDEX_MAX_N + 1, DQ_INDEX_AUTO, buf, sizeof buf, &len) == DQ_ERR_TOO_LARGE);
     CHECK(dq_index_encode(idx, 5, 4, DQ_INDEX_AUTO, buf, sizeof buf, &len) == DQ_ERR_PARAM); /* k > n */
-    CHECK(dq_index_encode(idx, 5, 41, (dq_index_coder)4, buf, sizeof buf, &len) == DQ_ERR_PARAM);
+    CHECK(dq_index_encode(idx, 5, 41, (dq_index_coder)5, buf, sizeof buf, &len) == DQ_ERR_PARAM);
     CHECK(dq_index_encode(NULL, 5, 41, DQ_INDEX_AUTO, buf, sizeof buf, &len) == DQ_ERR_NULL);
     CHECK(dq_index_encode(idx, 5, 41, DQ_INDEX_AUTO, NULL, sizeof buf, &len) == DQ_ERR_NULL);
     CHECK(dq_index_encode(idx, 5, 41, DQ_INDEX_AUTO, buf, sizeof buf, NULL) == DQ_ERR_NULL);
@@ -346,7 +376,7 @@ static void test_encode_errors(void) {
     CHECK(dq_index_encode(idx, 5, 41, DQ_INDEX_VARINT, buf, sizeof buf, &len) == DQ_ERR_PARAM);
     idx[2] = 9;
     CHECK(len == 777);
-    for (c = 0; c < 4; c++) { /* every capacity below the size: DST_TOO_SMALL, dst untouched */
+    for (c = 0; c < NCODERS; c++) { /* every capacity below the size: DST_TOO_SMALL, dst untouched */
         CHECK(dq_index_size(idx, 5, 41, (dq_index_coder)c, &size) == DQ_OK);
         for (cap = 0; cap < size; cap++) {
             size_t i, bad = 0;
@@ -373,8 +403,11 @@ static void test_decode_errors(void) {
     memcpy(m, s, len);
     m[0] = 0;
     CHECK(dq_index_header(m, len, &n, &k, &c) == DQ_ERR_CORRUPT && dq_index_decode(m, len, out, 8, &k) == DQ_ERR_CORRUPT);
-    m[0] = 4;
+    m[0] = 5;
     CHECK(dq_index_header(m, len, &n, &k, &c) == DQ_ERR_CORRUPT);
+    m[0] = 4; /* RICE needs 1 + ceil(4 / 8) body bytes: there are 5 */
+    CHECK(dq_index_header(m, len, &n, &k, &c) == DQ_OK && c == DQ_INDEX_RICE);
+    CHECK(dq_index_header(m, 11, &n, &k, &c) == DQ_ERR_TRUNCATED);
     memcpy(m, s, len);
     m[5] = 21; /* k > n */
     CHECK(dq_index_header(m, len, &n, &k, &c) == DQ_ERR_CORRUPT);
@@ -413,6 +446,46 @@ static void test_decode_errors(void) {
         CHECK(dq_index_decode(pad, sizeof pad, out, 8, &k) == DQ_ERR_CORRUPT);
         CHECK(dq_index_decode(zeros, sizeof zeros, out, 8, &k) == DQ_ERR_CORRUPT);
     }
+    /* RICE: the parameter above m(n), zeros past n, a remainder past n, the end inside the zeros
+     * or the remainder, a padding bit, a trailing byte, a code after the index n - 1 */
+    {
+        static const uint8_t ok[] = {4, 0x13, 0, 0, 0, 4, 0, 0, 0, 0, 0x02, 0x9A, 0x0C};
+        uint8_t b[16];
+        memcpy(b, ok, sizeof ok);
+        CHECK(dq_index_decode(b, sizeof ok, out, 8, &k) == DQ_OK && k == 4 && out[3] == 19);
+        b[10] = 5; /* m(20) = 5: valid, but these bits then decode to other gaps (11 bits too few) */
+        CHECK(dq_index_decode(b, sizeof ok, out, 8, &k) == DQ_ERR_TRUNCATED);
+        b[10] = 6;
+        CHECK(dq_index_decode(b, sizeof ok, out, 8, &k) == DQ_ERR_CORRUPT);
+        b[10] = 2;
+        b[12] = 0x0D; /* padding */
+        CHECK(dq_index_decode(b, sizeof ok, out, 8, &k) == DQ_ERR_CORRUPT);
+        b[12] = 0x0C;
+        b[13] = 0; /* a trailing byte */
+        CHECK(dq_index_decode(b, sizeof ok + 1, out, 8, &k) == DQ_ERR_CORRUPT);
+    }
+    {
+        /* n = 20, k = 1, r = 0: 20 zeros (a gap of at least 21) */
+        static const uint8_t zeros[] = {4, 0x13, 0, 0, 0, 1, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0x08};
+        /* n = 20, k = 1, r = 0: 8 zeros, then the end (at most 19 may come) */
+        static const uint8_t cut[] = {4, 0x13, 0, 0, 0, 1, 0, 0, 0, 0, 0x00, 0x00};
+        /* n = 18, k = 1, r = 2: q = 4 (the most allowed), rem 2: v = 18 > 17 */
+        static const uint8_t rem[] = {4, 0x11, 0, 0, 0, 1, 0, 0, 0, 0, 0x02, 0x0C};
+        static const uint8_t rem_ok[] = {4, 0x11, 0, 0, 0, 1, 0, 0, 0, 0, 0x02, 0x0A}; /* v = 17 */
+        /* n = 20, k = 2, r = 5: 1 00000 (index 0), then 1 and one of five remainder bits, the end */
+        static const uint8_t rem_cut[] = {4, 0x13, 0, 0, 0, 2, 0, 0, 0, 0, 0x05, 0x82};
+        /* n = 2, k = 2, r = 0: index 1 (code 01), then a second code with no room left */
+        static const uint8_t full[] = {4, 0x01, 0, 0, 0, 2, 0, 0, 0, 0, 0x00, 0x40};
+        /* n = 20, k = 1, r = 0: 80 zeros, past the refills of the fast path: CORRUPT at the 20th */
+        static const uint8_t long_zeros[] = {4, 0x13, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        CHECK(dq_index_decode(zeros, sizeof zeros, out, 8, &k) == DQ_ERR_CORRUPT);
+        CHECK(dq_index_decode(cut, sizeof cut, out, 8, &k) == DQ_ERR_TRUNCATED);
+        CHECK(dq_index_decode(long_zeros, sizeof long_zeros, out, 8, &k) == DQ_ERR_CORRUPT); /* not TRUNCATED */
+        CHECK(dq_index_decode(rem, sizeof rem, out, 8, &k) == DQ_ERR_CORRUPT);
+        CHECK(dq_index_decode(rem_ok, sizeof rem_ok, out, 8, &k) == DQ_OK && k == 1 && out[0] == 17);
+        CHECK(dq_index_decode(rem_cut, sizeof rem_cut, out, 8, &k) == DQ_ERR_TRUNCATED);
+        CHECK(dq_index_decode(full, sizeof full, out, 8, &k) == DQ_ERR_CORRUPT);
+    }
     /* bitmap: a padding bit, one index too many or too few */
     {
         uint8_t b[13] = {3, 0x13, 0, 0, 0, 4, 0, 0, 0, 0, 0x19, 0x00, 0x08};
@@ -440,8 +513,10 @@ static void test_bound(void) {
                 for (i = 0; i < kk; i++)
                     idx[i] = shift == 0 ? (uint32_t)((n / kk) * (i + 1) - 1)
                                         : shift == 1 ? (uint32_t)((n * i) / kk) : (uint32_t)(n - kk + i);
-                for (c = 1; c < 4; c++)
+                for (c = 1; c < NCODERS; c++)
                     if (dq_index_size(idx, kk, n, (dq_index_coder)c, &size) != DQ_OK || size > b) bad++;
+                for (c = 0; c <= rice_max(n); c++) /* RICE at every parameter a decoder accepts */
+                    if (10u + 1u + (rice_bits(idx, kk, c) + 7u) / 8u > b) bad++;
             }
             if (dq_index_bound(kk, n + 1) < b || (kk < n && dq_index_bound(kk + 1, n) < b)) bad++;
         }
@@ -453,10 +528,92 @@ static void test_bound(void) {
     free(idx);
 }
 
+/* The RICE parameter is the one with the fewest bits of every parameter a decoder accepts (the
+ * smallest on ties), on sets from uniform to clustered and with lone huge gaps; each parameter
+ * round-trips through its own stream, and m(n) + 1 is refused. */
+static void test_rice_param(void) {
+    static const uint64_t ns[] = {1, 2, 3, 20, 255, 256, 257, 1000, 65536, 1000003, (uint64_t)1 << 31, DQ_INDEX_MAX_N};
+    dq_t_rng r = {99};
+    uint32_t *idx = (uint32_t *)xmalloc(4096 * sizeof *idx), *out = (uint32_t *)xmalloc(4096 * sizeof *out);
+    const size_t cap = (size_t)1 << 20; /* parameters whose stream is longer are sized, not written */
+    uint8_t *s = (uint8_t *)xmalloc(cap);
+    size_t a, bad = 0, cases = 0;
+    unsigned shape;
+    for (a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (shape = 0; shape < 6; shape++) {
+            uint64_t n = ns[a], best = 0, bits;
+            size_t k = 0, i, len = 0, kk = 0;
+            unsigned rr, pick = 0, m = rice_max(n);
+            if (shape == 0) { /* uniform at a density drawn from 1e-4 .. 0.5 */
+                double d = pow(10.0, -4.0 + 3.7 * dq_t_unif(&r));
+                k = (size_t)(d * (double)n);
+                if (k > 4096) k = 4096;
+                k = gen_set(&r, n, k, idx);
+            } else if (shape == 1) { /* equal gaps */
+                k = n < 64 ? (size_t)n : 64;
+                for (i = 0; i < k; i++) idx[i] = (uint32_t)((n / k) * i);
+            } else if (shape == 2) { /* one index at the end: a lone gap of n */
+                k = 1;
+                idx[0] = (uint32_t)(n - 1u);
+            } else if (shape == 3 && n >= 64) { /* a dense cluster and one far index */
+                k = 33;
+                for (i = 0; i < 32; i++) idx[i] = (uint32_t)i;
+                idx[32] = (uint32_t)(n - 1u);
+            } else if (shape == 4) { /* geometric gaps at mean about 2^(shape of the draw) */
+                uint64_t next = 0, mean = 1u + (dq_t_next(&r) % 4096u);
+                while (k < 4096) {
+                    uint64_t g = 1u + (uint64_t)(-log(1.0 - dq_t_unif(&r)) * (double)mean);
+                    if (next + g > n) break;
+                    next += g;
+                    idx[k++] = (uint32_t)(next - 1u);
+                }
+            } else if (shape == 5) { /* k = 0 */
+                k = 0;
+            } else {
+                continue;
+            }
+            cases++;
+            for (rr = 0; rr <= m; rr++) { /* brute force over every parameter */
+                bits = rice_bits(idx, k, rr);
+                if (rr == 0 || bits < best) {
+                    best = bits;
+                    pick = rr;
+                }
+                if (11u + (bits + 7u) / 8u > cap) {
+                    if (11u + (bits + 7u) / 8u > dq_index_bound(k, n)) bad++;
+                    continue;
+                }
+                if (dqt_index_encode_rice(idx, k, n, rr, s, cap, &len) != DQ_OK ||
+                    len != 11u + (size_t)((bits + 7u) / 8u) || len > dq_index_bound(k, n) ||
+                    dq_index_decode(s, len, out, 4096, &kk) != DQ_OK || kk != k ||
+                    (k && memcmp(out, idx, k * sizeof *idx) != 0)) {
+                    if (bad++ < 5)
+                        printf("n %llu shape %u k %lu r %u: len %lu bits %llu bound %lu dec %d\n", (unsigned long long)n,
+                               shape, (unsigned long)k, rr, (unsigned long)len, (unsigned long long)bits,
+                               (unsigned long)dq_index_bound(k, n), (int)dq_index_decode(s, len, out, 4096, &kk));
+                }
+            }
+            if (dqt_index_encode_rice(idx, k, n, m + 1u, s, cap, &len) != DQ_ERR_PARAM) bad++;
+            if (dq_index_encode(idx, k, n, DQ_INDEX_RICE, s, cap, &len) != DQ_OK || s[10] != pick ||
+                len != 11u + (size_t)((best + 7u) / 8u))
+                bad++;
+            else if (m < 31u) { /* the parameter m(n) + 1 in the same bytes: refused first */
+                s[10] = (uint8_t)(m + 1u);
+                if (dq_index_decode(s, len, out, 4096, &kk) != DQ_ERR_CORRUPT) bad++;
+            }
+        }
+    CHECKF(bad == 0, "%lu of %lu cases: parameter, size, bound or round trip wrong", (unsigned long)bad,
+           (unsigned long)cases);
+    free(idx);
+    free(out);
+    free(s);
+}
+
 int main(void) {
     RUN(test_known_answers);
     RUN(test_roundtrip_random);
     RUN(test_edges);
+    RUN(test_rice_param);
     RUN(test_kernel_vs_scalar);
     RUN(test_truncation);
     RUN(test_corruption);

@@ -236,18 +236,27 @@ static uint8_t *encode_msg(const dq_params *p, const float *x, size_t n, float *
     return msg;
 }
 
-/* The stream bound of FORMAT 18.7 for one coder, written again here from the spec. */
+/* The stream bound of FORMAT 18.7 for one coder, written again here from the spec; RICE with
+ * the parameter the encoder picks: the least, over the parameters 0 .. m(n), of
+ * 1 + ceil((k (1 + r) + ceil((n - k) / 2^r)) / 8) (20.7). */
 static uint64_t spec_ibound(uint64_t k, uint64_t n, unsigned coder) {
-    uint64_t g = k, v = (k + 3) / 4 + k, b = (n + 7) / 8;
-    unsigned j;
+    uint64_t g = k, v = (k + 3) / 4 + k, b = (n + 7) / 8, rb = 1, best;
+    unsigned j, m = 0;
     for (j = 1; j <= 32; j++) g += 2 * ((n >> j) < k ? (n >> j) : k);
     for (j = 1; j <= 3; j++) v += (n >> (8 * j)) < k ? (n >> (8 * j)) : k;
     g = (g + 7) / 8;
+    while (m < 31 && ((n - 1) >> m)) m++;
+    for (j = 0; k && j <= m; j++) {
+        uint64_t bits = k * (1 + j) + (n - k + ((uint64_t)1 << j) - 1) / ((uint64_t)1 << j), t = 1 + (bits + 7) / 8;
+        if (j == 0 || t < rb) rb = t;
+    }
     if (coder == 1) return 10 + g;
     if (coder == 2) return 10 + v;
     if (coder == 3) return 10 + b;
-    g = g < v ? g : v;
-    return 10 + (g < b ? g : b);
+    if (coder == 4) return 10 + rb;
+    best = g < v ? g : v;
+    best = best < b ? best : b;
+    return 10 + (best < rb ? best : rb);
 }
 
 /* Parse a TOPK/THRESHOLD message by the spec's offsets and check it against the reference set
@@ -322,7 +331,7 @@ static void test_topk_messages(void) {
             float *v = (float *)xmalloc(k * sizeof *v);
             ref_topk(x, n, k, ref);
             for (i = 0; i < k; i++) v[i] = x[ref[i]];
-            for (coder = 0; coder <= 3; coder++)
+            for (coder = 0; coder <= 4; coder++)
                 for (cs = 0; cs <= 1; cs++) {
                     dq_params p = sparse_params(DQ_SCHEME_TOPK, k, coder, cs);
                     dq_status st;
@@ -396,7 +405,7 @@ static void test_threshold(void) {
         x[5] = 1.0f; /* a value equal to a threshold: dropped (strict) */
         x[6] = -0.0f;
         for (t = 0; t < sizeof taus / sizeof taus[0]; t++) {
-            dq_params p = sparse_params(DQ_SCHEME_THRESHOLD, 0, (unsigned)(t % 4), (unsigned)(t % 2));
+            dq_params p = sparse_params(DQ_SCHEME_THRESHOLD, 0, (unsigned)(t % 5), (unsigned)(t % 2));
             size_t k = 0, i, len = 0;
             dq_status st;
             uint8_t *m;
@@ -410,7 +419,7 @@ static void test_threshold(void) {
             CHECKF(st == DQ_OK, "tau %g: %s", (double)taus[t], dq_strerror(st));
             if (!m) continue;
             CHECK(m[6] == DQ_SCHEME_THRESHOLD);
-            check_layout(m, len, x, n, ref, k, (unsigned)(t % 4), (unsigned)(t % 2));
+            check_layout(m, len, x, n, ref, k, (unsigned)(t % 5), (unsigned)(t % 2));
             check_decode(m, len, v, n, ref, k);
             if (taus[t] == FLT_MAX) CHECK(k == 0 && ld64(m + 48) == 0);
             free(m);
@@ -863,7 +872,7 @@ static void test_params(void) {
         dq_status want = DQ_ERR_PARAM;
         static const float lv[1] = {1.0f};
         switch (f) {
-            case 0: p.bits = 4; break;
+            case 0: p.bits = 33; want = DQ_ERR_BITS; break;
             case 1: p.bucket = 8; break;
             case 2: p.rounding = DQ_ROUND_NEAREST; break;
             case 3: p.norm = DQ_NORM_MAX; break;
@@ -872,7 +881,7 @@ static void test_params(void) {
             case 6: p.levels = lv; break;
             case 7: p.unbiased = 1; break;
             case 8: p.threshold = 1.0f; break;
-            case 9: p.index_coder = 4; break;
+            case 9: p.index_coder = 5; break;
             case 10: p.k = 0; break;
             case 11: p.k = 17; break;
             case 12: p.index_coder = 1; break;
@@ -959,11 +968,11 @@ static void test_untrusted(void) {
     float x[200];
     int v;
     gen(&r, D_INT, x, n);
-    for (v = 0; v < 12; v++) {
+    for (v = 0; v < 14; v++) {
         int cs = v % 2;
-        dq_scheme sc = v < 8 ? DQ_SCHEME_TOPK : v < 10 ? DQ_SCHEME_THRESHOLD : DQ_SCHEME_RANDK;
-        dq_params p = sparse_params(sc, sc == DQ_SCHEME_THRESHOLD ? 0 : (v < 4 ? 7 : 150), (unsigned)(v / 2 % 4),
-                                    (unsigned)cs);
+        dq_scheme sc = v < 10 ? DQ_SCHEME_TOPK : v < 12 ? DQ_SCHEME_THRESHOLD : DQ_SCHEME_RANDK;
+        dq_params p = sparse_params(sc, sc == DQ_SCHEME_THRESHOLD ? 0 : (v < 4 || v >= 8 ? 7 : 150),
+                                    (unsigned)(v / 2 % 5), (unsigned)cs);
         size_t len = 0;
         dq_status st;
         uint8_t *m;
@@ -992,7 +1001,7 @@ static void test_malformed(void) {
         dq_status want = DQ_ERR_CORRUPT;
         memcpy(t, m, len);
         switch (f) {
-            case 0: t[7] = 16; break;                               /* bits */
+            case 0: t[7] = 17; break;                               /* bits: 32 or 1..16 */
             case 1: t[8] = 1; break;                                /* coder */
             case 2: t[9] = 1; break;                                /* norm */
             case 3: t[12] = 8; break;                               /* bucket */

@@ -3,10 +3,12 @@
  *    write out of bounds (ASan); the VARINT kernel and its scalar twin return the same status
  *    and indices; a stream that decodes holds strictly increasing indices below n, is no
  *    larger than the bound, and encodes back to exactly the input bytes with its coder (the
- *    format has one encoding per set and coder), and AUTO is no larger.
+ *    format has one encoding per set and coder; RICE: per set, coder and parameter), and AUTO
+ *    is no larger.
  * 2. The input as a recipe: n from bytes 0..4, then one gap per byte pair; the set is encoded
  *    with every coder (the bitmap for n <= 2^20) and AUTO, and each stream must have its exact
- *    size, fit the bound and decode to the set with both kernels.
+ *    size, fit the bound and decode to the set with both kernels; RICE also with the parameter
+ *    of byte 4 (when it is valid for n), never with fewer bits than the encoder's choice.
  * Build: make fuzz (libFuzzer) or the replay driver in make test. */
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,9 @@ static void fuzz_stream(const uint8_t *data, size_t size) {
         for (i = 0; i < k; i++)
             if (a[i] >= n || (i && a[i] <= a[i - 1])) abort();
         if (size > dq_index_bound(k, n)) abort();
-        if (dq_index_encode(a, k, n, c, again, size, &len) != DQ_OK || len != size || memcmp(again, data, size) != 0)
+        if ((c == DQ_INDEX_RICE ? dqt_index_encode_rice(a, k, n, data[10], again, size, &len)
+                                : dq_index_encode(a, k, n, c, again, size, &len)) != DQ_OK ||
+            len != size || memcmp(again, data, size) != 0)
             abort();
         if (dq_index_size(a, k, n, DQ_INDEX_AUTO, &auto_size) != DQ_OK || auto_size > size) abort();
     } else if (s1 != DQ_ERR_CORRUPT && s1 != DQ_ERR_TRUNCATED) {
@@ -68,7 +72,7 @@ static void fuzz_recipe(const uint8_t *data, size_t size) {
         idx[k++] = (uint32_t)x;
         next = x + 1;
     }
-    for (c = 0; c < 4; c++) {
+    for (c = 0; c < 5; c++) {
         size_t size_c = 0, len = 0, k2 = 0, bound = dq_index_bound(k, n);
         uint8_t *s;
         if (dq_index_size(idx, k, n, (dq_index_coder)c, &size_c) != DQ_OK) abort();
@@ -87,6 +91,20 @@ static void fuzz_recipe(const uint8_t *data, size_t size) {
         free(s);
     }
     if (auto_size != best) abort();
+    { /* RICE at the recipe's parameter: a valid stream, never smaller than the encoder's choice */
+        size_t len = 0, k2 = 0, rsize = 0, cap = dq_index_bound(k, n);
+        uint8_t *s;
+        if (dq_index_size(idx, k, n, DQ_INDEX_RICE, &rsize) != DQ_OK) abort();
+        if (cap > ((size_t)1 << 20)) cap = (size_t)1 << 20;
+        s = (uint8_t *)malloc(cap);
+        if (!s) abort();
+        if (dqt_index_encode_rice(idx, k, n, data[4] % 32u, s, cap, &len) == DQ_OK) {
+            if (len < rsize || dq_index_decode(s, len, out, k, &k2) != DQ_OK || k2 != k ||
+                (k && memcmp(out, idx, k * sizeof *idx)))
+                abort();
+        }
+        free(s);
+    }
     free(idx);
     free(out);
 }

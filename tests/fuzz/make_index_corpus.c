@@ -1,12 +1,15 @@
 /* make_index_corpus.c - writes the seed corpus of tests/fuzz/fuzz_index.c into corpus/index
  * (run from tests/fuzz: cc -I../.. make_index_corpus.c -o /tmp/mkidx && /tmp/mkidx).
  * Seeds: valid streams of each coder over small, sparse, dense, empty and n = 2^32 sets
- * (fuzz_stream decodes them; fuzz_recipe reads the same bytes as n and gaps), and a few recipes
- * (n bytes, a shift, then gap bytes) written for fuzz_recipe. */
+ * (fuzz_stream decodes them; fuzz_recipe reads the same bytes as n and gaps), a few recipes
+ * (n bytes, a shift, then gap bytes) written for fuzz_recipe, then (library 0.11) RICE streams
+ * of the same sets and of parameters other than the encoder's (0, the largest m(n), one
+ * between), appended so that the earlier seeds keep their names and bytes. */
 #include <stdio.h>
 #include <string.h>
 
 #include "dqsgd.h"
+#include "../internals.h"
 
 static int put(int k, const void *p, size_t n) {
     char name[64];
@@ -51,6 +54,29 @@ int main(void) {
         r |= put(k++, r1, sizeof r1);
         r |= put(k++, r2, sizeof r2);
         r |= put(k++, r3, sizeof r3);
+    }
+    { /* RICE (coder 4) */
+        static const uint32_t geo[12] = {3, 40, 41, 300, 1000, 1001, 1002, 2500, 4000, 4095, 7000, 9999};
+        if (dq_index_encode(small, 4, 20, DQ_INDEX_RICE, s, sizeof s, &len) != DQ_OK) return 1;
+        r |= put(k++, s, len);
+        if (dq_index_encode(NULL, 0, 20, DQ_INDEX_RICE, s, sizeof s, &len) != DQ_OK) return 1;
+        r |= put(k++, s, len);
+        x = 1;
+        for (i = 0; i < 60; i++) {
+            x = x * 1103515245u + 12345u;
+            idx[i] = (i ? idx[i - 1] : 0u) + 1u + (x >> 16) % 160u;
+        }
+        if (dq_index_encode(idx, 60, 10000, DQ_INDEX_RICE, s, sizeof s, &len) != DQ_OK) return 1;
+        r |= put(k++, s, len);
+        for (i = 0; i < 200; i++) idx[i] = i + i / 3u;
+        if (dq_index_encode(idx, 200, 300, DQ_INDEX_RICE, s, sizeof s, &len) != DQ_OK) return 1;
+        r |= put(k++, s, len);
+        if (dq_index_encode(far, 3, (uint64_t)1 << 32, DQ_INDEX_RICE, s, sizeof s, &len) != DQ_OK) return 1;
+        r |= put(k++, s, len);
+        for (c = 0; c <= 14; c += 7) { /* n = 10000: m(n) = 14 */
+            if (dqt_index_encode_rice(geo, 12, 10000, c, s, sizeof s, &len) != DQ_OK) return 1;
+            r |= put(k++, s, len);
+        }
     }
     printf("%d seeds in corpus/index\n", k);
     return r;

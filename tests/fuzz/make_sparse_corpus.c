@@ -4,7 +4,12 @@
  * payload checksum; random-k plain and rescaled; threshold with some and with no element
  * kept), which fuzz_decode reads and fuzz_recipe takes as recipes too; and a few recipes
  * (scheme byte, option byte, k or threshold bits, float32 values) with ties, zeros of both
- * signs, a residual, and a NaN. */
+ * signs, a residual, and a NaN. Then (library 0.11, appended so that the earlier seeds keep
+ * their names and bytes): composed messages (quantized values at 1 to 16 bits with fixed, Elias
+ * and rANS values, the ternary form, rescaled random-k, k = 0), RICE index streams, and
+ * recipes for composed messages. The committed seed-00 and seed-01 (index coder AUTO) are as
+ * library 0.10 wrote them; since 0.11 AUTO picks RICE there, so this program writes other (as
+ * valid) bytes for them. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +89,56 @@ int main(void) {
         r |= recipe(k++, 2, 0x20, tb, ties, 16);        /* threshold with a residual */
         r |= recipe(k++, 0, 0x00, 2, nan, 8);           /* NaN: refused */
         r |= recipe(k++, 0, 0x10, 0, ties, 16);         /* k = 0: refused */
+    }
+    { /* composed messages and RICE streams */
+        static const struct {
+            dq_scheme sc;
+            size_t k;
+            unsigned bits, coder, icoder, rounding;
+            uint32_t bucket;
+        } cm[] = {{DQ_SCHEME_TOPK, 40, 2, DQ_CODER_FIXED_ONLY, DQ_INDEX_RICE, 0, 8},
+                  {DQ_SCHEME_TOPK, 150, 6, DQ_CODER_RANS, DQ_INDEX_AUTO, 0, 64},
+                  {DQ_SCHEME_TOPK, 120, 9, DQ_CODER_ELIAS, DQ_INDEX_GAMMA, DQ_ROUND_NEAREST, 16},
+                  {DQ_SCHEME_TOPK, 20, 1, DQ_CODER_DEFAULT, DQ_INDEX_RICE, DQ_ROUND_NEAREST, DQ_BUCKET_WHOLE},
+                  {DQ_SCHEME_RANDK, 30, 3, DQ_CODER_AUTO, 0, 0, 8},
+                  {DQ_SCHEME_THRESHOLD, 0, 4, DQ_CODER_DEFAULT, DQ_INDEX_VARINT, 0, 24},
+                  {DQ_SCHEME_THRESHOLD, 1, 16, DQ_CODER_FIXED_ONLY, DQ_INDEX_BITMAP, DQ_ROUND_NEAREST, 8}};
+        size_t c;
+        for (c = 0; c < sizeof cm / sizeof cm[0]; c++)
+            for (cs = 0; cs <= 1; cs++) {
+                memset(&p, 0, sizeof p);
+                p.scheme = cm[c].sc;
+                p.k = cm[c].sc == DQ_SCHEME_THRESHOLD ? 0 : cm[c].k;
+                p.threshold = cm[c].sc != DQ_SCHEME_THRESHOLD ? 0.0f : cm[c].k ? 1e30f : 4.0f;
+                p.bits = cm[c].bits;
+                p.coder = cm[c].coder;
+                p.index_coder = cm[c].icoder;
+                p.rounding = (dq_rounding)cm[c].rounding;
+                p.bucket = cm[c].bucket;
+                p.unbiased = cm[c].sc == DQ_SCHEME_RANDK && cs;
+                p.checksum = cs;
+                p.seed = 9 + c;
+                p.step = 4;
+                if (dq_encode(&p, x, 200, NULL, m, sizeof m, &len) != DQ_OK) return 1;
+                r |= put(k++, m, len);
+            }
+        memset(&p, 0, sizeof p); /* float32 values, RICE stream */
+        p.scheme = DQ_SCHEME_TOPK;
+        p.k = 25;
+        p.index_coder = DQ_INDEX_RICE;
+        if (dq_encode(&p, x, 200, NULL, m, sizeof m, &len) != DQ_OK) return 1;
+        r |= put(k++, m, len);
+        { /* recipes: byte 0 = scheme + 3 (width + 17 coder) */
+            static const float ties[16] = {1, -1, 2, 2, -2, 0, -0.0f, 3, 3, -3, 1, 0, 0, 2, -3, 1};
+            float thr = 1.5f;
+            uint32_t tb;
+            memcpy(&tb, &thr, 4);
+            r |= recipe(k++, 0 + 3 * (2 + 17 * 1), 0x00, 4, ties, 16);  /* top-k 2 bits fixed */
+            r |= recipe(k++, 1 + 3 * (3 + 17 * 3), 0x23, 3, ties, 16);  /* random-k rescaled 3 bits rANS, residual */
+            r |= recipe(k++, 2 + 3 * (1 + 17 * 0), 0xC0, tb, ties, 16); /* threshold ternary, whole bucket */
+            r |= recipe(k++, 0 + 3 * (16 + 17 * 2), 0x30, 5, ties, 16); /* top-k 16 bits Elias, residual */
+            r |= recipe(k++, 0 + 3 * (4 + 17 * 4), 0x10, 7, ties, 16);  /* top-k 4 bits AUTO, RICE */
+        }
     }
     printf("%d seeds in corpus/sparse\n", k);
     return r;

@@ -184,6 +184,17 @@ typedef struct gcase {
     size_t seg_n[16];
     unsigned seg_b[16], seg_c[16];
     unsigned segcoder;
+    /* sparse messages (FORMAT.md 20; library 0.11: quantized values 20.10, the RICE index coder
+     * 18.9): scheme topk, randk or threshold; bits 32 (float32 values) or 1..16 (composed); the
+     * manifest adds k= (topk, randk) or threshold=0xHHHHHHHH, unbiased=1 (randk), index= (the
+     * index coder asked, topk and threshold), asked= (the dq_params.coder asked); coder= is the
+     * coder the values were sent with. */
+    size_t k;
+    uint32_t threshold;  /* bit pattern of dq_params.threshold */
+    int unbiased;
+    unsigned icoder;     /* dq_params.index_coder; the case is refused unless the stream uses sent_icoder */
+    unsigned sent_icoder;
+    unsigned asked;      /* dq_params.coder (sparse cases) */
 } gcase;
 
 #define MAX_CASES 256
@@ -269,6 +280,33 @@ static const char k_note_segments[] =
     "# order (CODER the coder each was sent with: fixed, elias, rans32); segcoder= the dq_params.coder\n"
     "# dq_encode_segments was asked (fixed = DQ_CODER_FIXED_ONLY, elias, rans32, auto, default); bits is\n"
     "# the widest segment, coder the header's (fixed).\n";
+
+/* A sparse case: scheme, n, k (topk, randk) or the threshold's bits, bits (32 or 1..16), the
+ * coder asked (sparse->asked) and the one it must be sent with (written), the index coder asked
+ * and the one its stream must use; seed, step and stream from one number kk. */
+static void add_sp(const char *name, unsigned scheme, size_t n, size_t k, uint32_t tbits, unsigned bits, uint32_t bucket,
+                   int nearest, int maxnorm, unsigned asked, unsigned written, unsigned icoder, unsigned sent_icoder,
+                   uint32_t kk, int ef, int kind, uint32_t iseed) {
+    gcase *c;
+    add(name, n, bits, bucket, nearest, maxnorm, kk, kk + 1u, kk + 2u, ef, kind, 0, iseed);
+    c = &g_cases[g_ncases - 1u];
+    c->scheme = scheme;
+    c->k = k;
+    c->threshold = tbits;
+    c->asked = asked;
+    c->written = written;
+    c->icoder = icoder;
+    c->sent_icoder = sent_icoder;
+}
+static const char k_note_sparse[] =
+    "# Sparse messages (library 0.11; FORMAT.md 14, 18.9, 20): scheme topk|randk|threshold (wire 6, 7, 8);\n"
+    "# bits 32 sends float32 values, 1..16 the values quantized as the body of a QSGD message of them\n"
+    "# (20.10), whose bucket (values per scale, or whole; 0 with bits 32), rounding and norm (asked:\n"
+    "# l2|max) the other keys give; coder= is the coder the values were sent with, asked= the\n"
+    "# dq_params.coder asked (fixed = DQ_CODER_FIXED_ONLY, elias, rans32, auto, default). k= (topk,\n"
+    "# randk) or threshold=0xHHHHHHHH (the float32 bit pattern); unbiased=1: rescaled random-k;\n"
+    "# index= the index coder asked (gamma, varint, bitmap, rice or auto; topk, threshold). The\n"
+    "# message is what dq_encode writes into a buffer of dq_encode_capacity() bytes.\n";
 
 #define W DQ_BUCKET_WHOLE
 #define ST 0
@@ -546,6 +584,29 @@ static void add_cases(void) {
         g_cases[g_ncases - 1u].step = 0xFFFFFFFFFFFFFFFEull;
         g_cases[g_ncases - 1u].stream = 0xFFFFFFFFu;
     }
+    /* sparse messages (library 0.11): composed values, the RICE index coder */
+    add_sp("sparse_topk_b2_rans32", DQ_SCHEME_TOPK, 20000, 4000, 0, 2, 512, ST, L2, DQ_CODER_RANS, DQ_CODER_RANS,
+           DQ_INDEX_AUTO, DQ_INDEX_RICE, 2001, 0, IN_GRID, 2001);
+    g_cases[g_ncases - 1u].note = k_note_sparse;
+    add_sp("sparse_threshold_b4_fixed_bucket64_ef_checksum", DQ_SCHEME_THRESHOLD, 3000, 0, 0x40000000u, 4, 64, ST, L2,
+           GOLDEN_ASK_FIXED, DQ_CODER_FIXED, DQ_INDEX_VARINT, DQ_INDEX_VARINT, 2004, 1, IN_MIXED, 2002);
+    g_cases[g_ncases - 1u].checksum = 1;
+    add_sp("sparse_randk_b3_unbiased_ef", DQ_SCHEME_RANDK, 2500, 300, 0, 3, W, ST, L2, DQ_CODER_DEFAULT, DQ_CODER_FIXED,
+           0, 0, 2007, 1, IN_MIXED, 2003);
+    g_cases[g_ncases - 1u].unbiased = 1;
+    add_sp("sparse_topk_ternary_whole_rice_ef", DQ_SCHEME_TOPK, 5000, 50, 0, 1, W, NR, L2, DQ_CODER_DEFAULT,
+           DQ_CODER_FIXED, DQ_INDEX_RICE, DQ_INDEX_RICE, 2010, 1, IN_MIXED, 2004);
+    add_sp("sparse_topk_f32_rice", DQ_SCHEME_TOPK, 3000, 30, 0, 32, 0, ST, L2, DQ_CODER_DEFAULT, DQ_CODER_FIXED,
+           DQ_INDEX_RICE, DQ_INDEX_RICE, 2013, 0, IN_MIXED, 2005);
+    add_sp("sparse_topk_b5_default_k5000_auto_rice", DQ_SCHEME_TOPK, 20000, 5000, 0, 5, 512, ST, L2, DQ_CODER_DEFAULT,
+           DQ_CODER_RANS, DQ_INDEX_AUTO, DQ_INDEX_RICE, 2016, 0, IN_MIXED, 2006);
+    g_cases[g_ncases - 1u].checksum = 1; /* the default coder adds it to the coded values */
+    add_sp("sparse_topk_b16_elias_nearest_max", DQ_SCHEME_TOPK, 1000, 300, 0, 16, 8, NR, MX, DQ_CODER_ELIAS,
+           DQ_CODER_ELIAS, DQ_INDEX_GAMMA, DQ_INDEX_GAMMA, 2019, 0, IN_SPARSE, 2007);
+    add_sp("sparse_threshold_b6_none_sent", DQ_SCHEME_THRESHOLD, 700, 0, 0x7F7FFFFFu, 6, 16, NR, MX, DQ_CODER_AUTO,
+           DQ_CODER_FIXED, DQ_INDEX_BITMAP, DQ_INDEX_BITMAP, 2022, 1, IN_MIXED, 2008);
+    add_sp("sparse_randk_b1_stochastic_bucket8", DQ_SCHEME_RANDK, 999, 100, 0, 1, 8, ST, MX, GOLDEN_ASK_FIXED,
+           DQ_CODER_FIXED, 0, 0, 0xFFFFFFF0u, 0, IN_SPECIAL, 2009);
     /* new cases go here, at the end */
 }
 
@@ -1153,6 +1214,290 @@ static int seg_case(gcase *c, dq_params *p, const float *x, const float *res0, f
     return 0;
 }
 
+
+/* ---------------------------------------------------------------- sparse messages
+ * Independent of the library, from doc/FORMAT.md: the index streams of section 18 (GAMMA,
+ * VARINT, BITMAP, RICE), random-k's strata (20.4), the values (float32, or the body of the QSGD
+ * message of 20.10, read by spec_decode), the selection each scheme makes (20.3), and every
+ * quantized value recomputed from the scales sent, the rounding rules (6.4, 6.5) and the dither
+ * of (seed, step XOR 2^63, stream) at the value's position j (20.10). */
+static int is_sparse(unsigned scheme) {
+    return scheme == DQ_SCHEME_TOPK || scheme == DQ_SCHEME_RANDK || scheme == DQ_SCHEME_THRESHOLD;
+}
+static uint32_t spec_hash32(uint64_t seed, uint64_t step, uint32_t stream, uint32_t j) { /* 7.2 before >> 8 */
+    uint64_t z = mix64(seed + 0x9E3779B97F4A7C15ull);
+    uint32_t k0, k1, h;
+    z = mix64(z ^ (step + 0x3C6EF372FE94F82Aull));
+    z = mix64(z ^ ((uint64_t)stream + 0xDAA66D2C7DDF743Full));
+    k0 = (uint32_t)z;
+    k1 = (uint32_t)(z >> 32);
+    h = j ^ k0;
+    h ^= h >> 16;
+    h *= 0x7FEB352Du;
+    h = h ^ (h >> 15) ^ k1;
+    h *= 0x846CA68Bu;
+    h ^= h >> 16;
+    return h;
+}
+/* Random-k's index j of n with k strata (20.4): a_j = floor(j n / k). */
+static uint64_t spec_stratum(uint64_t n, uint64_t k, uint64_t j, uint64_t seed, uint64_t step, uint32_t stream,
+                             uint64_t *m) {
+    uint64_t a = (j * n) / k, b = j + 1 == k ? n : ((j + 1) * n) / k; /* j n < 2^64: j < k <= n <= 2^32 */
+    *m = b - a;
+    return a + (((uint64_t)spec_hash32(seed, step, stream, (uint32_t)j) * *m) >> 32);
+}
+/* The k indices of the index stream s[0..L) for n (FORMAT.md 18), which must use exactly L bytes. */
+static int spec_index(const uint8_t *s, uint64_t L, uint64_t n, uint64_t k, uint32_t *idx, unsigned *coder) {
+    uint64_t i, next = 0, pos = 0, bits;
+    const uint8_t *body = s + 10;
+    int bad = 0;
+    if (L < 10 || (uint64_t)ld32(s + 1) + 1u != n || (ld64(s + 5) & 0xFFFFFFFFFFull) != k) return 1;
+    *coder = s[0];
+    L -= 10;
+    if (s[0] == 1 || s[0] == 4) { /* GAMMA: z zeros, then z + 1 bits; RICE: q zeros, a one, r bits */
+        unsigned r = s[0] == 4 ? body[0] : 0u;
+        const uint8_t *b = s[0] == 4 ? body + 1 : body;
+        uint64_t BL = s[0] == 4 ? L - 1u : L, z, g, t;
+        if (s[0] == 4 && (L < 1 || r > 31)) return 1;
+        for (i = 0; i < k; i++) {
+            for (z = 0; !bad && !spec_bit(b, BL, &pos, &bad); z++)
+                if (z > 64u + n) return 1;
+            if (s[0] == 1) {
+                for (g = 1, t = 0; t < z; t++) g = g << 1 | spec_bit(b, BL, &pos, &bad);
+            } else {
+                for (g = z, t = 0; t < r; t++) g = g << 1 | spec_bit(b, BL, &pos, &bad);
+                g += 1u; /* the gap is v + 1 */
+            }
+            if (bad || g > n - next) return 1;
+            next += g;
+            idx[i] = (uint32_t)(next - 1u);
+        }
+        bits = 8 * BL;
+        if (bits - pos >= 8) return 1;
+        while (pos < bits)
+            if (spec_bit(b, BL, &pos, &bad)) return 1;
+        return 0;
+    }
+    if (s[0] == 2) { /* VARINT: ceil(k/4) control bytes of 2-bit lengths, then the values gap - 1 */
+        uint64_t c = (k + 3) / 4, at = c;
+        for (i = 0; i < k; i++) {
+            unsigned len = (body[i / 4] >> (2 * (i % 4)) & 3u) + 1u, e;
+            uint64_t v = 0;
+            if (at + len > L) return 1;
+            for (e = 0; e < len; e++) v |= (uint64_t)body[at + e] << (8 * e);
+            at += len;
+            if (v + 1u > n - next) return 1;
+            next += v + 1u;
+            idx[i] = (uint32_t)(next - 1u);
+        }
+        return at != L;
+    }
+    if (s[0] == 3) { /* BITMAP: bit i of byte i / 8, LSB first */
+        uint64_t cnt = 0;
+        if (L != (n + 7) / 8) return 1;
+        for (i = 0; i < 8 * L; i++)
+            if (body[i / 8] >> (i % 8) & 1u) {
+                if (i >= n || cnt == k) return 1;
+                idx[cnt++] = (uint32_t)i;
+            }
+        return cnt != k;
+    }
+    return 1;
+}
+/* A sparse message: out[0..n) (the values at the indices, zeros elsewhere), and the indices
+ * and values themselves in idx, vals (room for n); *kout, *icoder (0 for random-k). */
+static int spec_decode_sparse(const uint8_t *m, size_t len, float *out, size_t n, uint32_t *idx, float *vals,
+                              uint64_t *kout, unsigned *icoder) {
+    unsigned scheme = m[6], b = m[7], ck = (m[10] >> 1) & 1u;
+    uint64_t k, at, L = 0, j, V, mj;
+    if (len < 56 || memcmp(m, "DQSG", 4) != 0 || !is_sparse(scheme) || ld64(m + 16) != n) return 1;
+    k = ld64(m + 48);
+    if (k > n) return 1;
+    *icoder = 0;
+    if (scheme == DQ_SCHEME_RANDK) {
+        at = 56;
+        for (j = 0; j < k; j++) idx[j] = (uint32_t)spec_stratum(n, k, j, ld64(m + 24), ld64(m + 32), ld32(m + 40), &mj);
+    } else {
+        if (len < 64) return 1;
+        L = ld64(m + 56);
+        at = 64 + L;
+        if (at > len || spec_index(m + 64, L, n, k, idx, icoder)) return 1;
+    }
+    if (b == 32) {
+        V = 4 * k;
+        if (len != at + V + 4 * ck) return 1;
+        for (j = 0; j < k; j++) vals[j] = from_bits(ld32(m + at + 4 * j));
+    } else if (k == 0) {
+        V = 0;
+        if (m[8] != 0 || len != at + 4 * ck) return 1;
+    } else { /* the QSGD message of the values: 20.10 */
+        uint8_t *q;
+        int bad;
+        if (len < at + 4 * ck) return 1;
+        V = len - at - 4 * ck;
+        q = (uint8_t *)malloc(48 + V);
+        if (!q) exit(2);
+        memcpy(q, m, 48);
+        q[6] = 1;
+        q[10] = (uint8_t)(m[10] & 1u);
+        q[11] = 0;
+        for (j = 0; j < 8; j++) q[16 + j] = (uint8_t)(k >> (8 * j));
+        q[39] = (uint8_t)(q[39] ^ 0x80u); /* step XOR 2^63: the top byte of the u64 at 32 */
+        j = spec_crc32c(q, 44);
+        q[44] = (uint8_t)j;
+        q[45] = (uint8_t)(j >> 8);
+        q[46] = (uint8_t)(j >> 16);
+        q[47] = (uint8_t)(j >> 24);
+        memcpy(q + 48, m + at, V);
+        bad = spec_decode(q, 48 + V, vals, k);
+        free(q);
+        if (bad) return 1;
+    }
+    if (ck && ld32(m + len - 4) != spec_crc32c(m + 48, len - 52)) return 1;
+    for (j = 0; j < n; j++) out[j] = 0.0f;
+    for (j = 0; j < k; j++) out[idx[j]] = vals[j];
+    *kout = k;
+    return 0;
+}
+/* The selection of FORMAT.md 20.3 from c, as the message says it was made (its scheme, k,
+ * key), must be idx[0..k); then each value must be 20.5's (float32) or its quantized form
+ * (20.10) given the scales sent. */
+static const float *g_sel_c;
+static int cmp_sel(const void *a, const void *b) {
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    uint32_t ki = to_bits(g_sel_c[i]) & 0x7FFFFFFFu, kj = to_bits(g_sel_c[j]) & 0x7FFFFFFFu;
+    if (ki != kj) return ki > kj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+static int spec_check_sparse(const gcase *c, const uint8_t *m, size_t len, const float *cin, const uint32_t *idx,
+                             const float *vals, uint64_t k) {
+    uint64_t n = c->n, j, want_k = 0, mj = 1;
+    uint32_t *sel = (uint32_t *)malloc(4 * n);
+    unsigned b = m[7];
+    int bad = 0;
+    if (!sel) exit(2);
+    if (c->scheme == DQ_SCHEME_TOPK) {
+        for (j = 0; j < n; j++) sel[j] = (uint32_t)j;
+        g_sel_c = cin;
+        qsort(sel, n, 4, cmp_sel);
+        want_k = c->k;
+        qsort(sel, want_k, 4, cmp_u32);
+    } else if (c->scheme == DQ_SCHEME_THRESHOLD) {
+        for (j = 0; j < n; j++)
+            if ((to_bits(cin[j]) & 0x7FFFFFFFu) > (c->threshold & 0x7FFFFFFFu)) sel[want_k++] = (uint32_t)j;
+    } else {
+        want_k = c->k;
+        for (j = 0; j < want_k; j++) sel[j] = idx[j]; /* the strata were read from the spec */
+    }
+    if (k != want_k || memcmp(sel, idx, 4 * k) != 0) bad = 1;
+    for (j = 0; j < k && !bad; j++) {
+        float w = cin[idx[j]], v;
+        if (c->scheme == DQ_SCHEME_RANDK) {
+            (void)spec_stratum(n, k, j, c->seed, c->step, c->stream, &mj);
+            if (c->unbiased) w = w * (float)mj;
+        }
+        if (b == 32) {
+            v = w;
+        } else { /* the value's bucket scale as sent, the rounding rule, the dither at j */
+            uint64_t B = ld32(m + 12) ? ld32(m + 12) : k;
+            const uint8_t *sc = m + (c->scheme == DQ_SCHEME_RANDK ? 56 : 64 + ld64(m + 56)) + (m[8] ? 8u : 0u);
+            float scale = from_bits(ld32(sc + 4 * (j / B)));
+            float th = (m[10] & 1u) ? (float)spec_draw(c->seed, c->step ^ 0x8000000000000000ull, c->stream, j) *
+                                          (1.0f / 16777216.0f)
+                                    : 0.5f;
+            if (b == 1) {
+                float inv = scale == 0.0f ? 0.0f : 0.5f / scale, pr;
+                int neg;
+                if (m[10] & 1u) {
+                    pr = w * inv;
+                    pr = 0.5f + pr;
+                    neg = !(th < pr);
+                } else {
+                    neg = (int)(to_bits(w) >> 31);
+                }
+                v = neg ? -scale : scale;
+            } else {
+                float smax = (float)((1u << (b - 1)) - 1u), inv = scale == 0.0f ? 0.0f : smax / scale;
+                float r = from_bits(to_bits(w) & 0x7FFFFFFFu) * inv, f;
+                uint32_t l;
+                if (!(r < smax)) r = smax;
+                l = (uint32_t)r;
+                f = r - (float)l;
+                if (th < f) l++;
+                v = (float)l * (scale / smax);
+                if (l > 0 && (to_bits(w) >> 31)) v = -v;
+            }
+        }
+        if (to_bits(v) != to_bits(vals[j])) bad = 1;
+    }
+    free(sel);
+    (void)len;
+    return bad;
+}
+/* A sparse case: dq_encode into dq_encode_capacity() bytes (residual res0 -> res); the coder
+ * the values went out with and the index stream's coder are the case's; both decoders agree;
+ * the selection and the values follow from the spec; the residual is c - decoded (20.5). */
+static int sparse_case(gcase *c, dq_params *p, const float *x, const float *res0, float *res, uint8_t **msgp,
+                       size_t *lenp, float *out, float *ref) {
+    size_t cap = 0, len = 0, n = c->n, i;
+    uint32_t *idx = (uint32_t *)malloc(4 * n + 4);
+    float *vals = (float *)malloc(4 * n + 4), *cin = (float *)malloc(4 * n);
+    uint64_t k = 0;
+    unsigned icoder = 0, written = c->written;
+    uint8_t *msg;
+    dq_status st;
+    if (!idx || !vals || !cin) exit(2);
+    p->bits = c->bits == 32 ? 0u : c->bits; /* 0: float32 values, as a zeroed dq_params asks */
+    p->rounding = c->nearest ? DQ_ROUND_NEAREST : DQ_ROUND_DEFAULT;
+    p->norm = c->maxnorm ? DQ_NORM_MAX : DQ_NORM_DEFAULT;
+    p->coder = c->asked;
+    p->k = c->scheme == DQ_SCHEME_THRESHOLD ? 0 : c->k;
+    p->threshold = c->scheme == DQ_SCHEME_THRESHOLD ? from_bits(c->threshold) : 0.0f;
+    p->unbiased = (unsigned)c->unbiased;
+    p->index_coder = c->icoder;
+    if (c->bits == 32) p->bucket = 0;
+    st = dq_encode_capacity(p, n, &cap);
+    free(*msgp);
+    *msgp = msg = (uint8_t *)malloc(cap ? cap : 1u);
+    if (!msg) exit(2);
+    if (st == DQ_OK) st = dq_encode(p, x, n, c->ef ? res : NULL, msg, cap, &len);
+    if (st == DQ_OK) st = dq_decode(msg, len, out, n);
+    if (st != DQ_OK) {
+        fprintf(stderr, "make_golden: %s: %s\n", c->name, dq_strerror(st));
+        return 1;
+    }
+    if (spec_decode_sparse(msg, len, ref, n, idx, vals, &k, &icoder) != 0 || memcmp(ref, out, 4 * n) != 0) {
+        fprintf(stderr, "make_golden: %s: dq_decode disagrees with the decoder written from FORMAT.md\n", c->name);
+        return 1;
+    }
+    if (msg[8] != written || icoder != c->sent_icoder || ((msg[10] >> 1) & 1u) != (unsigned)c->checksum ||
+        msg[7] != c->bits) {
+        fprintf(stderr, "make_golden: %s: values sent with coder %u (case: %u), index coder %u (case: %u), checksum %u\n",
+                c->name, msg[8], written, icoder, c->sent_icoder, (msg[10] >> 1) & 1u);
+        return 1;
+    }
+    for (i = 0; i < n; i++) cin[i] = c->ef ? x[i] + res0[i] : x[i];
+    if (spec_check_sparse(c, msg, len, cin, idx, vals, k) != 0) {
+        fprintf(stderr, "make_golden: %s: the selection or the values are not FORMAT.md 20's\n", c->name);
+        return 1;
+    }
+    if (c->ef)
+        for (i = 0; i < n; i++)
+            if (to_bits(cin[i] - out[i]) != to_bits(res[i])) {
+                fprintf(stderr, "make_golden: %s: residual %lu breaks section 20.5\n", c->name, (unsigned long)i);
+                return 1;
+            }
+    free(idx);
+    free(vals);
+    free(cin);
+    *lenp = len;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 static char g_manifest[256 * 1024];
 static size_t g_mlen;
@@ -1174,6 +1519,9 @@ static const char *scheme_name(unsigned scheme) {
     case DQ_SCHEME_TRUNC: return "trunc";
     case DQ_SCHEME_TRUNC_NU: return "trunc-nu";
     case DQ_SCHEME_TWOMEANS: return "twomeans";
+    case DQ_SCHEME_TOPK: return "topk";
+    case DQ_SCHEME_RANDK: return "randk";
+    case DQ_SCHEME_THRESHOLD: return "threshold";
     default: return "qsgd";
     }
 }
@@ -1218,6 +1566,26 @@ static void mprintf_line(const gcase *c, const float *levels, unsigned nlev) {
     for (l = 0; l < c->nseg; l++) {
         k = snprintf(t, sizeof t, "%s%lu:%u:%s", l ? "," : " segments=", (unsigned long)c->seg_n[l], c->seg_b[l],
                      coder_names[c->seg_c[l]]);
+        mcat_k(t, k);
+    }
+    if (is_sparse(c->scheme)) {
+        static const char *const index_names[5] = {"auto", "gamma", "varint", "bitmap", "rice"};
+        if (c->scheme == DQ_SCHEME_THRESHOLD)
+            k = snprintf(t, sizeof t, " threshold=0x%08lX", (unsigned long)c->threshold);
+        else
+            k = snprintf(t, sizeof t, " k=%lu", (unsigned long)c->k);
+        mcat_k(t, k);
+        if (c->unbiased) mcat(" unbiased=1");
+        if (c->scheme != DQ_SCHEME_RANDK) {
+            k = snprintf(t, sizeof t, " index=%s", index_names[c->icoder]);
+            mcat_k(t, k);
+        }
+        k = snprintf(t, sizeof t, " asked=%s",
+                     c->asked == DQ_CODER_ELIAS   ? "elias"
+                     : c->asked == DQ_CODER_RANS  ? "rans32"
+                     : c->asked == DQ_CODER_AUTO  ? "auto"
+                     : c->asked == DQ_CODER_DEFAULT ? "default"
+                                                    : "fixed");
         mcat_k(t, k);
     }
     if (c->nseg) {
@@ -1269,7 +1637,9 @@ int main(int argc, char **argv) {
     g_mlen = (size_t)k;
     for (ci = 0; ci < g_ncases; ci++) {
         gcase *c = &g_cases[ci];
-        size_t n = c->n, cap = c->coder ? dq_encode_bound_coded(n, c->bits) : dq_encode_bound(n, c->bits);
+        size_t n = c->n, cap = is_sparse(c->scheme) ? 1u
+                               : c->coder          ? dq_encode_bound_coded(n, c->bits)
+                                                   : dq_encode_bound(n, c->bits);
         size_t len = 0, size = 0, i, j;
         float *x = (float *)malloc(4 * n), *res = (float *)malloc(4 * n), *res0 = (float *)malloc(4 * n);
         float *out = (float *)malloc(4 * n), *ref = (float *)malloc(4 * n);
@@ -1306,6 +1676,11 @@ int main(int argc, char **argv) {
         p.stream = c->stream;
         p.checksum = (unsigned)c->checksum;
         p.coder = c->coder ? c->coder : GOLDEN_ASK_FIXED;
+        if (is_sparse(c->scheme)) { /* sparse (FORMAT.md 20) */
+            if (sparse_case(c, &p, x, res0, res, &msg, &len, out, ref) != 0) return 1;
+            put(dir, c->name, ".dqsg", msg, len);
+            goto files;
+        }
         if (c->nseg) { /* segmented (FORMAT.md 24) */
             if (seg_case(c, &p, x, res0, res, &msg, &len, out, ref) != 0) return 1;
             c->written = msg[8];
