@@ -30,6 +30,9 @@ ISAS       = scalar sse2 $(if $(findstring avx2,$(CPUFLAGS)),avx2) $(if $(findst
 SKIPPED    = $(filter-out $(ISAS),scalar sse2 avx2 avx512)
 
 HEADERS    = dqsgd.h dqsgd_simd.h
+# Test binaries run this many at a time (tests/run_all.sh; scripts and multi-process runs alone).
+DQ_TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+export DQ_TEST_JOBS
 TEST_HDRS  = tests/harness.h tests/internals.h
 TEST_SRC   = $(wildcard tests/test_*.c)
 TEST_NAMES = $(patsubst tests/%.c,%,$(TEST_SRC))
@@ -46,7 +49,7 @@ else
 Q = @
 endif
 
-.PHONY: all help headers deps test-names dist-deps dist-build test check test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
+.PHONY: all help headers deps test-names dist-deps dist-build test test-run check check-run test-build port port-build test-arm arm-build arm-auto cxx cxx-build sanitize matrix tsan clang-dep valgrind fuzz bench sizes examples demo demo-data install uninstall clean
 
 all: test-build examples ## build tests and examples
 
@@ -105,18 +108,18 @@ $(BUILD)/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(TEST_HDRS) $(HEADER
 	$(Q)$(CC) $(ALLFLAGS) -march=native $< tests/fuzz/replay.c -o $@ $(LDLIBS)
 
 SECONDS ?= 60
-fuzz: deps | $(BUILD) ## run each libFuzzer target (clang, ASan+UBSan) for SECONDS (default 60)
-	@sh tools/deps.sh clang:/usr/bin/clang
-	$(Q)for f in $(FUZZ_NAMES); do \
-	  clang $(STDFLAGS) -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. \
-	    tests/fuzz/fuzz_$$f.c -o $(BUILD)/fuzz_$$f $(LDLIBS) || exit 1; \
-	  mkdir -p $(BUILD)/corpus_$$f; \
-	  echo "fuzz: $$f for $(SECONDS) s"; \
-	  $(BUILD)/fuzz_$$f -max_total_time=$(SECONDS) -print_final_stats=1 $(BUILD)/corpus_$$f tests/fuzz/corpus/$$f \
-	    > $(BUILD)/fuzz_$$f.log 2>&1; rc=$$?; \
-	  grep -E 'stat::(number_of_executed_units|new_units_added)' $(BUILD)/fuzz_$$f.log; \
-	  if [ $$rc -ne 0 ]; then tail -40 $(BUILD)/fuzz_$$f.log; echo "fuzz: $$f FAILED (log: $(BUILD)/fuzz_$$f.log)"; exit 1; fi; \
-	done
+# One target per fuzzer, so that make -j runs them side by side; each prints its lines at its end.
+FUZZ_RUNS = $(addprefix fuzz-,$(FUZZ_NAMES))
+.PHONY: fuzz $(FUZZ_RUNS)
+fuzz: $(FUZZ_RUNS) ## run each libFuzzer target (clang, ASan+UBSan) for SECONDS (default 60); make -j2 runs two at once
+$(FUZZ_RUNS): fuzz-%: deps clang-dep | $(BUILD)
+	$(Q)clang $(STDFLAGS) -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. \
+	  tests/fuzz/fuzz_$*.c -o $(BUILD)/fuzz_$* $(LDLIBS)
+	@mkdir -p $(BUILD)/corpus_$*
+	@$(BUILD)/fuzz_$* -max_total_time=$(SECONDS) -print_final_stats=1 $(BUILD)/corpus_$* tests/fuzz/corpus/$* \
+	  > $(BUILD)/fuzz_$*.log 2>&1; rc=$$?; \
+	  echo "fuzz: $* for $(SECONDS) s: $$(grep -E 'stat::(number_of_executed_units|new_units_added)' $(BUILD)/fuzz_$*.log | tr -s ' \n' ' ')"; \
+	  if [ $$rc -ne 0 ]; then tail -40 $(BUILD)/fuzz_$*.log; echo "fuzz: $* FAILED (log: $(BUILD)/fuzz_$*.log)"; exit 1; fi
 
 define TEST_RULE
 $(BUILD)/$(1)_$(2): tests/$(1).c $(TEST_HDRS) $(HEADERS) | $(BUILD)
@@ -175,7 +178,7 @@ cxx: deps cxx-build ## build both headers as C++ (g++, clang++, every ISA) into 
 # (ASan + UBSan with CC) and the matrix gcc-O0 .. clang-O3 (compiler and -O level from the
 # name). Each holds every tests/test_*.c (run with its TEST_ARGS_<name>) and every fuzz replay.
 SANFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-MATRIX   = gcc-O0 gcc-O2 gcc-O3 clang-O0 clang-O2 clang-O3
+MATRIX   = gcc-O0 gcc-O3 clang-O0 clang-O2 clang-O3 # gcc -O2 is the default build of the test tiers
 vcc      = $(if $(filter sanitize,$(1)),$(CC),$(word 1,$(subst -, ,$(1))))
 vflags   = $(if $(filter sanitize,$(1)),$(SANFLAGS),-$(word 2,$(subst -, ,$(1))))
 vbins    = $(foreach t,$(TEST_NAMES) $(addprefix replay_,$(FUZZ_NAMES)),$(BUILD)/$(1)/$(t)_$(1))
@@ -294,11 +297,18 @@ test-names: ## fail when a file under tests/ other than tests/internals.h names 
 	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
-test: deps hook-deps cmake-deps test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so $(BUILD)/binding_ref ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the generated headers, the CMake package, the DDP hook (a few minutes)
+# Each tier installs its packages first (apt-get takes one caller at a time), then builds on
+# JOBS cores (default: all) and runs DQ_TEST_JOBS test binaries at once.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+test: deps hook-deps cmake-deps ## the quick tier: scalar and native-ISA suites, golden files, fuzz corpora, C++, the README example, the doc links, the generated headers, the CMake package, the DDP hook (a few minutes)
+	@$(MAKE) --no-print-directory -j$(JOBS) test-run
+test-run: test-names $(QUICK_BINS) $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 	@$(CXX_NOTE)
 	@DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' sh tests/run_all.sh $(QUICK_RUNS)
 
-check: deps hook-deps cmake-deps test-names dist-deps clang-dep test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS) ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+check: deps hook-deps cmake-deps dist-deps clang-dep ## everything: every ISA level, portability builds, Arm under qemu, MPI (2-4 ranks), the DDP hook, sanitizers
+	@$(MAKE) --no-print-directory -j$(JOBS) check-run
+check-run: test-names test-build cxx-build port-build arm-auto dist-build $(call vbins,sanitize) $(TSAN_BINS)
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \

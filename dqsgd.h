@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.10.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.11.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -58,10 +58,10 @@
 #define DQSGD_H_INCLUDED
 
 #define DQSGD_VERSION_MAJOR 0
-#define DQSGD_VERSION_MINOR 10
+#define DQSGD_VERSION_MINOR 11
 #define DQSGD_VERSION_PATCH 0
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.10.0"
+#define DQSGD_VERSION_STRING "0.11.0"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -7972,7 +7972,7 @@ typedef struct dq__cm_head {
  * DQ_ERR_TOO_LARGE); the fields themselves were checked with the sparse header. */
 static inline dq_status dq__cm_parse(const dq__cm_head *f, const uint8_t *body, size_t avail, size_t k,
                                      dq_header *lh, dq__cfg *lc) {
-    uint8_t head[DQ__CODED_HEADER]; /* the header fields dq__lv_header reads, and the length */
+    uint8_t head[DQ_HEADER_SIZE + 8u]; /* the header fields dq__lv_header reads, and the 8-byte length */
     size_t have = avail < 8u ? avail : 8u;
     memset(head, 0, sizeof head);
     memset(lh, 0, sizeof *lh);

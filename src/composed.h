@@ -47,7 +47,7 @@ typedef struct dq__cm_head {
  * DQ_ERR_TOO_LARGE); the fields themselves were checked with the sparse header. */
 static inline dq_status dq__cm_parse(const dq__cm_head *f, const uint8_t *body, size_t avail, size_t k,
                                      dq_header *lh, dq__cfg *lc) {
-    uint8_t head[DQ__CODED_HEADER]; /* the header fields dq__lv_header reads, and the length */
+    uint8_t head[DQ_HEADER_SIZE + 8u]; /* the header fields dq__lv_header reads, and the 8-byte length */
     size_t have = avail < 8u ? avail : 8u;
     memset(head, 0, sizeof head);
     memset(lh, 0, sizeof *lh);

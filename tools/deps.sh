@@ -2,13 +2,22 @@
 # Install missing Debian packages. Arguments: package:path-that-proves-it-is-installed ...
 # Says what it does; uses sudo only when not root.
 set -e
-missing=""
-for spec in "$@"; do
-    pkg=${spec%%:*}; probe=${spec#*:}
-    if [ -e "$probe" ]; then continue; fi
-    missing="$missing $pkg"
-done
+scan() { # sets $missing: the packages whose proof is absent
+    missing=""
+    for spec in "$@"; do
+        pkg=${spec%%:*}; probe=${spec#*:}
+        [ -e "$probe" ] || missing="$missing $pkg"
+    done
+}
+scan "$@"
 [ -z "$missing" ] && exit 0
+# Under make -j two of these may run at once and apt-get refuses a second caller: take turns,
+# then look again (the other may have installed them).
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"${TMPDIR:-/tmp}/dqsgd-deps.lock" && flock 9
+    scan "$@"
+    [ -z "$missing" ] && exit 0
+fi
 echo "deps: installing missing Debian package(s):$missing"
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 if ! command -v apt-get >/dev/null 2>&1; then
