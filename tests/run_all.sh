@@ -13,14 +13,15 @@ trap 'exit 130' INT TERM
 
 alone() { case $1 in "sh "* | "timeout "*) return 0 ;; *) return 1 ;; esac; }
 
-# Runs entry {} (a line of $DQ_RUN_ALL_TMP/list) into {}.out there, then writes its status to {}.rc.
-RUN='t=$(sed -n "{}p" "$DQ_RUN_ALL_TMP/list")
+# Runs entry {} (a line of $DQ_RUN_ALL_TMP/list) into {}.out there, then writes its status and
+# seconds to {}.rc.
+RUN='t=$(sed -n "{}p" "$DQ_RUN_ALL_TMP/list"); s=$(date +%s)
 ${DQ_TEST_WRAPPER:-} $t > "$DQ_RUN_ALL_TMP/{}.out" 2>&1
-echo $? > "$DQ_RUN_ALL_TMP/{}.rc.part" && mv "$DQ_RUN_ALL_TMP/{}.rc.part" "$DQ_RUN_ALL_TMP/{}.rc"'
+echo $? $(( $(date +%s) - s )) > "$DQ_RUN_ALL_TMP/{}.rc.part" && mv "$DQ_RUN_ALL_TMP/{}.rc.part" "$DQ_RUN_ALL_TMP/{}.rc"'
 export DQ_RUN_ALL_TMP="$tmp"
 
-report() { # $1: the entry, $2: its output file, $3: its exit status
-    t=$1; rc=$3
+report() { # $1: the entry, $2: its output file, $3: its exit status and seconds
+    t=$1; rc=${3%% *}; secs=${3#* }
     grep -v ' passed, ' "$2" || true
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -1)
     p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
@@ -32,7 +33,7 @@ report() { # $1: the entry, $2: its output file, $3: its exit status
     "sh "*) label=$(basename "$(echo "$t" | cut -d' ' -f2)") ;; # a test script: its name
     *) label=$(basename "${t%% *}") ;;
     esac
-    echo "  $label: $p passed, $f failed"
+    echo "  $label: $p passed, $f failed ($secs s)"
     pass=$((pass + p)); fail=$((fail + f))
 }
 
@@ -54,7 +55,7 @@ while [ $i -le $count ]; do
     pool=$!
     while [ $i -lt $j ]; do
         while [ ! -f "$tmp/$i.rc" ]; do
-            if ! kill -0 $pool 2>/dev/null && [ ! -f "$tmp/$i.rc" ]; then echo 1 > "$tmp/$i.rc"; fi
+            if ! kill -0 $pool 2>/dev/null && [ ! -f "$tmp/$i.rc" ]; then echo 1 0 > "$tmp/$i.rc"; fi
             sleep 0.2
         done
         report "$(sed -n "${i}p" "$tmp/list")" "$tmp/$i.out" "$(cat "$tmp/$i.rc")"
