@@ -290,11 +290,11 @@ cmake-deps:
 cmake-test: cmake-deps ## the CMake package used by add_subdirectory, FetchContent and find_package, as C and C++ (tests/cmake)
 	@sh tests/run_all.sh $(CMAKE_RUN)
 
-# The test interface: tests/internals.h is the one file under tests/ that names the headers'
-# private identifiers (dq__, DQ__); the test tiers fail first when any other file does.
-test-names: ## fail when a file under tests/ other than tests/internals.h names a private dq__/DQ__ identifier
-	@out=$$(grep -rnIiE '\bdq__' tests | grep -v '^tests/internals\.h:'); if [ -n "$$out" ]; then \
-	  printf '%s\n' "$$out"; echo "test-names: private names outside tests/internals.h (use its dqt_ names)"; exit 1; fi
+# The test interface: tests/internals.h is the one file under tests/ and bench/ that names the
+# headers' private identifiers (dq__, DQ__); the test tiers fail first when any other file does.
+test-names: ## fail when a file under tests/ or bench/ other than tests/internals.h names a private dq__/DQ__ identifier
+	@out=$$(grep -rnIiE '\bdq__' tests bench | grep -v '^tests/internals\.h:'); if [ -n "$$out" ]; then \
+	  printf '%s\n' "$$out"; echo "test-names: private names in tests/ or bench/ (use the dqt_ names of tests/internals.h)"; exit 1; fi
 
 # The two test tiers (variables above, by `test-build`); here, after every variable they use.
 # Each tier installs its packages first (apt-get takes one caller at a time), then builds on

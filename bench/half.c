@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "dqsgd.h"
+#include "tests/internals.h" /* the half kernels' name */
 #include "bench_util.h"
 
 /* CPU time of this (single) thread: on a shared machine it counts what this process ran, not
@@ -200,7 +201,7 @@ int main(int argc, char **argv) {
 
     printf("dqsgd fp16/bf16: n = %lu, QSGD %u bits, bucket %s%.0u, stochastic | backend %s, half kernels %s | best of %d\n",
            (unsigned long)n, bits, bucket == DQ_BUCKET_WHOLE ? "whole" : "", bucket == DQ_BUCKET_WHOLE ? 0u : (unsigned)bucket,
-           dq_simd_backend(), DQ__HALF_BACKEND, reps);
+           dq_simd_backend(), DQT_HALF_BACKEND, reps);
     j.what = 0;
     j.x = x;
     j.t = DQ_F32;

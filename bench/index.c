@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "dqsgd.h"
+#include "tests/internals.h" /* the scalar varint decoder, for the varint-scalar row */
 
 static double now(void) {
     struct timespec t;
@@ -56,7 +57,7 @@ static void run(job *j) {
     else if (j->what == 2)
         st = dq_index_decode(j->stream, j->len, j->out, j->k, &k2);
     else
-        st = dq__index_decode_with(j->stream, j->len, j->out, j->k, &k2, dq__svb_decode__scalar);
+        st = dqt_index_decode_with(j->stream, j->len, j->out, j->k, &k2, dqt_scalar(svb_decode));
     if (st != DQ_OK) {
         fprintf(stderr, "bench_index: %s\n", dq_strerror(st));
         exit(1);
@@ -101,7 +102,7 @@ int main(int argc, char **argv) {
     stream = (uint8_t *)malloc(dq_index_bound((size_t)(n / 10 + 16), n));
     if (!idx || !out || !stream) return 1;
     printf("dqsgd index coders: n = %llu, best of %d, backend %s, varint kernel %s\n", (unsigned long long)n, reps,
-           dq_simd_backend(), dq__k_svb_decode == dq__svb_decode__scalar ? "scalar" : "ssse3-shuffle");
+           dq_simd_backend(), dqt_k(svb_decode) == dqt_scalar(svb_decode) ? "scalar" : "ssse3-shuffle");
     printf("%-7s %-13s %8s %8s %8s %10s %8s %10s %8s %8s\n", "k/n", "coder", "B/index", "b/index", "entropy",
            "enc Mi/s", "enc GB/s", "dec Mi/s", "dec GB/s", "memcpy");
     for (d = 0; d < 4; d++) {

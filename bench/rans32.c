@@ -1,7 +1,8 @@
 /* bench/rans32.c - the 32-way rANS chunk kernels (coder 3, doc/FORMAT.md 17.6) against plain
  * memory passes and, when its header is there, htscodecs' rANS 4x16 /
- * 32x16, all in one process. Built for the native ISA by `make bench-rans32`; every SIMD twin
- * at or below it runs (an AVX-512 build runs the scalar, SSE2 and AVX2 kernels).
+ * 32x16, all in one process. Built for the native ISA by `make bench-rans32`; every kernel the
+ * build compiles in runs, beside its scalar twin (the kernel tables of tests/internals.h: an
+ * AVX-512 build runs the SSE2, AVX2 and, with AVX-512VL, AVX-512 decoders and the AVX2 encoder).
  *
  *   bench_rans32 [--n N] [--reps R] [--bits B]
  *
@@ -11,12 +12,12 @@
  * statistics). Sizes: n = 2^16 symbols (in cache) and 2^24 (--n: one size). Figures are M
  * symbols per second (n / best time) and ratios to two baselines measured in the same run:
  *   memcpy  copying the n symbol bytes;
- *   fixed   dq__k_decode_block over the same bytes as a fixed payload (acc += w * value), the
+ *   fixed   the decode_block kernel over the same bytes as a fixed payload (acc += w * value), the
  *           decode-add a coder-0 message costs per symbol.
  * Each figure is the best of R rounds (default 9); in each round every kernel runs once, in
  * the order printed, so all see the same machine state. Decoders are checked untimed against
  * the symbols. fused-* rows decode a chunk block by block into a 32b-byte buffer (L1) and
- * run dq__k_decode_block on it; twopass-* rows decode the whole chunk to memory first. */
+ * run the decode_block kernel on it; twopass-* rows decode the whole chunk to memory first. */
 #define _POSIX_C_SOURCE 199309L
 
 #include <stdint.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 
 #include "dqsgd.h"
+#include "tests/internals.h" /* the chunk API and its kernels, the decode_block kernel */
 #include "bench_util.h"
 
 #if defined(__has_include)
@@ -40,9 +42,11 @@
 
 #define MAXK 32
 typedef struct kern {
-    const char *name;
+    char name[40];
     int id;
     double best;
+    dqt_r32get_fn get; /* K_DEC: the chunk decoder timed */
+    dqt_r32enc_fn enc; /* K_ENC: the chunk encoder timed */
 } kern;
 
 typedef struct ctx {
@@ -51,21 +55,18 @@ typedef struct ctx {
     uint8_t *sym, *out, *enc, *hts[3], *blk;
     float *acc;
     uint32_t *dtab;
-    dq__r32_esym et[256];
+    dqt_r32_esym et[256];
     float rowstep[32];
 } ctx;
 
 enum {
     K_MEMCPY,
     K_FIXED,
-    K_DEC_SCALAR,
-    K_DEC_SSE2,
-    K_DEC_AVX2,
+    K_DEC, /* one row per r32_get kernel: the scalar twin, then each SIMD kernel compiled in */
     K_FUSED,
     K_FUSED_SCALAR,
     K_TWOPASS,
-    K_ENC_SCALAR,
-    K_ENC_AVX2,
+    K_ENC, /* one row per r32_encode kernel, likewise */
     K_HTS_DEC4,
     K_HTS_DEC32,
     K_HTS_DEC32S,
@@ -76,68 +77,54 @@ enum {
 
 static volatile uint32_t sink;
 
-static dq_status r32_dec(ctx *c, void (*fn)(dq__r32_dec *, const uint32_t *, uint8_t *, size_t)) {
-    dq__r32_dec d;
-    dq_status st = dq__r32_open(&d, c->enc + c->cap - c->len, c->len);
+static dq_status r32_dec(ctx *c, dqt_r32get_fn fn) {
+    dqt_r32_dec d;
+    dq_status st = dqt_r32_open(&d, c->enc + c->cap - c->len, c->len);
     if (st != DQ_OK) return st;
     fn(&d, c->dtab, c->out, c->n);
-    return dq__r32_finish(&d);
+    return dqt_r32_finish(&d);
 }
 /* decode-add through an L1 block buffer; get selects the twin */
-static dq_status r32_fused(ctx *c, void (*fn)(dq__r32_dec *, const uint32_t *, uint8_t *, size_t)) {
-    dq__r32_dec d;
+static dq_status r32_fused(ctx *c, dqt_r32get_fn fn) {
+    dqt_r32_dec d;
     size_t k, nb = c->n / (32u * c->b);
-    dq_status st = dq__r32_open(&d, c->enc + c->cap - c->len, c->len);
+    dq_status st = dqt_r32_open(&d, c->enc + c->cap - c->len, c->len);
     if (st != DQ_OK) return st;
     for (k = 0; k < nb; k++) {
         fn(&d, c->dtab, c->blk, 32u * c->b);
-        dq__k_decode_block(c->blk, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
+        dqt_k(decode_block)(c->blk, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
     }
-    return dq__r32_finish(&d);
+    return dqt_r32_finish(&d);
 }
 
-static void run(ctx *c, int id) {
+static void run(ctx *c, const kern *kn) {
     size_t k, nb = c->n / (32u * c->b);
+    int id = kn->id;
     switch (id) {
     case K_MEMCPY:
         memcpy(c->out, c->sym, c->n);
         break;
     case K_FIXED:
         for (k = 0; k < nb; k++)
-            dq__k_decode_block(c->sym + 32u * c->b * k, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
+            dqt_k(decode_block)(c->sym + 32u * c->b * k, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
         break;
-    case K_DEC_SCALAR:
-        sink += (uint32_t)r32_dec(c, dq__r32_get__scalar);
+    case K_DEC:
+        sink += (uint32_t)r32_dec(c, kn->get);
         break;
-#if DQ__HAS_SSE2_KERNELS
-    case K_DEC_SSE2:
-        sink += (uint32_t)r32_dec(c, dq__r32_get__sse2);
-        break;
-#endif
-#if DQ__HAS_AVX2_KERNELS
-    case K_DEC_AVX2:
-        sink += (uint32_t)r32_dec(c, dq__r32_get__avx2);
-        break;
-#endif
     case K_FUSED:
-        sink += (uint32_t)r32_fused(c, dq__k_r32_get);
+        sink += (uint32_t)r32_fused(c, dqt_k(r32_get));
         break;
     case K_FUSED_SCALAR:
-        sink += (uint32_t)r32_fused(c, dq__r32_get__scalar);
+        sink += (uint32_t)r32_fused(c, dqt_scalar(r32_get));
         break;
     case K_TWOPASS:
-        sink += (uint32_t)r32_dec(c, dq__k_r32_get);
+        sink += (uint32_t)r32_dec(c, dqt_k(r32_get));
         for (k = 0; k < nb; k++)
-            dq__k_decode_block(c->out + 32u * c->b * k, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
+            dqt_k(decode_block)(c->out + 32u * c->b * k, c->b, c->rowstep, 0.5f, 1, c->acc + 256u * k);
         break;
-    case K_ENC_SCALAR:
-        sink += (uint32_t)dq__r32_encode__scalar(c->sym, c->n, c->et, c->enc, c->cap);
+    case K_ENC:
+        sink += (uint32_t)kn->enc(c->sym, c->n, c->et, c->enc, c->cap);
         break;
-#if DQ__HAS_AVX2_KERNELS
-    case K_ENC_AVX2:
-        sink += (uint32_t)dq__r32_encode__avx2(c->sym, c->n, c->et, c->enc, c->cap);
-        break;
-#endif
 #if BENCH_HTS
     case K_HTS_DEC4:
     case K_HTS_DEC32:
@@ -165,10 +152,20 @@ static void run(ctx *c, int id) {
 }
 
 /* The same symbols back, and the same status, from every decoder (untimed). */
-static int check(ctx *c, int id) {
+static int check(ctx *c, const kern *kn) {
     memset(c->out, 0xEE, c->n);
-    run(c, id);
+    run(c, kn);
     return memcmp(c->out, c->sym, c->n) == 0;
+}
+
+/* Appends a row: its name (name-isa when isa is set) and what it runs. */
+static kern *add(kern *ks, size_t *nk, int id, const char *name, const char *isa) {
+    kern *k = &ks[(*nk)++];
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s%s%s", name, isa ? "-" : "", isa ? isa : "");
+    k->id = id;
+    k->best = 1e30;
+    return k;
 }
 
 static void bench_one(unsigned b, size_t n, unsigned reps) {
@@ -217,9 +214,9 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     for (i = 0; i < n; i++) cnt[c.sym[i]]++;
     for (s = 0; s < 256; s++)
         if (cnt[s]) H -= (double)cnt[s] / (double)n * log2((double)cnt[s] / (double)n);
-    dq__rans_normalize(cnt, 256, n, f);
-    dq__r32_tables(f, 256, c.dtab, c.et);
-    c.len = dq__r32_encode__scalar(c.sym, n, c.et, c.enc, c.cap);
+    dqt_rans_normalize(cnt, 256, n, f);
+    dqt_r32_tables(f, 256, c.dtab, c.et);
+    c.len = dqt_scalar(r32_encode)(c.sym, n, c.et, c.enc, c.cap);
 #if BENCH_HTS
     for (i = 0; i < 3; i++) {
         unsigned int osz = rans_compress_bound_4x16((unsigned int)n, i ? RANS_ORDER_X32 : 0);
@@ -229,48 +226,40 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
         c.hlen[i] = osz;
     }
 #endif
-#define ADD(nm, k) ks[nk].name = nm, ks[nk].id = k, ks[nk].best = 1e30, nk++
-    ADD("memcpy", K_MEMCPY);
-    ADD("fixed-decode-add", K_FIXED);
-    ADD("r32-decode-scalar", K_DEC_SCALAR);
-#if DQ__HAS_SSE2_KERNELS
-    ADD("r32-decode-sse2", K_DEC_SSE2);
-#endif
-#if DQ__HAS_AVX2_KERNELS
-    ADD("r32-decode-avx2", K_DEC_AVX2);
-#endif
-    ADD("r32-fused-decode-add", K_FUSED);
-    ADD("r32-fused-decode-add-scalar", K_FUSED_SCALAR);
-    ADD("r32-twopass-decode-add", K_TWOPASS);
+    add(ks, &nk, K_MEMCPY, "memcpy", NULL);
+    add(ks, &nk, K_FIXED, "fixed-decode-add", NULL);
+    add(ks, &nk, K_DEC, "r32-decode", "scalar")->get = dqt_scalar(r32_get);
+    for (i = sizeof DQT_R32GET_K / sizeof DQT_R32GET_K[0] - 1; i-- > 0;) /* the table is best first */
+        add(ks, &nk, K_DEC, "r32-decode", DQT_R32GET_K[i].name)->get = DQT_R32GET_K[i].fn;
+    add(ks, &nk, K_FUSED, "r32-fused-decode-add", NULL);
+    add(ks, &nk, K_FUSED_SCALAR, "r32-fused-decode-add-scalar", NULL);
+    add(ks, &nk, K_TWOPASS, "r32-twopass-decode-add", NULL);
 #if BENCH_HTS
-    ADD("hts-4x16-decode", K_HTS_DEC4);
-    ADD("hts-32x16-decode-simd", K_HTS_DEC32);
-    ADD("hts-32x16-decode-scalar", K_HTS_DEC32S);
+    add(ks, &nk, K_HTS_DEC4, "hts-4x16-decode", NULL);
+    add(ks, &nk, K_HTS_DEC32, "hts-32x16-decode-simd", NULL);
+    add(ks, &nk, K_HTS_DEC32S, "hts-32x16-decode-scalar", NULL);
 #endif
-    ADD("r32-encode-scalar", K_ENC_SCALAR);
-#if DQ__HAS_AVX2_KERNELS
-    ADD("r32-encode-avx2", K_ENC_AVX2);
-#endif
+    add(ks, &nk, K_ENC, "r32-encode", "scalar")->enc = dqt_scalar(r32_encode);
+    for (i = sizeof DQT_R32ENC_K / sizeof DQT_R32ENC_K[0] - 1; i-- > 0;)
+        add(ks, &nk, K_ENC, "r32-encode", DQT_R32ENC_K[i].name)->enc = DQT_R32ENC_K[i].fn;
 #if BENCH_HTS
-    ADD("hts-4x16-encode", K_HTS_ENC4);
-    ADD("hts-32x16-encode-simd", K_HTS_ENC32);
-    ADD("hts-32x16-encode-scalar", K_HTS_ENC32S);
+    add(ks, &nk, K_HTS_ENC4, "hts-4x16-encode", NULL);
+    add(ks, &nk, K_HTS_ENC32, "hts-32x16-encode-simd", NULL);
+    add(ks, &nk, K_HTS_ENC32S, "hts-32x16-encode-scalar", NULL);
 #endif
-#undef ADD
     /* untimed checks */
     for (i = 0; i < nk; i++) {
         int id = ks[i].id;
-        if (id == K_DEC_SCALAR || id == K_DEC_SSE2 || id == K_DEC_AVX2 || id == K_HTS_DEC4 ||
-            id == K_HTS_DEC32 || id == K_HTS_DEC32S)
-            if (!check(&c, id)) fprintf(stderr, "bench_rans32: %s does not give the symbols back\n", ks[i].name);
+        if (id == K_DEC || id == K_HTS_DEC4 || id == K_HTS_DEC32 || id == K_HTS_DEC32S)
+            if (!check(&c, &ks[i])) fprintf(stderr, "bench_rans32: %s does not give the symbols back\n", ks[i].name);
     }
     {
         uint8_t *ref = (uint8_t *)malloc(c.len);
         if (!ref) exit(1);
         memcpy(ref, c.enc + c.cap - c.len, c.len);
         for (i = 0; i < nk; i++)
-            if (ks[i].id == K_ENC_AVX2 || ks[i].id == K_ENC_SCALAR) {
-                run(&c, ks[i].id);
+            if (ks[i].id == K_ENC) {
+                run(&c, &ks[i]);
                 if (memcmp(ref, c.enc + c.cap - c.len, c.len))
                     fprintf(stderr, "bench_rans32: %s bytes differ\n", ks[i].name);
             }
@@ -279,7 +268,7 @@ static void bench_one(unsigned b, size_t n, unsigned reps) {
     for (r = 0; r < reps; r++)
         for (i = 0; i < nk; i++) {
             double t0 = bench_now(), t;
-            run(&c, ks[i].id);
+            run(&c, &ks[i]);
             t = bench_now() - t0;
             if (t < ks[i].best) ks[i].best = t;
         }

@@ -33,6 +33,7 @@
 
 #include "bench_util.h"
 #include "dqsgd.h"
+#include "tests/internals.h" /* the hash kernel and its scalar twin */
 
 typedef struct job {
     int what;
@@ -63,9 +64,9 @@ static void run(job *j) {
         for (b = 0; b < j->n; b += 4096) {
             size_t cnt = j->n - b < 4096 ? j->n - b : 4096;
             if (j->what == HASH)
-                dq__k_sk_hash(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
+                dqt_k(sk_hash)(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
             else
-                dq__sk_hash__scalar(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
+                dqt_scalar(sk_hash)(0x12345678u, 0x9ABCDEF0u, j->s->cols, (uint32_t)b, cnt, j->hb);
             j->sink += (double)j->hb[cnt - 1];
         }
         break;

@@ -1,15 +1,18 @@
 /* internals.h - the test interface: the private (dq__) names of dqsgd.h and dqsgd_simd.h that
- * tests reach, under the prefix dqt_ (DQT_ for macros and tables).
+ * tests and benchmarks reach, under the prefix dqt_ (DQT_ for macros and tables).
  *
  * For tests that must compare a SIMD kernel with its scalar twin bit for bit, or check an
  * internal the public API cannot reach (bit scans, the dither key, the CRC, strata, the sketch
- * median). Everything else tests through the public API (dqsgd.h), with helpers of its own
- * (tests/harness.h: float bits, little-endian loads and stores).
+ * median), and for the bench/ programs that time a kernel against its twin or name the kernels
+ * a build selected. Everything else goes through the public API (dqsgd.h); tests have helpers
+ * of their own (tests/harness.h: float bits, little-endian loads and stores), which this file
+ * does not include, so a bench program takes it alone ("tests/internals.h", built with -I.).
  *
- * The rule: no file under tests/ other than this one names a dq__ or DQ__ identifier, not even
- * in a comment; `make test` fails when one does (Makefile, target test-names). When an internal
- * is renamed or reshaped in the headers, only this file changes. Keep it small: one general
- * entry (a kernel family macro, a table per family) rather than one per use.
+ * The rule: no file under tests/ or bench/ other than this one names a dq__ or DQ__
+ * identifier, not even in a comment; `make test` fails when one does (Makefile, target
+ * test-names). When an internal is renamed or reshaped in the headers, only this file changes.
+ * Keep it small: one general entry (a kernel family macro, a table per family) rather than one
+ * per use.
  *
  * Include after dqsgd.h. */
 #ifndef DQ_TEST_INTERNALS_H
