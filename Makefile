@@ -86,15 +86,22 @@ HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 $(HOOK_
 # all of it and everything else (every ISA level, the portability builds and contraction audit,
 # Arm under qemu, MPI at 2-4 ranks, the DDP hook, ASan + UBSan, ThreadSanitizer), in one run
 # with one total; .ci/run runs it.
+# `make test` builds its programs in groups (tests/group.sh: one program running several, the
+# library compiled once per group, not once per program): GROUP_1 (the slowest tests, about half
+# the run time) and GROUP_2, every other test, each at both quick ISA levels and run side by side,
+# and BUILD/replays, every fuzz target over its corpus. `make check` builds and runs each test and
+# replay on its own (at every level), as the other tiers do.
 NATIVE_ISA  = $(lastword $(ISAS))
 QUICK_ISAS  = scalar $(NATIVE_ISA)
-QUICK_BINS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),$(BUILD)/$(t)_$(i))) $(REPLAY_BINS) \
-              $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA))
-QUICK_RUNS  = $(foreach i,$(QUICK_ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
-              $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)') \
+GROUP_1     = test_coders test_optimizer test_rd test_quant test_simd
+GROUP_2     = $(filter-out $(GROUP_1),$(TEST_NAMES))
+GROUP_BINS  = $(foreach i,$(QUICK_ISAS),$(BUILD)/group1_$(i) $(BUILD)/group2_$(i)) $(BUILD)/replays
+QUICK_BINS  = $(GROUP_BINS) $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA))
+REPLAY_RUNS = $(foreach f,$(FUZZ_NAMES),'$(BUILD)/replay_$(f) tests/fuzz/corpus/$(f)')
+QUICK_RUNS  = $(GROUP_BINS) \
               $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)) 'sh tools/amalgamate.sh --check' 'sh tests/readme_example.sh' \
               'sh tests/doc_links.sh' $(CMAKE_RUN) $(HOOK_RUN)
-CHECK_RUNS  = $(foreach i,$(filter-out $(QUICK_ISAS),$(ISAS)),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) \
+CHECK_RUNS  = $(foreach i,$(ISAS),$(foreach t,$(TEST_NAMES),'$(strip $(BUILD)/$(t)_$(i) $(TEST_ARGS_$(t)))')) $(REPLAY_RUNS) \
               $(filter-out $(foreach c,$(CXX_HAVE),$(BUILD)/cxx_$(c)_$(NATIVE_ISA)),$(CXX_RUNS)) $(PORT_RUNS) \
               'sh tests/contraction_audit.sh' $(call vruns,sanitize) \
               $(foreach t,$(TSAN_TESTS),'$(strip $(BUILD)/tsan/$(t)_tsan $(TEST_ARGS_$(t)))') $(DIST_RUNS)
@@ -120,6 +127,21 @@ $(FUZZ_RUNS): fuzz-%: deps clang-dep | $(BUILD)
 	  > $(BUILD)/fuzz_$*.log 2>&1; rc=$$?; \
 	  echo "fuzz: $* for $(SECONDS) s: $$(grep -E 'stat::(number_of_executed_units|new_units_added)' $(BUILD)/fuzz_$*.log | tr -s ' \n' ' ')"; \
 	  if [ $$rc -ne 0 ]; then tail -40 $(BUILD)/fuzz_$*.log; echo "fuzz: $* FAILED (log: $(BUILD)/fuzz_$*.log)"; exit 1; fi
+
+$(BUILD)/group%.c: tests/group.sh $(TEST_SRC) | $(BUILD)
+	$(Q)sh tests/group.sh $(GROUP_$*) > $@.tmp && mv $@.tmp $@
+FUZZ_SRC = $(addprefix tests/fuzz/fuzz_,$(addsuffix .c,$(FUZZ_NAMES))) tests/fuzz/replay.c
+$(BUILD)/replays.c: tests/group.sh $(FUZZ_SRC) | $(BUILD)
+	$(Q)sh tests/group.sh $(addprefix fuzz_,$(FUZZ_NAMES)) > $@.tmp && mv $@.tmp $@
+$(BUILD)/replays: $(BUILD)/replays.c $(FUZZ_SRC) $(TEST_HDRS) $(HEADERS)
+	@echo "  CC  $@"
+	$(Q)$(CC) $(ALLFLAGS) -march=native $< -o $@ $(LDLIBS)
+define GROUP_RULE
+$(BUILD)/group$(1)_$(2): $(BUILD)/group$(1).c $(TEST_SRC) $(TEST_HDRS) $(HEADERS)
+	@echo "  CC  $$@"
+	$(Q)$(CC) $(ALLFLAGS) $(ISA_$(2)) -DDQ_TEST_ISA='"$(2)"' $$< -o $$@ $(LDLIBS)
+endef
+$(foreach i,scalar sse2 avx2 avx512,$(foreach g,1 2,$(eval $(call GROUP_RULE,$(g),$(i)))))
 
 define TEST_RULE
 $(BUILD)/$(1)_$(2): tests/$(1).c $(TEST_HDRS) $(HEADERS) | $(BUILD)
@@ -312,7 +334,7 @@ check-run: test-names test-build cxx-build port-build arm-auto dist-build $(call
 	@$(if $(SKIPPED),echo "note: this CPU cannot run ISA level(s): $(SKIPPED) (skipped)";)
 	@$(CXX_NOTE)
 	@$(ARM_PREP) BUILD='$(BUILD)' MPIRUN='$(MPIRUN) $(MPIRUN_FLAGS)' DQSGD_LIB='$(abspath $(BUILD))/libdqsgd.so' \
-	  TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" INSTALL_TEST_ALL=1 sh tests/run_all.sh $(QUICK_RUNS) $(CHECK_RUNS) "$$@"
+	  TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" INSTALL_TEST_ALL=1 sh tests/run_all.sh $(filter-out $(GROUP_BINS),$(QUICK_RUNS)) $(CHECK_RUNS) "$$@"
 
 BENCH_ISAS = $(ISAS)
 bench: deps | $(BUILD) ## run the throughput benchmark for every ISA level (ARGS=--csv for CSV)

@@ -3345,6 +3345,11 @@ static inline int dq__coder_bits_ok(const dq__coder *r, unsigned b) { return b >
 static inline int dq__coder_one_stream(unsigned coder) { return dq__coders[coder].open && !dq__coders[coder].range; }
 /* Whether encoders send a row (a coder asked for that sends another is not sent itself). */
 static inline int dq__coder_sent(unsigned coder) { return coder < DQ__NCODERS && dq__coders[coder].sent_as == coder; }
+/* Whether a part of a message (a segment, a composed message's values) may carry b-bit codes
+ * with this coder byte: one encoders send, at a width it carries. */
+static inline int dq__coder_part_ok(unsigned coder, unsigned b) {
+    return dq__coder_sent(coder) && dq__coder_bits_ok(&dq__coders[coder], b);
+}
 
 /* ---- the reader, whatever the coder */
 static inline dq_status dq__cdec_open(dq__cdec *d, unsigned coder, unsigned b, size_t n, const uint8_t *pay,
@@ -6167,8 +6172,7 @@ static inline dq_status dq__seg_entry(const uint8_t *e, const dq_header *H, cons
     *bytes = dq__ld64(e + 8);
     for (i = 18; i < DQ__SEG_ENTRY; i++)
         if (e[i]) return DQ_ERR_CORRUPT;
-    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u || !dq__coder_sent(coder) ||
-        !dq__coder_bits_ok(row, bits))
+    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u || !dq__coder_part_ok(coder, bits))
         return DQ_ERR_CORRUPT;
     dq__seg_cfg(C, bits, coder, (size_t)*cnt, 0, &c);
     if (!row->head) return *bytes == c.prefix + (*cnt * bits + 7u) / 8u ? DQ_OK : DQ_ERR_CORRUPT;
@@ -8022,8 +8026,8 @@ static inline dq_status dq__cm_open(dq__cm_reader *r, const dq__cfg *lc, unsigne
     r->c = *lc;
     r->k = k;
     r->pos = r->cnt = r->at = 0;
-    r->coded = coder != DQ_CODER_FIXED;
-    r->scales = body + (r->coded ? 8u : 0u);
+    r->coded = dq__coders[coder].open != NULL; /* else the fixed layout, read in place */
+    r->scales = body + dq__coders[coder].head;
     r->payload = r->scales + lc->prefix;
     if (!r->coded) return check ? dq__fixed_check(lc, k, r->scales, r->payload) : DQ_OK;
     if (check && dq__fixed_check(lc, 0, r->scales, NULL) != DQ_OK) return DQ_ERR_CORRUPT; /* the scales */
@@ -8653,9 +8657,8 @@ static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_
     int cm = dq__cm_bits(h->bits);
     if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     n = h->count;
-    if (cm) { /* M''s fields: as for QSGD, but for coder 2 (never written here) */
-        if (h->coder == DQ_CODER_RANS8 || h->coder > DQ_CODER_RANS || (h->coder == DQ_CODER_ELIAS && h->bits == 1u) ||
-            (h->coder == DQ_CODER_RANS && h->bits > 8u) || !dq__norm_ok(DQ_SCHEME_QSGD, in[DQ__H_NORM]) ||
+    if (cm) { /* M''s fields: as for QSGD, but only a coder encoders send (not coder 2) */
+        if (!dq__coder_part_ok(h->coder, h->bits) || !dq__norm_ok(DQ_SCHEME_QSGD, in[DQ__H_NORM]) ||
             h->bucket % 8u != 0 || (h->flags & ~(ok_flags | DQ_FLAG_STOCHASTIC)) || n > DQ__SP_MAX_N)
             return DQ_ERR_CORRUPT;
     } else if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 ||

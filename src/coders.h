@@ -187,6 +187,11 @@ static inline int dq__coder_bits_ok(const dq__coder *r, unsigned b) { return b >
 static inline int dq__coder_one_stream(unsigned coder) { return dq__coders[coder].open && !dq__coders[coder].range; }
 /* Whether encoders send a row (a coder asked for that sends another is not sent itself). */
 static inline int dq__coder_sent(unsigned coder) { return coder < DQ__NCODERS && dq__coders[coder].sent_as == coder; }
+/* Whether a part of a message (a segment, a composed message's values) may carry b-bit codes
+ * with this coder byte: one encoders send, at a width it carries. */
+static inline int dq__coder_part_ok(unsigned coder, unsigned b) {
+    return dq__coder_sent(coder) && dq__coder_bits_ok(&dq__coders[coder], b);
+}
 
 /* ---- the reader, whatever the coder */
 static inline dq_status dq__cdec_open(dq__cdec *d, unsigned coder, unsigned b, size_t n, const uint8_t *pay,

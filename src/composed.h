@@ -97,8 +97,8 @@ static inline dq_status dq__cm_open(dq__cm_reader *r, const dq__cfg *lc, unsigne
     r->c = *lc;
     r->k = k;
     r->pos = r->cnt = r->at = 0;
-    r->coded = coder != DQ_CODER_FIXED;
-    r->scales = body + (r->coded ? 8u : 0u);
+    r->coded = dq__coders[coder].open != NULL; /* else the fixed layout, read in place */
+    r->scales = body + dq__coders[coder].head;
     r->payload = r->scales + lc->prefix;
     if (!r->coded) return check ? dq__fixed_check(lc, k, r->scales, r->payload) : DQ_OK;
     if (check && dq__fixed_check(lc, 0, r->scales, NULL) != DQ_OK) return DQ_ERR_CORRUPT; /* the scales */

@@ -40,8 +40,7 @@ static inline dq_status dq__seg_entry(const uint8_t *e, const dq_header *H, cons
     *bytes = dq__ld64(e + 8);
     for (i = 18; i < DQ__SEG_ENTRY; i++)
         if (e[i]) return DQ_ERR_CORRUPT;
-    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u || !dq__coder_sent(coder) ||
-        !dq__coder_bits_ok(row, bits))
+    if (*cnt == 0 || *cnt > (uint64_t)H->count || bits < 2u || bits > 16u || !dq__coder_part_ok(coder, bits))
         return DQ_ERR_CORRUPT;
     dq__seg_cfg(C, bits, coder, (size_t)*cnt, 0, &c);
     if (!row->head) return *bytes == c.prefix + (*cnt * bits + 7u) / 8u ? DQ_OK : DQ_ERR_CORRUPT;

@@ -608,9 +608,8 @@ static inline dq_status dq__sp_header(const uint8_t *in, size_t src_len, uint64_
     int cm = dq__cm_bits(h->bits);
     if (dq__count_set(count, h) != DQ_OK) return DQ_ERR_TOO_LARGE;
     n = h->count;
-    if (cm) { /* M''s fields: as for QSGD, but for coder 2 (never written here) */
-        if (h->coder == DQ_CODER_RANS8 || h->coder > DQ_CODER_RANS || (h->coder == DQ_CODER_ELIAS && h->bits == 1u) ||
-            (h->coder == DQ_CODER_RANS && h->bits > 8u) || !dq__norm_ok(DQ_SCHEME_QSGD, in[DQ__H_NORM]) ||
+    if (cm) { /* M''s fields: as for QSGD, but only a coder encoders send (not coder 2) */
+        if (!dq__coder_part_ok(h->coder, h->bits) || !dq__norm_ok(DQ_SCHEME_QSGD, in[DQ__H_NORM]) ||
             h->bucket % 8u != 0 || (h->flags & ~(ok_flags | DQ_FLAG_STOCHASTIC)) || n > DQ__SP_MAX_N)
             return DQ_ERR_CORRUPT;
     } else if (h->bits != 32u || h->coder != DQ_CODER_FIXED || in[DQ__H_NORM] != 0 || h->bucket != 0 ||

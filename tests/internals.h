@@ -18,14 +18,10 @@
 #ifndef DQ_TEST_INTERNALS_H
 #define DQ_TEST_INTERNALS_H
 
-/* ---- Build: which kernel levels this TU compiles in (1 or 0). A TU built at level L has every
- * kernel of level <= L (NEON runs the SSE2 kernels); F16C is x86 half conversion beside those. */
-#define DQT_SSE2 DQ__HAS_SSE2_KERNELS
-#define DQT_AVX2 DQ__HAS_AVX2_KERNELS
-#define DQT_AVX512 DQ__HAS_AVX512_KERNELS
-#define DQT_R32_VL DQ__HAS_R32_VL   /* the AVX-512VL rANS decoder */
-#define DQT_GAPS_VL DQ__HAS_GAPS_VL /* the AVX-512VL Elias early-stop pass */
-#define DQT_F16C DQ__HAS_F16C_KERNELS
+/* ---- Build: DQT_HAS(isa) is 1 when this TU compiles in the kernels of ISA level isa (SSE2,
+ * AVX2, AVX512; F16C, the x86 half conversion beside those), else 0: a TU built at level L has
+ * every kernel of level <= L (NEON runs the SSE2 kernels). Usable in #if. */
+#define DQT_HAS(isa) DQ__HAS_##isa##_KERNELS
 #define DQT_HALF_BACKEND DQ__HALF_BACKEND /* the half kernels' name, as printed */
 
 /* ---- Kernel families (the kernel list of dqsgd.h, and unpack_block and tab_isexp, which are
@@ -98,14 +94,12 @@ DQT_TABLE(dqt_crc_fn, DQT_CRC_K, crc32c);     /* the CRC32C register update */
 DQT_TABLE(dqt_svb_fn, DQT_SVB_K, svb_decode); /* the VARINT index decoder */
 
 /* ---- Block layout and bucket statistics: a packed block is DQT_BLOCK codes, DQT_LANES lanes x
- * DQT_ROWS rows; the stats kernels sum into DQT_SLANES lanes what DQT_ST_* ask for. */
+ * DQT_ROWS rows; the stats kernels sum into DQT_SLANES lanes what DQT_ST(...) asks for. */
 #define DQT_BLOCK DQ__BLOCK
 #define DQT_LANES DQ__LANES
 #define DQT_ROWS DQ__ROWS
 #define DQT_SLANES DQ__SLANES
-#define DQT_ST_SQ DQ__ST_SQ
-#define DQT_ST_ABS DQ__ST_ABS
-#define DQT_ST_MAX DQ__ST_MAX
+#define DQT_ST(what) DQ__ST_##what /* what the stats kernels sum: SQ, ABS, MAX (flags) */
 typedef dq__stats dqt_stats;
 typedef dq__hstat dqt_hstat; /* the fp16/bf16 input path's running statistics */
 #define dqt_hstat_add dq__hstat_add
@@ -117,13 +111,10 @@ typedef dq__qctx dqt_qctx;
 typedef dq__cfg dqt_cfg;
 #define DQT_MIN_SCALE DQ__MIN_SCALE           /* smaller bucket scales are sent as zero */
 #define DQT_MAX_SCALE_BITS DQ__MAX_SCALE_BITS /* larger scales are refused */
-#define DQT_NORM_WIRE_L2 DQ__NORM_WIRE_L2
-#define DQT_NORM_WIRE_MAX DQ__NORM_WIRE_MAX
-#define DQT_NORM_WIRE_MEAN DQ__NORM_WIRE_MEAN
+#define DQT_NORM_WIRE(norm) DQ__NORM_WIRE_##norm /* a norm as the header writes it: L2, MAX, MEAN */
 #define dqt_levels dq__levels /* top level s of a b-bit uniform scheme */
 #define dqt_step dq__step     /* decoded step of a b-bit uniform scheme at a scale */
 #define dqt_bucket_scale dq__bucket_scale
-#define dqt_is_levels dq__is_levels /* a level scheme (not sparse, not sketch) */
 static inline void dqt_qctx_make(dqt_qctx *q, unsigned bits, float scale, int stochastic, uint32_t k0, uint32_t k1h,
                                  uint32_t lo) {
     q->bits = bits;
@@ -192,8 +183,8 @@ typedef dq__sp_strata dqt_sp_strata;
 
 /* ---- rANS, 32 ways (coder 3, doc/FORMAT.md 17.6): the chunk API (its kernels: DQT_R32GET_K,
  * DQT_R32ENC_K), and the symbols and frequencies it shares with coder 2. */
-#define DQT_R32_HEAD DQ__R32_HEAD /* bytes of a chunk's 32 states */
-#define DQT_R32_M DQ__R32_M       /* the frequencies' total, 4096 */
+#define DQT_R32_HEAD 128u /* bytes of a chunk's 32 states (FORMAT 17.6) */
+#define DQT_R32_M 4096u   /* the frequencies' total (FORMAT 17.3, 17.6) */
 typedef dq__r32_dec dqt_r32_dec;
 typedef dq__r32_esym dqt_r32_esym;
 #define dqt_r32_tables dq__r32_tables

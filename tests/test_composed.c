@@ -888,6 +888,8 @@ static void test_malformed(void) {
             default: t[8] = 3; dq_t_st64(t + at, 1u << 20); break; /* a coded length above rANS's bound */
         }
         if (f < 9 || f >= 12) resign(t);
+        /* header fields: refused by the header reader itself, not only by the payload's decoder */
+        if (f < 9) CHECKF(dq_header_read(t, tl, &h) == DQ_ERR_CORRUPT, "field %d: the header reader took it", f);
         for (i = 0; i < n; i++) out[i] = 9.0f;
         CHECKF(dq_decode(t, tl, out, n) == want, "field %d: %s", f, dq_strerror(dq_decode(t, tl, out, n)));
         for (i = 0; i < n && out[i] == 9.0f; i++) {}
@@ -913,6 +915,10 @@ static void test_malformed(void) {
         if (m[8] == DQ_CODER_RANS) {
             CHECK(dq_header_read(m, 63, &h) == DQ_ERR_TRUNCATED);
             CHECK(dq_header_read(m, 64, &h) == DQ_OK && h.msg_size == len && h.payload_size == len - 56);
+            memcpy(t, m, len); /* coder 2 in the same layout: refused, never in a composed message */
+            t[8] = DQ_CODER_RANS8;
+            resign(t);
+            CHECK(dq_header_read(t, len, &h) == DQ_ERR_CORRUPT);
         }
     }
 }

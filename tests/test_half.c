@@ -17,7 +17,7 @@
 
 #include <float.h>
 
-#define H_F16C DQT_F16C
+#define H_F16C DQT_HAS(F16C)
 
 typedef void (*in_fn)(const void *, float *, size_t);
 typedef void (*out_fn)(const float *, void *, size_t);
@@ -612,8 +612,8 @@ static void test_encode_long(void) {
  * double sums, not only the float scale they round to): data over 60 binades so that the
  * association order shows, cut into pieces at multiples of 8 that do not start on lane 0. */
 static void test_stats_carry(void) {
-    static const unsigned whats[5] = {DQT_ST_SQ, DQT_ST_ABS, DQT_ST_MAX, DQT_ST_SQ | DQT_ST_MAX,
-                                      DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX};
+    static const unsigned whats[5] = {DQT_ST(SQ), DQT_ST(ABS), DQT_ST(MAX), DQT_ST(SQ) | DQT_ST(MAX),
+                                      DQT_ST(SQ) | DQT_ST(ABS) | DQT_ST(MAX)};
     dq_t_rng r = {606u};
     unsigned t;
     for (t = 0; t < 200; t++) {
@@ -634,14 +634,14 @@ static void test_stats_carry(void) {
             dqt_hstat_add(&acc, what, x + pos, with_e ? e + pos : NULL, pos, cnt);
             pos += cnt;
         }
-        dqt_scalar(stats)(x, with_e ? e : NULL, len, DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX, &whole);
+        dqt_scalar(stats)(x, with_e ? e : NULL, len, DQT_ST(SQ) | DQT_ST(ABS) | DQT_ST(MAX), &whole);
         st.sumsq = dqt_lanes_sum(acc.sq);
         st.sumabs = dqt_lanes_sum(acc.ab);
-        if (what & DQT_ST_MAX) CHECKF(acc.mx == whole.maxbits, "case %u: max", t);
-        if (what & DQT_ST_SQ)
+        if (what & DQT_ST(MAX)) CHECKF(acc.mx == whole.maxbits, "case %u: max", t);
+        if (what & DQT_ST(SQ))
             CHECKF(memcmp(&st.sumsq, &whole.sumsq, sizeof(double)) == 0, "case %u (len %lu): sumsq %.17g vs %.17g", t,
                    (unsigned long)len, st.sumsq, whole.sumsq);
-        if (what & DQT_ST_ABS)
+        if (what & DQT_ST(ABS))
             CHECKF(memcmp(&st.sumabs, &whole.sumabs, sizeof(double)) == 0, "case %u (len %lu): sumabs %.17g vs %.17g",
                    t, (unsigned long)len, st.sumabs, whole.sumabs);
         free(x);

@@ -18,9 +18,9 @@
 
 /* ---------------------------------------------------------------- kernel tables */
 #include "internals.h"
-#define T_SSE2 DQT_SSE2
-#define T_AVX2 DQT_AVX2
-#define T_AVX512 DQT_AVX512
+#define T_SSE2 DQT_HAS(SSE2)
+#define T_AVX2 DQT_HAS(AVX2)
+#define T_AVX512 DQT_HAS(AVX512)
 #if defined(DQSGD_SIMD_H_INCLUDED) && defined(DQ_SIMD) && DQ_SIMD == DQ_SIMD_NEON
 #define T_NEON 1
 #else
@@ -159,7 +159,7 @@ static void stats_one(const float *data, const float *edata, size_t n, size_t of
     const float *x = (const float *)in_block(data, n, off, 4, &base);
     const float *e = edata ? (const float *)in_block(edata, n, (off + 1u) & 3u, 4, &ebase) : NULL;
     /* each norm asks for one statistic; any other mask must still match the reference */
-    static const unsigned masks[] = {DQT_ST_SQ, DQT_ST_ABS, DQT_ST_MAX, DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX};
+    static const unsigned masks[] = {DQT_ST(SQ), DQT_ST(ABS), DQT_ST(MAX), DQT_ST(SQ) | DQT_ST(ABS) | DQT_ST(MAX)};
     unsigned mi;
     for (mi = 0; mi < 4; mi++) {
         dqt_scalar(stats)(x, e, n, masks[mi], &ref);
@@ -444,7 +444,7 @@ static float l2_scale(const float *x, size_t n) {
     dqt_stats st;
     double v;
     float s;
-    dqt_scalar(stats)(x, NULL, n, DQT_ST_SQ, &st);
+    dqt_scalar(stats)(x, NULL, n, DQT_ST(SQ), &st);
     v = sqrt(st.sumsq);
     if (!(v <= (double)FLT_MAX)) return FLT_MAX;
     s = (float)v;

@@ -378,13 +378,13 @@ static void isexp_check(const float *tab, unsigned bits, int want, int rep) {
     (void)s;
     (void)want;
     (void)rep;
-#if DQT_SSE2
+#if DQT_HAS(SSE2)
     CHECKF(dqt_kernel(tab_isexp, sse2)(tab, s) == want, "isexp__sse2 bits %u case %d: want %d", bits, rep, want);
 #endif
-#if DQT_AVX2
+#if DQT_HAS(AVX2)
     CHECKF(dqt_kernel(tab_isexp, avx2)(tab, s) == want, "isexp__avx2 bits %u case %d: want %d", bits, rep, want);
 #endif
-#if DQT_AVX512
+#if DQT_HAS(AVX512)
     CHECKF(dqt_kernel(tab_isexp, avx512)(tab, s) == want, "isexp__avx512 bits %u case %d: want %d", bits, rep, want);
 #endif
 }

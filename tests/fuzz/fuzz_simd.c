@@ -216,7 +216,7 @@ static int same_dbl(double a, double b, int nan_ok) {
 }
 
 static void fz_stats(fz_in *in) {
-    static const unsigned masks[] = {DQT_ST_SQ, DQT_ST_ABS, DQT_ST_MAX, DQT_ST_SQ | DQT_ST_ABS | DQT_ST_MAX};
+    static const unsigned masks[] = {DQT_ST(SQ), DQT_ST(ABS), DQT_ST(MAX), DQT_ST(SQ) | DQT_ST(ABS) | DQT_ST(MAX)};
     unsigned a = fz_u8(in), mask = masks[a & 3u];
     int with_e = (a & 4u) != 0;
     size_t n = (a & 8u) ? fz_u8(in) % 80u : fz_u16(in) % 1201u;
@@ -323,10 +323,10 @@ static float fz_data_scale(const float *x, size_t n, unsigned bits, int stoch, u
     memset(&c, 0, sizeof c);
     c.bits = bits;
     c.stochastic = (unsigned)stoch;
-    c.norm = bits == 1 && !stoch ? DQT_NORM_WIRE_MEAN : (norm_sel ? DQT_NORM_WIRE_MAX : DQT_NORM_WIRE_L2);
+    c.norm = bits == 1 && !stoch ? DQT_NORM_WIRE(MEAN) : (norm_sel ? DQT_NORM_WIRE(MAX) : DQT_NORM_WIRE(L2));
     if (n == 0) return 1.0f;
     dqt_scalar(stats)(x, NULL, n,
-                      c.norm == DQT_NORM_WIRE_MAX ? DQT_ST_MAX : (c.norm == DQT_NORM_WIRE_MEAN ? DQT_ST_ABS : DQT_ST_SQ),
+                      c.norm == DQT_NORM_WIRE(MAX) ? DQT_ST(MAX) : (c.norm == DQT_NORM_WIRE(MEAN) ? DQT_ST(ABS) : DQT_ST(SQ)),
                       &st);
     if (dqt_bucket_scale(&c, &st, n, &scale) != DQ_OK) return 1.0f;
     return scale;

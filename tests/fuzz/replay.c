@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+typedef int (*replay_target)(const uint8_t *data, size_t size);
 
-static int replay_file(const char *path);
+static int replay_file(replay_target target, const char *path);
 
 /* A directory stands for every regular entry in it (not recursive). */
-static int replay_path(const char *path, int *done) {
+static int replay_path(replay_target target, const char *path, int *done) {
     DIR *d = opendir(path);
     struct dirent *e;
     if (!d) {
-        if (replay_file(path)) return 1;
+        if (replay_file(target, path)) return 1;
         (*done)++;
         return 0;
     }
@@ -25,7 +25,7 @@ static int replay_path(const char *path, int *done) {
         char full[4096];
         if (e->d_name[0] == '.') continue;
         snprintf(full, sizeof full, "%s/%s", path, e->d_name);
-        if (replay_file(full)) {
+        if (replay_file(target, full)) {
             closedir(d);
             return 1;
         }
@@ -35,15 +35,20 @@ static int replay_path(const char *path, int *done) {
     return 0;
 }
 
+/* REPLAY_NO_MAIN: the file is part of a group (tests/group.sh), whose main replays each target. */
+#ifndef REPLAY_NO_MAIN
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int main(int argc, char **argv) {
     int i, done = 0;
     for (i = 1; i < argc; i++)
-        if (replay_path(argv[i], &done)) return 1;
+        if (replay_path(LLVMFuzzerTestOneInput, argv[i], &done)) return 1;
     printf("%d passed, 0 failed\n", done);
     return 0;
 }
+#endif
 
-static int replay_file(const char *path) {
+static int replay_file(replay_target target, const char *path) {
     {
         FILE *f = fopen(path, "rb");
         uint8_t *buf;
@@ -61,7 +66,7 @@ static int replay_file(const char *path) {
             return 1;
         }
         fclose(f);
-        LLVMFuzzerTestOneInput(buf, (size_t)len);
+        target(buf, (size_t)len);
         free(buf);
     }
     return 0;
