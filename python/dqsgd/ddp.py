@@ -270,7 +270,7 @@ class DQSGDHookState:
                  bucket_size=512, rounding=None, norm=None, keep_messages=False, pattern="allgather",
                  min_compress_numel=0, start_iter=0, model=None, workers=1, stats_window=100, slot_margin=0.125,
                  density=None, index_coder="auto", momentum=0.0, momentum_masking=True, clip_norm=None,
-                 warmup_steps=0, warmup_stages=4, per_layer=False, layer_density=None, optimizer=None):
+                 warmup_steps=0, warmup_stages=4, per_layer=False, layer_density=None, optimizer=None, _unpickling=False):
         if pattern not in PATTERNS:
             raise _bad("pattern", pattern, "one of %s" % ", ".join(repr(p) for p in PATTERNS))
         self.pattern = pattern
@@ -319,12 +319,8 @@ class DQSGDHookState:
         self.process_group = process_group
         self._names, numel = _named_parameters(model) if model is not None else (None, None)
         self._order = _parameter_order(model) if model is not None else {}
-        if (self.per_layer or self.layer_density) and model is None:
-            raise _bad("per_layer", self.per_layer, "per-layer messages need model= (their names and order)")
-        if self.layer_density:
-            unknown = sorted(set(self.layer_density) - set(self._names.values()))
-            if unknown:
-                raise _bad("layer_density", self.layer_density, "the model has no parameter %s" % ", ".join(unknown))
+        if model is not None or not _unpickling:  # an unpickled state gets its model from attach()
+            self._check_layers()
         if self.clip_norm is not None and dim is None:
             dim = numel
         if dim is None and schedule is not None:
@@ -346,7 +342,7 @@ class DQSGDHookState:
         self._reset()
         if optimizer is not None:
             self.check_optimizer(optimizer)
-        elif self.momentum:
+        elif self.momentum and not _unpickling:  # warned when the state was first built
             warnings.warn("DQSGDHookState: momentum correction moves the momentum into the hook: the optimizer must "
                           "run without momentum (state.check_optimizer(optimizer) checks it)", stacklevel=2)
 
@@ -393,6 +389,13 @@ class DQSGDHookState:
             needs("per_layer", per_layer)
         self.per_layer = per_layer or bool(layer_density)
         self.layer_density = layer_density or {}
+
+    def _check_layers(self):
+        if (self.per_layer or self.layer_density) and self._names is None:
+            raise _bad("per_layer", self.per_layer, "per-layer messages need model= (their names and order)")
+        unknown = sorted(set(self.layer_density) - set((self._names or {}).values()))
+        if unknown:
+            raise _bad("layer_density", self.layer_density, "the model has no parameter %s" % ", ".join(unknown))
 
     def check_optimizer(self, optimizer):
         """With momentum correction the hook keeps the velocity, so the optimizer must apply the
@@ -723,6 +726,8 @@ class DQSGDHookState:
         """Give the state its model (for the parameter names a checkpoint uses) and, after
         torch.load, its process group; applies a state loaded by unpickling."""
         self._names = _named_parameters(model)[0]
+        self._order = _parameter_order(model)
+        self._check_layers()
         if process_group is not None:
             self.process_group = process_group
             self._group_bound = False
@@ -846,7 +851,7 @@ class DQSGDHookState:
         return {"options": opts, "state": self.state_dict()}
 
     def __setstate__(self, d):
-        self.__init__(**d["options"])
+        self.__init__(_unpickling=True, **d["options"])
         self._pending_load = d["state"]  # applied by attach(model)
 
 
