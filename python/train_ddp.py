@@ -21,8 +21,9 @@ same minibatches):
                 trainer's own keys budget_frac=F (a DQSGD-P2 schedule spending F times the
                 bits of fixed 4-bit messages) and sched_scale=C (a DQSGD schedule with scale C)
                 use --alpha, --period and --window; conv_density=F and linear_density=F give
-                the convolutions' or the linear layers' parameters that density (one message
-                per layer: the hook's layer_density). Without seed the run's --seed is used.
+                the convolutions' or the linear layers' parameters that density, density@NAME=F
+                the parameter NAME (one message per layer: the hook's layer_density). Without
+                seed the run's --seed is used.
                 Top-k messages: density=F (bits=32: float32 values); with momentum=M (Deep
                 Gradient Compression's momentum correction) the optimizer runs without momentum.
   presets       names for common dqsgd specs (PRESETS below; --help lists them)
@@ -343,6 +344,8 @@ def worker(rank, args, port, out_path):
                     dens = opts.pop(key)
                     layer_density.update(("%s.%s" % (mname, pname), dens) for mname, mod in model.named_modules()
                                          if type(mod).__name__ == kind for pname, _ in mod.named_parameters())
+            for key in [k for k in opts if k.startswith("density@")]:  # one parameter by name
+                layer_density[key[len("density@"):]] = opts.pop(key)
             if layer_density:
                 opts["layer_density"] = layer_density
             if budget_frac is not None or sched_scale is not None:
