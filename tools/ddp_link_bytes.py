@@ -36,6 +36,26 @@ def load(out_dir, world):
     return runs
 
 
+def describe(method, label):
+    """A short name for a dqsgd spec with density (the table's and the plot's): density, values,
+    per-layer densities, momentum correction; other methods keep their label."""
+    spec = label if label.startswith("dqsgd:") else method if method.startswith("dqsgd:") else None
+    if spec is None or "density=" not in spec:
+        return label
+    o = dict(item.partition("=")[::2] for item in spec.split(":")[1:])
+    bits = o.get("bits", "4")
+    parts = ["top-k %g%%" % (100 * float(o["density"])), "float32" if bits == "32" else
+             "ternary" if bits == "1" else "%s-bit" % bits]
+    if "conv_density" in o:
+        parts.append("conv %g%%" % (100 * float(o["conv_density"])))
+    layers = sorted(k[len("density@"):] + " %g%%" % (100 * float(v)) for k, v in o.items() if k.startswith("density@"))
+    if layers:
+        parts.append("per layer: " + ", ".join(layers))
+    if float(o.get("momentum", 0)):
+        parts.append("DGC")
+    return ", ".join(parts)
+
+
 def summary(method, rows, d):
     """One method's figures from its runs (the last run of each seed counts)."""
     by_seed = {}
@@ -45,7 +65,7 @@ def summary(method, rows, d):
     b = [float(r["bytes_step"]) for r in rs]
     a = [float(r["test_acc"]) for r in rs]
     p = [float(r["payload_step"]) for r in rs if r.get("payload_step") not in (None, "", "nan")]
-    return {"method": method, "label": rs[0]["label"], "seeds": "/".join(str(s) for s in sorted(by_seed)),
+    return {"method": method, "label": describe(method, rs[0]["label"]), "seeds": "/".join(str(s) for s in sorted(by_seed)),
             "bytes": (statistics.median(b), min(b), max(b)), "acc": (statistics.median(a), min(a), max(a)),
             "payload": (statistics.median(p), min(p), max(p)) if p else None, "d": d, "source": "this run",
             "per_seed": a}
@@ -78,8 +98,8 @@ def count(v):
 
 def table(rows, d):
     plain = next((r for r in rows if r["method"] == PLAIN), None)
-    lines = ["| method | B/step (range) | payload B/step | x fp32 | test accuracy (range) | seeds | in plain DDP's range |",
-             "|---|---:|---:|---:|---:|---|---|"]
+    lines = ["| method | B/step (range) | payload B/step | x fp32 | test accuracy (range) | seeds "
+             "| in plain DDP's range |", "|---|---:|---:|---:|---:|---|---|"]
     for r in sorted(rows, key=lambda r: -r["bytes"][0]):
         inside = "-" if plain is None or r is plain else (
             "yes" if plain["acc"][1] <= r["acc"][0] <= plain["acc"][2] else "above" if r["acc"][0] > plain["acc"][2]
@@ -99,13 +119,20 @@ def plot(rows, path, title):
                                                    r["acc"][1], r["acc"][2], r["label"].replace('"', "'"))
                      for r in sorted(rows, key=lambda r: r["bytes"][0]))
     plain = next((r for r in rows if r["method"] == PLAIN), None)
+    psgd4 = next((r for r in rows if r["method"] == "powersgd4"), None)
     cmds = ["set terminal pngcairo size 1100,700 font ',10'", "set output '%s'" % path,
-            "set title '%s'" % title, "set logscale x", "set xlabel 'bytes per worker per step (log scale)'",
+            "set title '%s'" % title, "set logscale x", "set xrange [5000:1e7]", "set format x '%.0s%c'",
+            "set xlabel 'bytes per worker per step handed to the collectives (log scale)'",
             "set ylabel 'test accuracy after 300 steps'", "set grid", "set key off", "$d << EOD", data, "EOD"]
     if plain is not None:
         cmds += ["set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb '#dddddd' fs solid 0.5 "
                  "behind" % (plain["acc"][1], plain["acc"][2]),
                  "set label 1 \"plain DDP's seed range\" at graph 0.02, first %g" % (plain["acc"][2] + 0.002)]
+    if psgd4 is not None:  # the target: a third of PowerSGD rank 4's bytes
+        x = psgd4["bytes"][0] / 3.0
+        cmds += ["set arrow 1 from first %g, graph 0 to first %g, graph 1 nohead dt 2 lc rgb '#aa0000'" % (x, x),
+                 "set label 2 'a third of PowerSGD rank 4' at first %g, graph 0.9 right offset -0.5,0 "
+                 "tc rgb '#aa0000'" % x]
     cmds += ["plot $d using 1:2:3:4:5:6 with xyerrorbars pt 7 ps 0.8 lc rgb '#1f77b4', "
              "$d using 1:2:7 with labels left offset 0.6,0.4 font ',8'"]
     subprocess.run([gnuplot], input="\n".join(cmds) + "\n", text=True, check=True)

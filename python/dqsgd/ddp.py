@@ -23,6 +23,11 @@ that outgrows its slot sends the rest in a second all_gather, started by the com
 thread after the iteration's last bucket (the one place all ranks reach in the same order);
 errors (NaN or Inf in a gradient) travel as negative sizes and are raised on every rank once
 the iteration's collectives have all been started.
+
+With density=p a message is a top-k message (the library's composed messages: indices coded,
+values at `bits` bits) with error feedback, optionally with Deep Gradient Compression's
+momentum correction (the velocity kept here, masked where sent), local clipping, a sparsity
+warm-up and a message per layer; it goes by the allgather slots like a QSGD message.
 """
 
 import collections
@@ -270,7 +275,8 @@ class DQSGDHookState:
                  bucket_size=512, rounding=None, norm=None, keep_messages=False, pattern="allgather",
                  min_compress_numel=0, start_iter=0, model=None, workers=1, stats_window=100, slot_margin=0.125,
                  density=None, index_coder="auto", momentum=0.0, momentum_masking=True, clip_norm=None,
-                 warmup_steps=0, warmup_stages=4, per_layer=False, layer_density=None, optimizer=None, _unpickling=False):
+                 warmup_steps=0, warmup_stages=4, per_layer=False, layer_density=None, optimizer=None,
+                 _unpickling=False):
         if pattern not in PATTERNS:
             raise _bad("pattern", pattern, "one of %s" % ", ".join(repr(p) for p in PATTERNS))
         self.pattern = pattern

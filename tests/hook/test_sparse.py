@@ -188,13 +188,15 @@ def dgc_reference(kw, world, recs, steps, tag):
                          bucket=kw.get("bucket_size", 512), rounding="nearest", norm="max")
                 want = dqsgd.encode(u[r], residual=v[r], **p)
                 if bytes(want) != bytes(msg):
-                    ok, detail = False, detail or "step %d rank %d: the message is not encode(u, residual=v)" % (step, r)
+                    ok = False
+                    detail = detail or "step %d rank %d: the message is not encode(u, residual=v)" % (step, r)
                 idx = torch.from_numpy(dqsgd.sparse_indices(msg).astype(np.int64))
                 dqsgd.decode_add(msg, 1.0 / world, mean)
             if masking:
                 u[r][idx] = 0.0
             if not (bits_equal(recs[r]["u_" + gk], u[r].numpy()) and bits_equal(recs[r]["v_" + gk], v[r].numpy())):
-                ok, detail = False, detail or "step %d rank %d: the hook's u or v differs from the reference" % (step, r)
+                ok = False
+                detail = detail or "step %d rank %d: the hook's u or v differs from the reference" % (step, r)
             u[r], v[r] = u[r][back], v[r][back]  # the model's order
         if not bits_equal(recs[0]["res_" + key], mean.numpy()):
             ok = False
