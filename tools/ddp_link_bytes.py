@@ -22,6 +22,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from train_ddp import PRESETS  # noqa: E402  (the presets' specs, for their short names)
+
 PLAIN = "none"
 
 
@@ -39,7 +42,8 @@ def load(out_dir, world):
 def describe(method, label):
     """A short name for a dqsgd spec with density (the table's and the plot's): density, values,
     per-layer densities, momentum correction; other methods keep their label."""
-    spec = label if label.startswith("dqsgd:") else method if method.startswith("dqsgd:") else None
+    spec = PRESETS.get(method, (method,))[0]
+    spec = spec if spec.startswith("dqsgd:") else label if label.startswith("dqsgd:") else None
     if spec is None or "density=" not in spec:
         return label
     o = dict(item.partition("=")[::2] for item in spec.split(":")[1:])
