@@ -69,7 +69,7 @@ dist-deps: ## install OpenMPI, Debian's python3-torch and python3-numpy, and the
 	@sh tools/deps.sh $(MPI_DEPS) $(HOOK_DEPS)
 dist-build: mpi-build $(BUILD)/libdqsgd.so $(BUILD)/binding_ref
 DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(np) $(BUILD)/test_mpi') \
-            'timeout 600 sh tests/mpi/trainer_identical.sh'
+            'timeout 600 sh tests/mpi/trainer_identical.sh' 'timeout 300 sh tests/trainer/topk.sh'
 # The PyTorch hook's tests are in both tiers: tests/hook/test_hook.py (2, 3 and 4 processes,
 # 35-45 s), its state's options, statistics and checkpoints (tests/hook/test_state.py, resumed
 # runs in new processes, 10-20 s), the Python package installed as doc/PYTHON.md says, with the
@@ -77,6 +77,7 @@ DIST_RUNS = $(foreach np,$(MPI_NP),'timeout 120 $(MPIRUN) $(MPIRUN_FLAGS) -np $(
 # compiles of dqsgd.h; under `make check` (INSTALL_TEST_ALL=1) also the doc's other claims, 20 s
 # more) and the binding against the C library's results (tests/python/test_binding.py, 3 s).
 HOOK_RUN = 'timeout 300 $(HOOK_PY) tests/hook/test_hook.py' 'timeout 300 $(HOOK_PY) tests/hook/test_state.py' \
+           'timeout 300 $(HOOK_PY) tests/hook/test_sparse.py' \
            'timeout 300 sh tests/hook/test_install.sh' \
            'timeout 120 $(HOOK_PY) tests/python/test_binding.py $(BUILD)/binding_ref'
 

@@ -451,7 +451,7 @@ FM_FN double top_eigen(const dataset *ds, int iters) {
 
 /* ------------------------------------------------------------------ options */
 
-typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD, SCH_NOISE, SCH_RD_LAYER } scheme_kind;
+typedef enum { SCH_FP32, SCH_FIXED, SCH_INCREASING, SCH_P1, SCH_P2, SCH_SCALE, SCH_RD, SCH_NOISE, SCH_RD_LAYER, SCH_TOPK } scheme_kind;
 /* mpi_trainer only: how the ranks aggregate (dqsgd_mpi.h) */
 typedef enum { PAT_ALLGATHER, PAT_SRA, PAT_SHARED } pattern_kind;
 
@@ -465,6 +465,11 @@ typedef struct options {
     double lr, momentum, alpha, target_error, budget_bits, scale, lipschitz, norm_prior, noise_ratio;
     size_t train_eval;
     int quiet, print_l, ef;
+    /* --scheme topk: density, local clipping threshold (0: off), sparsity warm-up steps;
+     * dgc: momentum correction (the workers keep the velocity), masking: momentum factor masking */
+    double density, clip;
+    uint64_t sparse_warmup;
+    int dgc, masking;
 } options;
 
 FM_FN double num_arg(int argc, char **argv, int *i, double lo, double hi) {
@@ -516,6 +521,7 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
     o->momentum = 0.9;
     o->alpha = 0.999;
     o->train_eval = 10000;
+    o->masking = 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -545,7 +551,8 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             else if (!mpi && !strcmp(v, "rd")) o->scheme = SCH_RD;
             else if (!mpi && !strcmp(v, "rd-layer")) o->scheme = SCH_RD_LAYER;
             else if (!mpi && !strcmp(v, "noise")) o->scheme = SCH_NOISE;
-            else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2, dqsgd, rd, rd-layer or noise, got", v);
+            else if (!strcmp(v, "topk")) o->scheme = SCH_TOPK;
+            else die("--scheme: expected fp32, fixed, increasing, dqsgd-p1, dqsgd-p2, dqsgd, rd, rd-layer, noise or topk, got", v);
         } else if (mpi && !strcmp(a, "--pattern")) {
             const char *v = str_arg(argc, argv, &i);
             if (!strcmp(v, "allgather")) o->pattern = PAT_ALLGATHER;
@@ -560,7 +567,17 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
             else if (!strcmp(v, "fixed")) o->coder = DQ_CODER_FIXED_ONLY;
             else die("--coder: expected default or fixed, got", v);
         } else if (!strcmp(a, "--bits")) {
-            o->bits = (unsigned)int_arg(argc, argv, &i, 1, 16);
+            o->bits = (unsigned)int_arg(argc, argv, &i, 1, 32);
+        } else if (!strcmp(a, "--density")) {
+            o->density = num_arg(argc, argv, &i, 1e-9, 1);
+        } else if (!strcmp(a, "--dgc")) {
+            o->dgc = 1;
+        } else if (!strcmp(a, "--no-masking")) {
+            o->masking = 0;
+        } else if (!strcmp(a, "--clip")) {
+            o->clip = num_arg(argc, argv, &i, 1e-300, 1e300);
+        } else if (!strcmp(a, "--sparse-warmup")) {
+            o->sparse_warmup = (uint64_t)int_arg(argc, argv, &i, 0, 1e9);
         } else if (!strcmp(a, "--bits-min")) {
             o->bits_min = (unsigned)int_arg(argc, argv, &i, 2, 16);
         } else if (!strcmp(a, "--bits-max")) {
@@ -617,6 +634,13 @@ FM_FN void parse(int argc, char **argv, options *o, int mpi, void (*usage)(FILE 
         usage(stderr);
         die("--data DIR is required", NULL);
     }
+    if (o->bits > 16 && !(o->scheme == SCH_TOPK && o->bits == 32))
+        die("--bits: 1..16 (32, float32 values, with --scheme topk only)", NULL);
+    if (o->scheme == SCH_TOPK && !(o->density > 0.0)) die("topk needs --density D in (0, 1]", NULL);
+    if (o->scheme != SCH_TOPK && (o->density > 0.0 || o->dgc || !o->masking || o->clip > 0.0 || o->sparse_warmup))
+        die("--density, --dgc, --no-masking, --clip and --sparse-warmup are options of --scheme topk", NULL);
+    if (mpi && o->scheme == SCH_TOPK && o->pattern != PAT_ALLGATHER)
+        die("--scheme topk goes by --pattern allgather only (top-k messages are not re-quantized or summed)", NULL);
     if (o->scheme == SCH_P1 && !(o->target_error > 0.0)) die("dqsgd-p1 needs --target-error E", NULL);
     if (o->scheme == SCH_P2 && !(o->budget_bits > 0.0)) die("dqsgd-p2 needs --budget-bits B (per worker)", NULL);
     if ((o->scheme == SCH_RD || o->scheme == SCH_RD_LAYER) && !(o->budget_bits > 0.0))
@@ -637,6 +661,7 @@ FM_FN const char *scheme_name(const options *o, char *buf, size_t cap) {
         case SCH_RD: return "rd";
         case SCH_RD_LAYER: return "rd-layer";
         case SCH_NOISE: return "noise";
+        case SCH_TOPK: snprintf(buf, cap, "topk-%g-%u%s", o->density, o->bits, o->dgc ? "-dgc" : ""); return buf;
         default: return "dqsgd";
     }
 }
@@ -725,13 +750,103 @@ FM_FN void draw_batch(uint32_t *perm, size_t n_train, unsigned N, unsigned k, ui
 /* SGD with heavy-ball momentum on the averaged gradient; returns its norm. */
 FM_FN double sgd_step(const options *o, float *w, float *vel, const float *avg, size_t d) {
     double gnorm = 0.0;
+    float mom = o->dgc ? 0.0f : (float)o->momentum; /* with --dgc the workers applied the momentum */
     size_t i;
     for (i = 0; i < d; i++) {
         gnorm += (double)avg[i] * (double)avg[i];
-        vel[i] = (float)o->momentum * vel[i] + avg[i];
+        vel[i] = mom * vel[i] + avg[i];
         w[i] -= (float)o->lr * vel[i];
     }
     return sqrt(gnorm);
+}
+
+/* ------------------------------------------------------------------ top-k messages, momentum correction */
+
+/* What a worker keeps for --scheme topk: its error-feedback residual v, with --dgc its velocity
+ * u (Deep Gradient Compression's momentum correction), and room for the indices it sent. */
+typedef struct topk_worker {
+    float *res, *vel;
+    uint32_t *idx;
+} topk_worker;
+
+FM_FN void topk_worker_init(topk_worker *t, const options *o, size_t d) {
+    t->res = (float *)xcalloc(d, sizeof *t->res);
+    t->vel = o->dgc ? (float *)xcalloc(d, sizeof *t->vel) : NULL;
+    t->idx = (uint32_t *)xmalloc(d * sizeof *t->idx);
+}
+
+FM_FN void topk_worker_free(topk_worker *t) { free(t->res), free(t->vel), free(t->idx); }
+
+/* The elements sent at `step`: --density, raised over the first --sparse-warmup steps in 4
+ * stages from 25% down to it, exponentially (DGC: 75%, 93.75%, 98.4%, 99.6% sparsity). */
+FM_FN size_t topk_k(const options *o, size_t d, uint64_t step) {
+    double dens = o->density;
+    size_t k;
+    if (step < o->sparse_warmup && dens < 0.25) {
+        uint64_t stage = step * 4u / o->sparse_warmup;
+        dens = 0.25 * pow(dens / 0.25, (double)stage / 4.0);
+    }
+    k = (size_t)floor(dens * (double)d + 0.5);
+    return k < 1 ? 1 : k > d ? d : k;
+}
+
+/* The params of a worker's top-k message: values at --bits (nearest rounding, max-norm scales per
+ * BUCKET values: a contraction, as error feedback needs), or float32 at --bits 32. */
+FM_FN dq_params topk_params(const options *o, size_t k, uint64_t step, unsigned worker) {
+    dq_params p;
+    memset(&p, 0, sizeof p);
+    p.scheme = DQ_SCHEME_TOPK;
+    p.k = k;
+    p.bits = o->bits;
+    p.seed = o->seed;
+    p.step = step;
+    p.stream = worker;
+    if (o->bits != 32) {
+        p.coder = o->coder;
+        p.bucket = BUCKET;
+        p.norm = DQ_NORM_MAX;
+        p.rounding = DQ_ROUND_NEAREST;
+    }
+    return p;
+}
+
+/* The largest top-k message of a run (k is largest at the first warm-up step or at the end). */
+FM_FN size_t topk_capacity(const options *o, size_t d) {
+    size_t k0 = topk_k(o, d, 0), k1 = topk_k(o, d, o->steps);
+    dq_params p = topk_params(o, k0 > k1 ? k0 : k1, 0, 0);
+    size_t cap = 0;
+    check(dq_encode_capacity(&p, d, &cap), "dq_encode_capacity", 0);
+    return cap;
+}
+
+/* Worker `worker`'s message at `step` from its gradient g (clipped in place with --clip to
+ * clip / sqrt(N): DGC's local clipping): top-k of v + g, or with --dgc of v + u after
+ * u = momentum u + g; v keeps what was not sent (the library's error feedback) and, with
+ * momentum factor masking, u is cleared where the message sent an element. */
+FM_FN size_t topk_send(const options *o, topk_worker *t, float *g, size_t d, unsigned N, uint64_t step,
+                       unsigned worker, uint8_t *dst, size_t cap) {
+    dq_params p = topk_params(o, topk_k(o, d, step), step, worker);
+    const float *x = g;
+    size_t i, len = 0, k = 0, slen = 0;
+    if (o->clip > 0.0) {
+        double s2 = 0.0, limit = o->clip / sqrt((double)N);
+        for (i = 0; i < d; i++) s2 += (double)g[i] * (double)g[i];
+        if (sqrt(s2) > limit) {
+            float scale = (float)(limit / sqrt(s2));
+            for (i = 0; i < d; i++) g[i] *= scale;
+        }
+    }
+    if (o->dgc) {
+        for (i = 0; i < d; i++) t->vel[i] = (float)o->momentum * t->vel[i] + g[i];
+        x = t->vel;
+    }
+    check(dq_encode(&p, x, d, t->res, dst, cap, &len), "dq_encode", step);
+    if (o->dgc && o->masking) { /* the index stream: its length is the u64 at byte 56 (FORMAT 20.1) */
+        for (i = 8; i-- > 0;) slen = slen << 8 | dst[56 + i];
+        check(dq_index_decode(dst + 64, slen, t->idx, d, &k), "dq_index_decode", step);
+        for (i = 0; i < k; i++) t->vel[t->idx[i]] = 0.0f;
+    }
+    return len;
 }
 
 /* The weights as d raw float32 values in host byte order (--save-weights). */

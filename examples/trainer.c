@@ -43,8 +43,16 @@ static void usage(FILE *f) {
           "                        | rd --budget-bits B (measured rate-distortion, bits as sent)\n"
           "                        | rd-layer --budget-bits B (rd's width sets each step's bits, split over\n"
           "                        the layers by equal marginal error per bit: one message, a width per layer)\n"
-          "                        | noise --noise-ratio K (least width whose error is K x the noise)  (default fp32)\n"
-          "  --bits B              width of the fixed scheme, 1..16 (default 4)\n"
+          "                        | noise --noise-ratio K (least width whose error is K x the noise)\n"
+          "                        | topk --density D (top-k with error feedback, values at --bits)  (default fp32)\n"
+          "  --bits B              width of the fixed scheme, 1..16 (default 4); topk: 1..16, or 32 (float32 values)\n"
+          "  --density D           topk: the fraction of the elements each worker sends, (0, 1]\n"
+          "  --dgc                 topk: momentum correction (Deep Gradient Compression): each worker keeps the\n"
+          "                        velocity u = M u + g and sends top-k of its residual plus u; the server's\n"
+          "                        SGD step then runs without momentum\n"
+          "  --no-masking          --dgc without momentum factor masking (u is not cleared where sent)\n"
+          "  --clip C              topk: clip each worker's gradient to norm C / sqrt(workers) first\n"
+          "  --sparse-warmup K     topk: the density falls from 25% to D in 4 exponential stages over K steps\n"
           "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
           "  --noise-ratio K       noise: each step the least width whose expected quantization error of the\n"
           "                        mean, err_0(b)/N, is at most K x the variance of the mean gradient over the\n"
@@ -130,6 +138,7 @@ int main(int argc, char **argv) {
     unsigned N, k;
     uint32_t *perm, *shard_pos, *batch, *eval_rows = NULL;
     uint64_t *wrng, n, bits_cum = 0, fixed_cum = 0, prior_bits = 0;
+    topk_worker *tw = NULL;
     float *w, *vel, *avg, *g, wgt;
     uint8_t **msg;
     size_t *len;
@@ -185,6 +194,12 @@ int main(int argc, char **argv) {
         check(dq_segments_capacity(&wp, seg, nseg, &cap), "dq_segments_capacity", 0);
         if (cap < dq_encode_bound(d, 16)) cap = dq_encode_bound(d, 16);
     }
+    if (o.scheme == SCH_TOPK) { /* every worker's residual (and velocity) */
+        size_t tcap = topk_capacity(&o, d);
+        if (tcap > cap) cap = tcap;
+        tw = (topk_worker *)xmalloc(N * sizeof *tw);
+        for (k = 0; k < N; k++) topk_worker_init(&tw[k], &o, d);
+    }
     for (k = 0; k < N; k++) msg[k] = (uint8_t *)xmalloc(cap);
     scratch_init(&sc);
     model_init(m, w, o.seed);
@@ -212,7 +227,8 @@ int main(int argc, char **argv) {
         fprintf(trace, "step,width,bits,grad_norm,loss\n");
     }
 
-    use_sched = o.scheme != SCH_FP32;
+    use_sched = o.scheme != SCH_FP32 && o.scheme != SCH_TOPK;
+    if (o.scheme == SCH_TOPK) width = o.bits;
     if (o.scheme == SCH_NOISE) gsum = (double *)xcalloc(d, sizeof *gsum);
     sched_params(&o, d, N, &sp);
     if (!o.quiet)
@@ -299,6 +315,8 @@ int main(int argc, char **argv) {
             if (o.scheme == SCH_FP32) { /* no codec: the server adds the raw floats */
                 for (i = 0; i < d; i++) avg[i] += wgt * g[i];
                 len[k] = 4 * d;
+            } else if (o.scheme == SCH_TOPK) {
+                len[k] = topk_send(&o, &tw[k], g, d, N, n, k, msg[k], cap);
             } else if (o.scheme == SCH_RD_LAYER) {
                 len[k] = worker_send_layers(g, seg, nseg, o.seed, n, k, o.coder, msg[k], cap);
             } else {
@@ -311,7 +329,8 @@ int main(int argc, char **argv) {
                 check(dq_segments_capacity(&fp, seg, nseg, &fsz), "dq_segments_capacity", n);
                 fixed_cum += 8u * (uint64_t)fsz;
             } else {
-                fixed_cum += o.scheme == SCH_FP32 ? 8u * (uint64_t)len[k] : (uint64_t)dq_message_bits(d, width, BUCKET);
+                fixed_cum += o.scheme == SCH_FP32 || o.scheme == SCH_TOPK ? 8u * (uint64_t)len[k]
+                                                                          : (uint64_t)dq_message_bits(d, width, BUCKET);
             }
         }
         if (!(step_loss == step_loss) || step_loss > 1e6) {
@@ -356,6 +375,9 @@ int main(int argc, char **argv) {
     if (out != stdout) fclose(out);
     if (trace) fclose(trace);
     for (k = 0; k < N; k++) free(msg[k]);
+    if (tw)
+        for (k = 0; k < N; k++) topk_worker_free(&tw[k]);
+    free(tw);
     free(msg), free(len), free(g), free(avg), free(vel), free(w), free(perm), free(shard_pos), free(wrng);
     free(batch), free(eval_rows), free(sc.pimg), free(sc.pval), free(sc.H), free(sc.DH);
     dataset_free(&train), dataset_free(&test);

@@ -20,7 +20,12 @@ same minibatches):
                 values true/false, numbers, rounding=nearest|stochastic, norm=l2|max; the
                 trainer's own keys budget_frac=F (a DQSGD-P2 schedule spending F times the
                 bits of fixed 4-bit messages) and sched_scale=C (a DQSGD schedule with scale C)
-                use --alpha, --period and --window. Without seed the run's --seed is used.
+                use --alpha, --period and --window; conv_density=F and linear_density=F give
+                the convolutions' or the linear layers' parameters that density, density@NAME=F
+                the parameter NAME (one message per layer: the hook's layer_density). Without
+                seed the run's --seed is used.
+                Top-k messages: density=F (bits=32: float32 values); with momentum=M (Deep
+                Gradient Compression's momentum correction) the optimizer runs without momentum.
   presets       names for common dqsgd specs (PRESETS below; --help lists them)
 
 Models (--model): mlp, 784-128-10 as examples/trainer.c's (d = 101770); cnn, conv 1->32 5x5,
@@ -82,6 +87,10 @@ PRESETS = {
     "dqsra": ("dqsgd:bits=4:pattern=sra", "dqsgd 4-bit sra"),
     "dqauto": ("dqsgd:pattern=auto", "dqsgd auto (hook defaults)"),
     "dqp2": ("dqsgd:budget_frac=0.6667", "dqsgd DQSGD-P2 (2/3 of 4-bit)"),
+    "topk1f": ("dqsgd:density=0.01:bits=32", "dqsgd top-k 1%, float32 values"),
+    "topk1b2": ("dqsgd:density=0.01:bits=2", "dqsgd top-k 1%, 2-bit values"),
+    "dgc1b2": ("dqsgd:density=0.01:bits=2:momentum=0.9:warmup_steps=12",
+               "dqsgd top-k 1%, 2-bit values, momentum correction (DGC)"),
 }
 LABELS = {"none": "plain DDP (fp32 allreduce)", "fp16": "fp16 hook"}
 POWERSGD = re.compile(r"^powersgd([0-9]+)$")
@@ -89,6 +98,7 @@ MAKE_DDP_HOOKS = ["none", "fp16", "powersgd1", "powersgd2", "dq4", "dq2", "dq2ef
 FMNIST_FILES = {"train_x": "train-images-idx3-ubyte", "train_y": "train-labels-idx1-ubyte",
                 "test_x": "t10k-images-idx3-ubyte", "test_y": "t10k-labels-idx1-ubyte"}
 TRAINER_KEYS = ("budget_frac", "sched_scale")  # dqsgd keys the trainer turns into a schedule
+LAYER_KEYS = {"conv_density": "Conv2d", "linear_density": "Linear"}  # ... into the hook's layer_density
 
 
 def read_idx(data_dir, name):
@@ -315,6 +325,9 @@ def worker(rank, args, port, out_path):
         info = {"method": name, "label": method["label"], "model": args.model, "world": W, "link": args.link,
                 "seed": args.seed, "steps": args.steps, "d": d}
         timer = hs = None
+        # momentum correction: the hook keeps the velocity, the optimizer applies the update as it is
+        dgc = method["kind"] == "dqsgd" and method["options"].get("momentum", 0) > 0
+        opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.0 if dgc else args.momentum)
         if method["kind"] == "fp16":
             timer = HookTimer(default_hooks.fp16_compress_hook, None)
         elif method["kind"] == "powersgd":
@@ -325,6 +338,16 @@ def worker(rank, args, port, out_path):
             opts = dict(method["options"])
             opts.setdefault("seed", args.seed)
             budget_frac, sched_scale = (opts.pop(k, None) for k in TRAINER_KEYS)
+            layer_density = {}
+            for key, kind in LAYER_KEYS.items():  # a density for every parameter of these layers
+                if key in opts:
+                    dens = opts.pop(key)
+                    layer_density.update(("%s.%s" % (mname, pname), dens) for mname, mod in model.named_modules()
+                                         if type(mod).__name__ == kind for pname, _ in mod.named_parameters())
+            for key in [k for k in opts if k.startswith("density@")]:  # one parameter by name
+                layer_density[key[len("density@"):]] = opts.pop(key)
+            if layer_density:
+                opts["layer_density"] = layer_density
             if budget_frac is not None or sched_scale is not None:
                 sched = dict(steps=args.steps, alpha=args.alpha, period=args.period, window=args.window,
                              bits_min=2, bits_max=8)
@@ -333,12 +356,11 @@ def worker(rank, args, port, out_path):
                 else:
                     sched["scale"] = sched_scale
                 opts.update(schedule=sched, dim=d)
-            hs = DQSGDHookState(**opts)
+            hs = DQSGDHookState(model=model, optimizer=opt, **opts)
             timer = HookTimer(dqsgd_hook, hs)
         if timer is not None:
             ddp.register_comm_hook(timer.state, timer.hook)
 
-        opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
         rng = np.random.default_rng([args.seed, rank])  # the same minibatches for every method
         perm, pos = rng.permutation(np.arange(lo, hi)), 0
         step_s, backward_s, hook_s, coll_bytes, coll_calls, losses, curve = [], [], [], [], [], [], []
@@ -426,6 +448,7 @@ def worker(rank, args, port, out_path):
             elif getattr(hs, "widths", None):
                 info["widths"] = "%d..%d" % (min(hs.widths), max(hs.widths))
             info["patterns"] = "/".join(sorted(set(getattr(hs, "patterns", {}).values())))
+            info["payload_step"] = sm["bytes_msg"]  # this rank's messages, without the slots' room
         if rank == 0:
             info["curve"] = curve
             results.append(info)
@@ -445,7 +468,7 @@ def worker(rank, args, port, out_path):
 RUN_KEYS = ["world", "link", "seed", "method", "label", "model", "d", "steps", "steps_done", "order", "ms_step",
             "ms_backward", "ms_hook_call", "bytes_step", "calls_step", "wire_bytes_step", "train_s", "test_acc",
             "test_loss", "buckets", "hook_timers", "widths", "patterns", "replicas_identical", "other_load",
-            "load1", "error", "curve_file"]
+            "load1", "error", "curve_file", "payload_step"]
 
 
 def run_name(r):

@@ -66,8 +66,11 @@ static void usage(FILE *f) {
           "  --data DIR            raw Fashion-MNIST IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte)\n"
           "  --model softmax|mlp   softmax regression 784->10, or MLP 784-128-10 with ReLU (default softmax)\n"
           "  --scheme S            fp32 | fixed --bits B | increasing | dqsgd-p1 --target-error E\n"
-          "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C        (default fp32)\n"
-          "  --bits B              width of the fixed scheme, 1..16 (default 4; shared: 2..16)\n"
+          "                        | dqsgd-p2 --budget-bits B | dqsgd --scale C\n"
+          "                        | topk --density D (allgather only; as trainer's)   (default fp32)\n"
+          "  --bits B              width of the fixed scheme, 1..16 (default 4; shared: 2..16); topk: 1..16 or 32\n"
+          "  --density D, --dgc, --no-masking, --clip C, --sparse-warmup K\n"
+          "                        topk: as trainer's (momentum correction, masking, clipping, warm-up)\n"
           "  --coder C             default (the smallest form, dqsgd's default) | fixed (the fixed layout)\n"
           "  --budget-bits B       P2: bits of all T messages of ONE worker, headers included\n"
           "  --target-error E      P1: quantization term of the final-loss bound (loss units)\n"
@@ -133,6 +136,7 @@ int main(int argc, char **argv) {
     uint32_t *perm, pos = 0, *batch, *eval_rows = NULL;
     uint64_t rng, n, prior_bits = 0;
     float *w, *vel, *avg, *g, *gall = NULL, *res_w = NULL, *res_r = NULL, wgt;
+    topk_worker tw;
     double *losses;
     uint8_t *msg;
     void *work = NULL;
@@ -178,6 +182,11 @@ int main(int argc, char **argv) {
     g = (float *)xmalloc(d * sizeof *g);
     losses = (double *)xmalloc(M * sizeof *losses);
     cap = dq_encode_bound(d, 16);
+    if (o.scheme == SCH_TOPK) { /* this rank's residual (and velocity) */
+        size_t tcap = topk_capacity(&o, d);
+        if (tcap > cap) cap = tcap;
+        topk_worker_init(&tw, &o, d);
+    }
     msg = (uint8_t *)xmalloc(cap);
     if (o.ef) res_w = (float *)xcalloc(d, sizeof *res_w);
     if (o.scheme == SCH_FP32) {
@@ -221,7 +230,8 @@ int main(int argc, char **argv) {
         fprintf(out, "step,bits_cum,train_loss,test_acc,width,sent_bytes,recv_bytes\n");
     }
 
-    use_sched = o.scheme != SCH_FP32;
+    use_sched = o.scheme != SCH_FP32 && o.scheme != SCH_TOPK;
+    if (o.scheme == SCH_TOPK) width = o.bits;
     sched_params(&o, d, M, &sp);
     if (!o.quiet && rank == 0)
         fprintf(stderr, "mpi_trainer: %s %s, pattern %s%s, seed %" PRIu64 ": d=%zu, %u ranks x batch %u, %" PRIu64
@@ -282,6 +292,10 @@ int main(int argc, char **argv) {
                 for (i = 0; i < d; i++) avg[i] += wgt * gall[(size_t)k * d + i];
             by.sent = 4u * (uint64_t)d;
             by.recv = 4u * (uint64_t)d * (M - 1u);
+        } else if (o.scheme == SCH_TOPK) { /* as trainer.c's worker `rank` */
+            size_t len = topk_send(&o, &tw, g, d, M, n, rank, msg, cap);
+            check(dq_mpi_allgather_add(MPI_COMM_WORLD, msg, len, wgt, avg, d, work, work_cap, &by),
+                  "dq_mpi_allgather_add", n);
         } else {
             dq_params p = worker_params(width, o.seed, n, rank, o.coder);
             size_t len = 0;
@@ -330,6 +344,7 @@ int main(int argc, char **argv) {
     if (out && out != stdout) fclose(out);
     free(msg), free(losses), free(g), free(avg), free(vel), free(w), free(perm), free(batch), free(eval_rows);
     free(gall), free(res_w), free(res_r), free(work);
+    if (o.scheme == SCH_TOPK) topk_worker_free(&tw);
     free(sc.pimg), free(sc.pval), free(sc.H), free(sc.DH);
     dataset_free(&train);
     if (rank == 0) dataset_free(&test);

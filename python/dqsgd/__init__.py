@@ -35,7 +35,7 @@ __all__ = [
     "lib_level", "ISA_LEVELS", "strerror", "simd_backend", "cpu_levels", "version_number", "check_layout",
     "encode", "encode_capacity", "encode_bound", "encode_bound_coded", "range_align", "header_read", "verify",
     "decode", "decode_add", "decode_range", "decode_add_range", "Message", "message_bits", "message_norm2",
-    "job_work_size", "convert",
+    "job_work_size", "convert", "INDEX_CODERS", "sparse_indices",
     "shared_width", "shared_buckets", "shared_exponents", "shared_encode", "shared_decode",
 ]
 
@@ -63,6 +63,8 @@ ROUNDINGS = {"stochastic": ROUND_STOCHASTIC, "nearest": ROUND_NEAREST}
 NORMS = {"l2": NORM_L2, "max": NORM_MAX}
 CODERS = {"default": CODER_DEFAULT, "fixed": CODER_FIXED_ONLY, "elias": CODER_ELIAS, "rans": CODER_RANS,
           "auto": CODER_AUTO}
+# dq_index_coder: the index stream of top-k and threshold messages (params' index_coder)
+INDEX_CODERS = {"auto": 0, "gamma": 1, "varint": 2, "bitmap": 3, "rice": 4}
 # dq_dtype of the float element types the codec takes (numpy / torch dtype names)
 DTYPES = {"float32": 0, "float16": 1, "bfloat16": 2}
 
@@ -225,6 +227,7 @@ def _signatures():
         "dq_message_decode_add": (st, [V, F, V, S]),
         "dq_message_norm2": (st, [V, S, P(ctypes.c_double)]),
         "dq_message_bits": (ctypes.c_double, [S, ctypes.c_uint, ctypes.c_uint32]),
+        "dq_index_decode": (st, [V, S, P(ctypes.c_uint32), S, P(S)]),
         "dq_convert": (st, [dt, V, S, dt, V]),
         "dq_job_work_size": (st, [P(Params), S, S, P(S)]),
         "dq_job_init": (st, [V, P(Params), S, S, V, S, V, S]),
@@ -666,6 +669,23 @@ def message_norm2(msg):
     v = ctypes.c_double()
     _check(lib.dq_message_norm2(ptr, n, ctypes.byref(v)), "dq_message_norm2")
     return v.value
+
+
+def sparse_indices(msg):
+    """The indices a top-k or threshold message sends, ascending (np.uint32): its index stream
+    (doc/FORMAT.md 20.1: k at byte 48, the stream's length L at 56, the stream at 64) through
+    dq_index_decode, after dq_header_read has validated the message."""
+    h = header_read(msg)
+    if h.scheme not in (SCHEME_TOPK, SCHEME_THRESHOLD):
+        raise ValueError("sparse_indices: a scheme %d message; top-k (%d) and threshold (%d) carry indices" % (
+            h.scheme, SCHEME_TOPK, SCHEME_THRESHOLD))
+    ptr, n, _keep = _bytes_ptr(msg)
+    length = int.from_bytes(ctypes.string_at(ptr + 56, 8), "little")
+    idx = np.empty(h.nnz, dtype=np.uint32)
+    k = ctypes.c_size_t()
+    _check(lib.dq_index_decode(ptr + 64, length, idx.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), idx.size,
+                               ctypes.byref(k)), "dq_index_decode")
+    return idx[: k.value]
 
 
 def message_bits(n, bits, bucket=BUCKET_DEFAULT):

@@ -23,6 +23,11 @@ that outgrows its slot sends the rest in a second all_gather, started by the com
 thread after the iteration's last bucket (the one place all ranks reach in the same order);
 errors (NaN or Inf in a gradient) travel as negative sizes and are raised on every rank once
 the iteration's collectives have all been started.
+
+With density=p a message is a top-k message (the library's composed messages: indices coded,
+values at `bits` bits) with error feedback, optionally with Deep Gradient Compression's
+momentum correction (the velocity kept here, masked where sent), local clipping, a sparsity
+warm-up and a message per layer; it goes by the allgather slots like a QSGD message.
 """
 
 import collections
@@ -30,6 +35,7 @@ import math
 import queue
 import threading
 import time
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -47,6 +53,9 @@ SLOT_HEAD = 8           # a slot starts with the message's size (int64 LE; negat
 SLOT_PAD_MIN = 64       # the least room a slot leaves above the recent largest message
 SLOT_HISTORY = 8        # a slot is sized from the largest message of this many recent exchanges
 PARALLEL_MIN = 1 << 16  # elements from which workers > 1 share one message's encode and decode
+FLOAT_VALUES = 32       # bits=32 with a density: top-k with float32 values (no quantization)
+WARMUP_START = 0.25     # the density a sparsity warm-up starts from (DGC: 75% sparsity)
+LAYER_GID = 1 << 20     # per-layer messages: group id LAYER_GID + the parameter's index in the model
 STATE_VERSION = 1
 # the schedule's keys (dq_sched_params but dim, which the state holds) and the hook's own
 _SCHED_KEYS = tuple(f for f, _ in dqsgd.SchedParams._fields_ if f != "dim") + ("budget_bits_per_elem",)
@@ -73,6 +82,23 @@ def _enum(name, value, names):
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in names.values():
         return int(value)
     raise _bad(name, value, "one of %s (or their dqsgd constants)" % ", ".join(repr(k) for k in names))
+
+
+def _fraction(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise _bad(name, value, "a number in (0, 1]")
+    return float(value)
+
+
+def _parameter_order(model):
+    """{id(parameter): its index in the model's named_parameters()} (the same on every rank)."""
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        model = model.module
+    pairs = model.named_parameters() if isinstance(model, torch.nn.Module) else model
+    try:
+        return {id(p): i for i, (_, p) in enumerate(pairs)}
+    except (TypeError, ValueError):
+        return {}
 
 
 def _named_parameters(model):
@@ -236,18 +262,40 @@ class DQSGDHookState:
     workers: threads that encode and decode. stats_window: steps kept in stats.records().
     slot_margin: the room a slot leaves above the recent largest message, as a fraction of it.
     process_group: the group to aggregate over (None: the default group).
-    keep_messages: keep the last call's messages and results per bucket in .last (tests)."""
+    keep_messages: keep the last call's messages and results per bucket in .last (tests).
+    density: None (QSGD messages), or the fraction of each message's elements sent as a top-k
+        message whose values go at `bits` bits (1..16: composed; 32: float32), with the index
+        coder index_coder; error feedback is then on unless error_feedback=False.
+    momentum, momentum_masking, clip_norm, warmup_steps, warmup_stages: Deep Gradient
+        Compression's momentum correction (the optimizer must then run without momentum:
+        check_optimizer), momentum factor masking, local gradient clipping and sparsity warm-up.
+    per_layer, layer_density: one message per parameter; {parameter name: density} overrides."""
 
-    def __init__(self, process_group=None, bits=4, schedule=None, dim=None, error_feedback=False, seed=0,
+    def __init__(self, process_group=None, bits=4, schedule=None, dim=None, error_feedback=None, seed=0,
                  bucket_size=512, rounding=None, norm=None, keep_messages=False, pattern="allgather",
-                 min_compress_numel=0, start_iter=0, model=None, workers=1, stats_window=100, slot_margin=0.125):
+                 min_compress_numel=0, start_iter=0, model=None, workers=1, stats_window=100, slot_margin=0.125,
+                 density=None, index_coder="auto", momentum=0.0, momentum_masking=True, clip_norm=None,
+                 warmup_steps=0, warmup_stages=4, per_layer=False, layer_density=None, optimizer=None,
+                 _unpickling=False):
         if pattern not in PATTERNS:
             raise _bad("pattern", pattern, "one of %s" % ", ".join(repr(p) for p in PATTERNS))
         self.pattern = pattern
-        self.bits = _integer("bits", bits, 2 if pattern == "shared" and schedule is None else 1, 16)
+        self.density = None if density is None else _fraction("density", density)
+        if self.density is not None and pattern != "allgather":
+            raise _bad("pattern", pattern, "top-k messages (density) go by the allgather pattern only")
+        if self.density is not None and schedule is not None:
+            raise _bad("schedule", schedule, "a width schedule is for QSGD messages: leave it None with density")
+        if self.density is not None and bits == FLOAT_VALUES and not isinstance(bits, bool):
+            self.bits = FLOAT_VALUES
+        else:
+            self.bits = _integer("bits", bits, 2 if pattern == "shared" and schedule is None else 1, 16)
+        if error_feedback is None:
+            error_feedback = self.density is not None
         if not isinstance(error_feedback, bool):
             raise _bad("error_feedback", error_feedback, "True or False")
         self.error_feedback = error_feedback
+        self._sparse_options(index_coder, momentum, momentum_masking, clip_norm, warmup_steps, warmup_stages,
+                             per_layer, layer_density)
         self.rounding = _enum("rounding", rounding, dqsgd.ROUNDINGS)
         self.norm = _enum("norm", norm, dqsgd.NORMS)
         if self.rounding is None:
@@ -258,7 +306,7 @@ class DQSGDHookState:
             raise _bad("norm", norm, "the shared pattern scales every bucket by its max: leave norm unset or 'max'")
         self.bucket_size = _integer("bucket_size", bucket_size, 1, dqsgd.BUCKET_WHOLE)
         try:  # the library's own rule (a multiple of 8, or dqsgd.BUCKET_WHOLE)
-            dqsgd.encode_capacity(1024, self.bits, bucket=self.bucket_size)
+            dqsgd.encode_capacity(1024, min(self.bits, 16), bucket=self.bucket_size)
         except dqsgd.DQError:
             raise _bad("bucket_size", bucket_size, "a positive multiple of 8 or dqsgd.BUCKET_WHOLE") from None
         self.seed = _integer("seed", seed, 0, 2 ** 64 - 1)
@@ -276,9 +324,16 @@ class DQSGDHookState:
             raise _bad("process_group", process_group, "None or a torch.distributed ProcessGroup")
         self.process_group = process_group
         self._names, numel = _named_parameters(model) if model is not None else (None, None)
+        self._order = _parameter_order(model) if model is not None else {}
+        if model is not None or not _unpickling:  # an unpickled state gets its model from attach()
+            self._check_layers()
+        if self.clip_norm is not None and dim is None:
+            dim = numel
         if dim is None and schedule is not None:
             dim = numel
         self.dim = _integer("dim", dim, 1) if dim is not None else None
+        if self.clip_norm is not None and self.dim is None:
+            raise _bad("clip_norm", clip_norm, "clipping shares the threshold by elements: pass model= or dim=")
         if schedule is not None and (not isinstance(schedule, dict) or "steps" not in schedule):
             raise _bad("schedule", schedule, "None or a dict with at least 'steps'")
         self.sched_spec = dict(schedule) if schedule is not None else None
@@ -291,6 +346,93 @@ class DQSGDHookState:
         self._streams = {}       # CUDA device -> the side stream of its copies
         self._lock = threading.Lock()
         self._reset()
+        if optimizer is not None:
+            self.check_optimizer(optimizer)
+        elif self.momentum and not _unpickling:  # warned when the state was first built
+            warnings.warn("DQSGDHookState: momentum correction moves the momentum into the hook: the optimizer must "
+                          "run without momentum (state.check_optimizer(optimizer) checks it)", stacklevel=2)
+
+    def _sparse_options(self, index_coder, momentum, momentum_masking, clip_norm, warmup_steps, warmup_stages,
+                        per_layer, layer_density):
+        """The options of top-k messages and of momentum correction, checked."""
+        sparse = self.density is not None
+
+        def needs(name, value):
+            if not sparse:
+                raise _bad(name, value, "an option of top-k messages: set density too")
+        if isinstance(index_coder, str) and index_coder.lower() in dqsgd.INDEX_CODERS:
+            self.index_coder = dqsgd.INDEX_CODERS[index_coder.lower()]
+        else:
+            raise _bad("index_coder", index_coder, "one of %s" % ", ".join(repr(k) for k in dqsgd.INDEX_CODERS))
+        if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0 <= momentum < 1:
+            raise _bad("momentum", momentum, "a number in [0, 1)")
+        self.momentum = float(momentum)
+        if self.momentum:
+            needs("momentum", momentum)
+            if not self.error_feedback:
+                raise _bad("error_feedback", False, "momentum correction accumulates the velocity in the residual")
+        if not isinstance(momentum_masking, bool):
+            raise _bad("momentum_masking", momentum_masking, "True or False")
+        self.momentum_masking = momentum_masking
+        self.clip_norm = None
+        if clip_norm is not None:
+            needs("clip_norm", clip_norm)
+            if isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float)) or not 0 < clip_norm < math.inf:
+                raise _bad("clip_norm", clip_norm, "None or a positive number")
+            self.clip_norm = float(clip_norm)
+        self.warmup_steps = _integer("warmup_steps", warmup_steps, 0)
+        self.warmup_stages = _integer("warmup_stages", warmup_stages, 1)
+        if self.warmup_steps:
+            needs("warmup_steps", warmup_steps)
+        if not isinstance(per_layer, bool):
+            raise _bad("per_layer", per_layer, "True or False")
+        if layer_density is not None:
+            needs("layer_density", layer_density)
+            if not isinstance(layer_density, dict):
+                raise _bad("layer_density", layer_density, "None or a dict {parameter name: density}")
+            layer_density = {str(k): _fraction("layer_density[%r]" % k, v) for k, v in layer_density.items()}
+        if per_layer:
+            needs("per_layer", per_layer)
+        self.per_layer = per_layer or bool(layer_density)
+        self.layer_density = layer_density or {}
+
+    def _check_layers(self):
+        if (self.per_layer or self.layer_density) and self._names is None:
+            raise _bad("per_layer", self.per_layer, "per-layer messages need model= (their names and order)")
+        unknown = sorted(set(self.layer_density) - set((self._names or {}).values()))
+        if unknown:
+            raise _bad("layer_density", self.layer_density, "the model has no parameter %s" % ", ".join(unknown))
+
+    def check_optimizer(self, optimizer):
+        """With momentum correction the hook keeps the velocity, so the optimizer must apply the
+        averaged update as it is: torch.optim.SGD with momentum 0 (weight decay and nesterov
+        off too: they would act on the corrected update). ValueError for anything else, an
+        optimizer the hook does not know included."""
+        if not self.momentum:
+            return optimizer
+        if type(optimizer) is not torch.optim.SGD:
+            raise _bad("optimizer", optimizer, "momentum correction needs torch.optim.SGD with momentum=0 (the hook "
+                       "keeps the velocity); it does not know %s" % type(optimizer).__name__)
+        for group in optimizer.param_groups:
+            if group.get("momentum", 0) or group.get("nesterov") or group.get("weight_decay", 0):
+                raise _bad("optimizer", optimizer, "momentum correction needs SGD with momentum=0, no nesterov and "
+                           "no weight_decay: the hook's momentum %g replaces the optimizer's" % self.momentum)
+        return optimizer
+
+    def _density_at(self, g, it):
+        """Group g's density at step `it`: its layer's or the state's, raised by the warm-up from
+        WARMUP_START in warmup_stages equal stages over warmup_steps steps, exponentially
+        (DGC: 75%, 93.75%, 98.4%, 99.6% sparsity, then 99.9%)."""
+        d = self.density
+        if len(g.members) == 1 and self.layer_density:
+            d = self.layer_density.get(self._names.get(g.members[0]), d)
+        if it < self.warmup_steps and d < WARMUP_START:
+            stage = it * self.warmup_stages // self.warmup_steps
+            d = WARMUP_START * (d / WARMUP_START) ** (stage / self.warmup_stages)
+        return d
+
+    def _k(self, g, it):
+        return max(1, min(g.n, int(round(self._density_at(g, it) * g.n))))
 
     def _check_schedule(self):
         spec = self.sched_spec
@@ -345,6 +487,8 @@ class DQSGDHookState:
         self.bucket_calls = {}   # bucket index -> calls so far
         self.residuals = {}      # group id -> (ids, float32 tensor): its compressed part's residual
         self._param_residual = {}  # id(parameter) -> its slice of a residual (it follows the parameter)
+        self.velocities = {}     # group id -> (ids, float32 tensor): momentum correction's u
+        self._param_velocity = {}  # id(parameter) -> its slice of a velocity
         self._residual2 = {}     # group id -> (key, float32 tensor): sra's second residual
         self._plans = {}         # bucket index -> _Plan
         self._groups = {}        # group id -> [ids, bits per element of its largest message (auto),
@@ -456,7 +600,7 @@ class DQSGDHookState:
         if sum(c for _, c in layout) != n:  # not DDP's layout: the whole bucket, one message
             plan = _Plan(layout, [_Group(own, (), (), [(0, n)], [(0, n)])], [])
         else:
-            parts = self._template_groups(layout) or [(own, [pid for pid, _ in layout])]
+            parts = self._template_groups(layout) or self._layer_groups(layout) or [(own, [pid for pid, _ in layout])]
             numel = dict(layout)
             groups, small = [], []
             for gid, pids in parts:
@@ -473,6 +617,12 @@ class DQSGDHookState:
                 self._groups[g.gid] = [g.ids, None, {}]
                 self.patterns.pop(g.gid, None)
         return plan
+
+    def _layer_groups(self, layout):
+        """per_layer: one group per parameter, its id from the parameter's place in the model."""
+        if not self.per_layer or any(pid not in self._order for pid, _ in layout):
+            return None
+        return [(LAYER_GID + self._order[pid], [pid]) for pid, _ in layout]
 
     def _template_groups(self, layout):
         """A checkpoint's groups, when this bucket holds whole ones (DDP's first step after a
@@ -498,19 +648,27 @@ class DQSGDHookState:
         """The residual of group g's compressed part: one contiguous tensor (what the encoders
         take) whose slices are indexed by parameter too, so that every parameter carries its
         own residual into its new bucket when DDP rebuilds them."""
-        old = self.residuals.get(g.gid)
+        return self._follow(g, self.residuals, self._param_residual)
+
+    def _velocity(self, g):
+        """Momentum correction's velocity u of group g, kept as the residual is."""
+        return self._follow(g, self.velocities, self._param_velocity)
+
+    @staticmethod
+    def _follow(g, by_group, by_param):
+        old = by_group.get(g.gid)
         if old is not None and old[0] == g.ids:
             return old[1]
         r = torch.zeros(g.n, dtype=torch.float32)
         if sum(c for _, c in g.ids) == g.n:
             off = 0
             for pid, c in g.ids:
-                prev = self._param_residual.get(pid)
+                prev = by_param.get(pid)
                 if prev is not None and prev.numel() == c:
                     r[off: off + c] = prev
-                self._param_residual[pid] = r[off: off + c]
+                by_param[pid] = r[off: off + c]
                 off += c
-        self.residuals[g.gid] = (g.ids, r)
+        by_group[g.gid] = (g.ids, r)
         return r
 
     def _residual2_for(self, g, lo, hi):
@@ -574,6 +732,8 @@ class DQSGDHookState:
         """Give the state its model (for the parameter names a checkpoint uses) and, after
         torch.load, its process group; applies a state loaded by unpickling."""
         self._names = _named_parameters(model)[0]
+        self._order = _parameter_order(model)
+        self._check_layers()
         if process_group is not None:
             self.process_group = process_group
             self._group_bound = False
@@ -591,7 +751,11 @@ class DQSGDHookState:
     def _options(self):
         return {"bits": self.bits, "schedule": self.sched_spec, "dim": self.dim, "error_feedback": self.error_feedback,
                 "seed": self.seed, "bucket_size": self.bucket_size, "rounding": self.rounding, "norm": self.norm,
-                "pattern": self.pattern, "min_compress_numel": self.min_compress_numel, "start_iter": self.start_iter}
+                "pattern": self.pattern, "min_compress_numel": self.min_compress_numel, "start_iter": self.start_iter,
+                "density": self.density, "index_coder": self.index_coder, "momentum": self.momentum,
+                "momentum_masking": self.momentum_masking, "clip_norm": self.clip_norm,
+                "warmup_steps": self.warmup_steps, "warmup_stages": self.warmup_stages, "per_layer": self.per_layer,
+                "layer_density": dict(self.layer_density) or None}
 
     def state_dict(self):
         """What a resumed run needs to go on bit for bit: the step, the schedule, residuals keyed
@@ -624,6 +788,7 @@ class DQSGDHookState:
                 "norm2": {it: dict(v) for it, v in self._norm2.items()},
                 "bits_iter": dict(self._bits_iter),
                 "residuals": {names[pid]: r.clone() for pid, r in self._param_residual.items() if pid in names},
+                "velocities": {names[pid]: r.clone() for pid, r in self._param_velocity.items() if pid in names},
                 "residual2": res2,
                 "groups": sorted(groups.items()),
                 "group_state": {gid: {"params": [(names[pid], c) for pid, c in st[0]], "bpe": st[1],
@@ -649,7 +814,7 @@ class DQSGDHookState:
             raise ValueError("DQSGDHookState.load_state_dict: the checkpoint is of %d ranks, this group has %d" % (
                 sd["world_size"], self.world_size))
         by_name = {name: pid for pid, name in names.items()}
-        missing = sorted(set(sd["residuals"]) - set(by_name))
+        missing = sorted((set(sd["residuals"]) | set(sd.get("velocities", {}))) - set(by_name))
         if missing:
             raise ValueError("DQSGDHookState.load_state_dict: the model has no parameter named %s" % ", ".join(missing[:5]))
         self.close()
@@ -663,6 +828,8 @@ class DQSGDHookState:
         self._bits_iter = dict(sd["bits_iter"])
         for name, r in sd["residuals"].items():
             self._param_residual[by_name[name]] = r.clone().to(torch.float32)
+        for name, r in sd.get("velocities", {}).items():
+            self._param_velocity[by_name[name]] = r.clone().to(torch.float32)
         self._template = [(gid, list(nm)) for gid, nm in sd["groups"]]
         for gid, st in sd["group_state"].items():
             if all(nm in by_name for nm, _ in st["params"]):
@@ -686,10 +853,11 @@ class DQSGDHookState:
         opts = self._options()
         opts.update(workers=self.workers, stats_window=self.stats_window, slot_margin=self.slot_margin,
                     keep_messages=self.keep_messages)
+        opts["index_coder"] = {v: k for k, v in dqsgd.INDEX_CODERS.items()}[self.index_coder]
         return {"options": opts, "state": self.state_dict()}
 
     def __setstate__(self, d):
-        self.__init__(**d["options"])
+        self.__init__(_unpickling=True, **d["options"])
         self._pending_load = d["state"]  # applied by attach(model)
 
 
@@ -785,7 +953,7 @@ class _Call:
             rec = st.last.setdefault(self.idx, {}) if st.keep_messages else None
             if rec is not None:
                 rec.clear()
-                rec.update(iter=it, input=x.clone(), small=[], width=None)
+                rec.update(iter=it, input=x.clone(), small=[], width=None, params=list(self.params))
             if it < st.start_iter:  # warm start: what DDP does without a hook
                 chains = [_AllreduceChain(self, [(0, n)])]
                 st.stats.add(it, warm=True)
@@ -800,7 +968,8 @@ class _Call:
                     pattern = st._choose(g, width)
                     st.patterns[g.gid] = pattern
                     residual = st._residual(g) if st.error_feedback else None
-                    chains.append(_CHAINS[pattern](self, g, width, residual))
+                    chain = _SparseChain if st.density is not None else _CHAINS[pattern]
+                    chains.append(chain(self, g, width, residual))
                     if st.sched is not None:  # the schedule plans in fixed-layout bits
                         st._bits_iter[it] = st._bits_iter.get(it, 0.0) + dqsgd.message_bits(g.n, width, st.bucket_size)
                 if plan.small:
@@ -1071,10 +1240,71 @@ class _AllgatherChain(_GroupChain):
         _decode_mean(self, msgs, g.n, self.width)
 
 
-def _decode_mean(chain, msgs, n, width):
+class _SparseChain(_GroupChain):
+    """One top-k message per rank (density; values at `bits` bits, float32 at 32) in slots,
+    decode_added in rank order with weight 1/W. With momentum correction (DGC) the encoder is
+    given the velocity u = m u + g (the gradient clipped first with clip_norm) and the residual
+    v, so it sends top-k(v + u) and keeps v + u - sent in v; momentum factor masking then
+    clears u where the message sent an element."""
+
+    def start(self):
+        st, g, call, it = self.state, self.group, self.call, self.it
+        k = st._k(g, it)
+        params = dict(scheme=dqsgd.SCHEME_TOPK, k=k, bits=self.width, seed=st.seed + g.gid, step=it,
+                      stream=st.rank, index_coder=st.index_coder)
+        if self.width != FLOAT_VALUES:  # composed: the values' QSGD parameters
+            params.update(bucket=st.bucket_size, rounding=st.rounding, norm=st.norm)
+        shape = {key: v for key, v in params.items() if key not in ("seed", "step", "stream")}
+        capacity = dqsgd.encode_capacity(g.n, **shape)
+        buf = np.empty(SLOT_HEAD + capacity, dtype=np.uint8)
+        velocity = st._velocity(g) if st.momentum else None
+        self.k = k
+
+        def encode():
+            t0 = time.perf_counter()
+            try:
+                x = _gather(call.x, g.big)
+                if st.clip_norm is not None or velocity is not None:
+                    x = x.float()
+                if st.clip_norm is not None:  # this group's share of clip_norm / sqrt(W) (DGC)
+                    limit = st.clip_norm * math.sqrt(g.n / st.dim / st.world_size)
+                    norm = float(torch.linalg.vector_norm(x))
+                    if norm > limit:
+                        x = x * (limit / norm)
+                if velocity is not None:
+                    velocity.mul_(st.momentum).add_(x)
+                    x = velocity
+                m = dqsgd.encode(x, residual=self.residual, out=buf[SLOT_HEAD:], **params)
+                if velocity is not None and st.momentum_masking:
+                    velocity[torch.from_numpy(dqsgd.sparse_indices(m).astype(np.int64))] = 0.0
+                return len(m), time.perf_counter() - t0
+            except dqsgd.DQError as e:
+                return min(e.status, -1), time.perf_counter() - t0
+        size, secs = st._run(encode)
+        st.stats.add(it, encode_s=secs)
+        if st.keep_messages and size >= 0:  # per group: a bucket holds one per layer with per_layer
+            st.last[call.idx].setdefault("groups", {})[g.gid] = dict(
+                msg=buf[SLOT_HEAD: SLOT_HEAD + size].copy(), k=k, slices=list(g.big),
+                velocity=None if velocity is None else velocity.clone(),
+                residual=None if self.residual is None else self.residual.clone())
+        self.key = ("topk", k, self.width)  # slots are sized per (k, width)
+        self.slots = _Slots(self, buf, size, st._slot(g, self.key, g.n, capacity, it), self._messages)
+        self.slots.start()
+
+    def _messages(self, msgs):
+        st, g = self.state, self.group
+        sizes = self.slots.sizes
+        st._measured(g, self.key, sizes, g.n, self.it, auto=False)
+        if st.keep_messages:
+            st.last[self.call.idx]["groups"][g.gid]["sizes"] = sizes
+        _decode_mean(self, msgs, g.n, self.width, ranges=False)
+
+
+def _decode_mean(chain, msgs, n, width, ranges=True):
     """Schedule the decode of W messages of n elements, added in rank order with weight 1/W, into
     a new float32 vector; then chain.done(it). With workers > 1 and a large message, the
-    workers decode element ranges of every message (rANS and fixed-layout messages)."""
+    workers decode element ranges of every message (rANS and fixed-layout messages; ranges=False:
+    messages the range decoders refuse, top-k)."""
     st = chain.state
     weight = 1.0 / st.world_size
 
@@ -1095,7 +1325,7 @@ def _decode_mean(chain, msgs, n, width):
         st.stats.add(chain.it, decode_s=time.perf_counter() - t0)
         chain.done(out)
 
-    if st.workers == 1 or n < PARALLEL_MIN:
+    if st.workers == 1 or n < PARALLEL_MIN or not ranges:
         chain.later(whole)
         return
 

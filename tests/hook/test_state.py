@@ -52,6 +52,17 @@ BAD = [  # (options, the option the error must name)
     (dict(schedule=dict(budget_bits=1e6), dim=1000), "schedule"), (dict(schedule=dict(steps=10, budget_bits=1e6)), "dim"),
     (dict(schedule=dict(steps=10, bogus=1), dim=1000), "schedule"), (dict(schedule=dict(steps=0), dim=1000), "steps"),
     (dict(schedule=dict(steps=10, budget_bits=1.0), dim=1000), "schedule"),
+    (dict(density=0), "density"), (dict(density=1.5), "density"), (dict(density="1%"), "density"),
+    (dict(density=0.01, pattern="shared"), "pattern"), (dict(density=0.01, bits=17), "bits"),
+    (dict(bits=32), "bits"), (dict(density=0.01, schedule=dict(steps=10), dim=1000), "schedule"),
+    (dict(density=0.01, index_coder="golomb"), "index_coder"), (dict(momentum=0.9), "momentum"),
+    (dict(density=0.01, momentum=1.0), "momentum"), (dict(density=0.01, momentum=0.9, error_feedback=False),
+                                                      "error_feedback"),
+    (dict(density=0.01, momentum_masking=1), "momentum_masking"), (dict(clip_norm=1.0), "clip_norm"),
+    (dict(density=0.01, clip_norm=-1.0, dim=10), "clip_norm"), (dict(density=0.01, clip_norm=1.0), "clip_norm"),
+    (dict(warmup_steps=10), "warmup_steps"), (dict(density=0.01, warmup_stages=0), "warmup_stages"),
+    (dict(density=0.01, per_layer=True), "per_layer"), (dict(per_layer=True), "per_layer"),
+    (dict(density=0.01, layer_density=[0.1]), "layer_density"),
 ]
 
 
@@ -189,6 +200,9 @@ RESUME = {  # name -> (options, how the state is saved)
                    error_feedback=True), "state_dict"),
     "auto-small-warm": (dict(EF2, pattern="auto", min_compress_numel=100, start_iter=2), "pickle"),
     "shared3-ef": (dict(bits=3, error_feedback=True, pattern="shared"), "state_dict"),
+    # top-k with momentum correction: the velocity and the residual, each per parameter, and the warm-up's step
+    "dgc2": (dict(density=0.05, bits=2, momentum=0.9, clip_norm=1.0, warmup_steps=K1 + 1), "state_dict"),
+    "dgc-layers-pickle": (dict(density=0.05, bits=1, momentum=0.9, per_layer=True), "pickle"),
 }
 
 
@@ -217,7 +231,8 @@ def trainer(rank, port, phase, outdir):
         for first, end, run_name in runs:
             model = make_model()
             ddp = DDP(model, bucket_cap_mb=0.008)
-            opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+            # momentum correction keeps the velocity in the hook: the optimizer has none
+            opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.0 if kw.get("momentum") else 0.9)
             if run_name == "resumed":
                 saved = torch.load(ckpt)
                 model.load_state_dict(saved["model"])
@@ -225,10 +240,10 @@ def trainer(rank, port, phase, outdir):
                 if how == "pickle":
                     state = torch.load(ckpt + ".hook").attach(ddp)
                 else:
-                    state = DQSGDHookState(seed=7, model=ddp, **kw)
+                    state = DQSGDHookState(seed=7, model=ddp, optimizer=opt, **kw)
                     state.load_state_dict(saved["hook"])
             else:
-                state = DQSGDHookState(seed=7, model=ddp, **kw)
+                state = DQSGDHookState(seed=7, model=ddp, optimizer=opt, **kw)
             ddp.register_comm_hook(state, dqsgd_hook)
             for step in range(first, end):
                 x, y = batch(rank, step)

@@ -2,7 +2,8 @@
 # tests/mpi/trainer_identical.sh - the MPI trainer against the single-process simulation.
 #   1. build/trainer --workers 4 and `mpirun -np 4 build/mpi_trainer --pattern allgather` with the
 #      same flags end with the same weights, byte for byte (cmp of --save-weights), for fixed
-#      4-bit QSGD and for DQSGD with a bit budget (rank 0's norm prior, the schedule);
+#      4-bit QSGD, for DQSGD with a bit budget (rank 0's norm prior, the schedule) and for 1%
+#      top-k at 2 bits with momentum correction, clipping and the sparsity warm-up;
 #   2. the sra and shared patterns train: the training loss after the run is below the initial one.
 # Environment: BUILD (default build), MPIRUN (the mpirun command with its flags), STEPS (20).
 # Run by `make mpi-test`; needs BUILD/trainer, BUILD/mpi_trainer and BUILD/fashion-mnist.
@@ -18,7 +19,8 @@ fail=0
 ok() { echo "  ok: $*"; pass=$((pass + 1)); }
 bad() { echo "  FAIL: $*"; fail=$((fail + 1)); }
 
-for scheme in "fixed --bits 4" "dqsgd-p2 --budget-bits 2e7"; do
+for scheme in "fixed --bits 4" "dqsgd-p2 --budget-bits 2e7" \
+    "topk --density 0.01 --bits 2 --dgc --clip 5 --sparse-warmup 8"; do
     name=$(echo "$scheme" | cut -d' ' -f1)
     FLAGS="--data $D --model mlp --scheme $scheme --steps $STEPS --eval-every 10 --quiet"
     rm -f "$T/trainer-$name.w" "$T/allgather-$name.w"

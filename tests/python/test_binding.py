@@ -181,6 +181,7 @@ def main():
         run("jobs", lambda: test_jobs(ref, xb, rb))
         run("sizes", lambda: test_sizes(ref, n))
         run("verify", lambda: test_verify(ref, x))
+    run("sparse indices", lambda: test_sparse_indices(x))
     run("argument errors", lambda: test_errors(x))
     run("doc examples", test_doc_examples)
 
@@ -327,6 +328,29 @@ def test_verify(ref, x):
         check("verify: a changed payload byte raises", False)
     except dqsgd.DQError as e:
         check("verify: a changed payload byte raises C's status", e.status == ref.status("verify_bad") == -10, str(e))
+
+
+def test_sparse_indices(x):
+    """sparse_indices: the index stream of top-k messages (every index coder, composed values or
+    float32) against the k largest |x| found here by sorting (lower index first among equal
+    ones); other schemes refused."""
+    key = np.abs(x)
+    for k in (1, 37, 2000, x.size):
+        want = np.sort(np.lexsort((np.arange(x.size), -key))[:k])
+        for name in ("auto", "gamma", "varint", "bitmap", "rice"):
+            for bits in (32, 1, 3):
+                extra = {} if bits == 32 else dict(rounding="nearest", norm="max")
+                m = dqsgd.encode(x, scheme="topk", k=k, bits=bits, index_coder=dqsgd.INDEX_CODERS[name], **extra)
+                got = dqsgd.sparse_indices(m)
+                if got.dtype != np.uint32 or not np.array_equal(got, want):
+                    return check("sparse_indices: top-k k=%d coder %s bits %d" % (k, name, bits), False,
+                                 "%d of %d differ" % (np.count_nonzero(got[: k] != want[: len(got)]), k))
+        check("sparse_indices == the k largest |x| (k = %d; every index coder; values float32, 1 and 3 bits)" % k, True)
+    try:
+        dqsgd.sparse_indices(dqsgd.encode(x, bits=4))
+        check("sparse_indices of a QSGD message: ValueError", False, "no exception")
+    except ValueError:
+        check("sparse_indices of a QSGD message: ValueError", True)
 
 
 def test_errors(x):
