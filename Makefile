@@ -350,6 +350,24 @@ sizes: deps | $(BUILD) ## coded message sizes (fixed, Elias, rANS, auto) against
 	$(Q)$(CC) $(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) -march=native -I. bench/sizes.c -o $(BUILD)/sizes $(LDLIBS)
 	$(Q)$(BUILD)/sizes $(ARGS)
 
+# This version's rows against another version's headers (bench/versus.c), alternated in one
+# process, for every ISA level. On x86 both sides are assembled with no jump crossing or ending
+# on a 32-byte boundary: on Intel cores whose microcode works around the JCC erratum, where the
+# code fell moved rows of the same source by up to 30% between builds. VERSUS_ALIGN= turns that off.
+VERSUS_ALIGN ?= $(if $(filter x86_64 i386 i686,$(shell uname -m)),$(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-mbranches-within-32B-boundaries,-Wa$(COMMA)-mbranches-within-32B-boundaries))
+COMMA := ,
+bench-versus: deps | $(BUILD) ## this version against OLD=DIR (another version's dqsgd.h, dqsgd_simd.h): each row's speed ratio (ARGS="--n N --rounds R --only KERNEL --csv")
+	@if [ -z "$(OLD)" ] || [ ! -f "$(OLD)/dqsgd.h" ] || [ ! -f "$(OLD)/dqsgd_simd.h" ]; then \
+	  echo "bench-versus: OLD=DIR must hold the other version's dqsgd.h and dqsgd_simd.h"; exit 2; fi
+	$(Q)first=1; for i in $(BENCH_ISAS); do \
+	  case $$i in scalar) f=-DDQ_NO_SIMD;; sse2) f=-msse2;; avx2) f=-mavx2;; avx512) f=-mavx512f;; esac; \
+	  fl="$(STDFLAGS) $(WARNFLAGS) -Werror -O2 $(MOREFLAGS) $(VERSUS_ALIGN) $$f"; \
+	  $(CC) $$fl -I$(OLD) -Ibench -DVS_SIDE=vs_old -c bench/versus_side.c -o $(BUILD)/versus_old_$$i.o && \
+	  $(CC) $$fl -I. -Ibench -DVS_SIDE=vs_new -c bench/versus_side.c -o $(BUILD)/versus_new_$$i.o && \
+	  $(CC) $$fl -Ibench bench/versus.c $(BUILD)/versus_old_$$i.o $(BUILD)/versus_new_$$i.o -o $(BUILD)/versus_$$i $(LDLIBS) || exit 1; \
+	  if [ $$first = 1 ]; then $(BUILD)/versus_$$i $(ARGS) || exit 1; first=0; \
+	  else $(BUILD)/versus_$$i --no-header $(ARGS) || exit 1; fi; done
+
 # One program per bench/<name>.c besides bench.c and sizes.c, built for the native ISA and run
 # by `make bench-<name>` (ARGS passed on).
 bench-index: ## sparse index coders (gamma, varint, bitmap, rice): bytes per index, encode/decode speed (ARGS="--n N")

@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.12.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.12.1 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -59,9 +59,9 @@
 
 #define DQSGD_VERSION_MAJOR 0
 #define DQSGD_VERSION_MINOR 12
-#define DQSGD_VERSION_PATCH 0
+#define DQSGD_VERSION_PATCH 1
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.12.0"
+#define DQSGD_VERSION_STRING "0.12.1"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>
@@ -1949,7 +1949,7 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
 #define DQ__R32_L 65536u   /* states live in [L, 2^32) */
 #define DQ__R32_M 4096u
 
-/* Encoder constants of one symbol (8 bytes, gathered by the SIMD twin as two u32):
+/* Encoder constants of one symbol (8 bytes, loaded whole by the SIMD twin):
  *   info = f | s << 13 | bias << 17  (f = f_s in 0..4096, s in 0..11, bias in 0..8190)
  *   rcp  = Granlund-Montgomery reciprocal: for every 32-bit x, with t = (x * rcp) >> 32,
  *          q = (t + ((x - t) >> 1)) >> s equals floor(x / f) (f >= 2), and x - 1 for f = 1.
@@ -2256,7 +2256,7 @@ static inline void dq__sk_hash__scalar(uint32_t k0, uint32_t k1, uint32_t cols, 
  *   bf16_to_f32       avx512 avx2 sse2
  *   f32_to_bf16       avx512 avx2 sse2
  *   r32_get           avx512/DQ__HAS_R32_VL avx2 sse2 -- AVX-512VL expand on 256 bits
- *   r32_encode        avx2                     -- SIMDe 0.7.4 has no 512-bit gather
+ *   r32_encode        avx2                     -- scalar table loads; not tried on 512 bits
  *   crc32c            sse42
  *   svb_decode        ssse3
  * --------------------------------------------------------------------------------------------- */
@@ -3258,7 +3258,7 @@ typedef struct dq__coder {
     /* reading; open NULL: the payload is the fixed layout, read in place */
     dq_status (*open)(dq__cdec *d);
     dq_status (*rewind)(dq__cdec *d);
-    const uint8_t *(*block)(dq__cdec *d, uint8_t *out); /* the next block of the fixed payload */
+    const uint8_t *(*block)(dq__cdec *d, uint8_t *out); /* the next block of the fixed payload into out; returns out */
     dq_status (*end)(dq__cdec *d);                      /* after the last block */
     dq_status (*range)(dq__cdec *d, size_t begin, size_t end); /* checks the parts that hold a range, reader at
                                                                 * the first (NULL: one stream, no ranges) */
@@ -5433,9 +5433,19 @@ static inline void dq__bucket_vals(const dq__cfg *c, const uint8_t *scales, size
     v[0] = c->table ? sc : dq__step(c->bits, sc);
     v[1] = c->tm ? dq__bitsf(dq__ld32(scales + 4u * (c->nbuckets + k))) : 0.0f;
 }
-/* Decode the full block at element pos: the 32 rows walk the buckets in order (*bi is the next
- * bucket to enter, *bend the end of the current one, cur its values), no division per row;
- * rows never straddle a bucket (buckets are multiples of 8). */
+/* The walk through the buckets of a run of blocks: bi the next bucket to enter, bend the end of
+ * the current one, cur its values. */
+typedef struct dq__walk {
+    size_t bi, bend;
+    float cur[2];
+} dq__walk;
+static inline void dq__walk_start(dq__walk *k, const dq__cfg *c, size_t pos) {
+    k->bi = pos / c->bucket;
+    k->bend = pos;
+    k->cur[0] = k->cur[1] = 0.0f;
+}
+/* Decode the full block at element pos: the 32 rows walk the buckets in order, no division per
+ * row; rows never straddle a bucket (buckets are multiples of 8). */
 static inline void dq__decode_block_at(const dq__cfg *c, const uint8_t *scales, const uint8_t *in, size_t pos,
                                        size_t *bi, size_t *bend, float *cur, float w, int add, float *out) {
     float rowstep[DQ__ROWS], rowneg[DQ__ROWS];
@@ -5467,6 +5477,24 @@ static inline void dq__decode_block_at(const dq__cfg *c, const uint8_t *scales, 
     else
         dq__k_decode_block(in, c->bits, rowstep, w, add, out);
 }
+/* Full blocks [pos, end) from in (the block at pos first) into out[0..end-pos): the one loop
+ * over blocks, for the fixed payload in place and for the runs a coded payload decodes into. */
+static inline void dq__decode_blocks(const dq__cfg *cfg, const uint8_t *scales, const uint8_t *in, size_t pos,
+                                     size_t end, dq__walk *k, float w, int add, float *out) {
+    /* local copies: out (float *) cannot alias them, so the loop keeps the configuration and the
+     * walk in registers instead of reloading them after every block it writes (13% at 2^16) */
+    const dq__cfg lc = *cfg, *c = &lc;
+    size_t bi = k->bi, bend = k->bend, blk = DQ__BLOCK_BYTES(c->bits), p;
+    float cur[2];
+    cur[0] = k->cur[0];
+    cur[1] = k->cur[1];
+    for (p = pos; p < end; p += DQ__BLOCK)
+        dq__decode_block_at(c, scales, in + ((p - pos) / DQ__BLOCK) * blk, p, &bi, &bend, cur, w, add, out + (p - pos));
+    k->bi = bi;
+    k->bend = bend;
+    k->cur[0] = cur[0];
+    k->cur[1] = cur[1];
+}
 /* Decode the unpacked tail codes of elements [pos, end) into out[0..end-pos), bucket by bucket. */
 static inline void dq__decode_tail(const dq__cfg *c, const uint8_t *scales, const uint32_t *codes, size_t pos,
                                    size_t end, float w, int add, float *out) {
@@ -5484,24 +5512,30 @@ static inline void dq__decode_tail(const dq__cfg *c, const uint8_t *scales, cons
         i = seg_end;
     }
 }
+#define DQ__DEC_RUN 8u /* blocks a coded payload decodes into the fixed layout at a time (4 KiB at 16 bits) */
 /* The blocks of [b0, b1) (b0 a multiple of the block) into out[0..b1-b0), from the fixed payload
- * in memory or, with cd, the blocks a coded payload produces in order (a stream across calls).
- * May start inside a bucket. */
-static inline void dq__decode_run(const dq__cfg *cfg, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
+ * in memory or, with cd, the blocks a coded payload produces in order (a stream across calls),
+ * DQ__DEC_RUN at a time into the fixed layout, then decoded as the fixed payload is: the coder's
+ * calls stay out of the loop over blocks. May start inside a bucket. */
+static inline void dq__decode_run(const dq__cfg *c, const uint8_t *scales, const uint8_t *payload, dq__cdec *cd,
                                   size_t b0, size_t b1, float w, int add, float *out) {
-    /* a local copy: out (float *) cannot alias it, so the loop keeps the configuration in
-     * registers instead of reloading it after every block it writes (13% at n = 2^16) */
-    const dq__cfg lc = *cfg, *c = &lc;
-    float cur[2] = {0.0f, 0.0f};
+    uint8_t run[DQ__DEC_RUN * DQ__BLOCK_BYTES(16u)];
     uint32_t codes[DQ__BLOCK];
-    uint8_t tmp[DQ__BLOCK_BYTES(16u)];
-    size_t bi = b0 / c->bucket, pos, bucket_end = b0, blk = DQ__BLOCK_BYTES(c->bits);
-    for (pos = b0; pos + DQ__BLOCK <= b1; pos += DQ__BLOCK)
-        dq__decode_block_at(c, scales, cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, pos, &bi,
-                            &bucket_end, cur, w, add, out + (pos - b0));
-    if (pos < b1) { /* the tail of the vector */
-        dq__unpack_tail(cd ? dq__cdec_block(cd, tmp) : payload + (pos / DQ__BLOCK) * blk, b1 - pos, c->bits, codes);
-        dq__decode_tail(c, scales, codes, pos, b1, w, add, out + (pos - b0));
+    size_t blk = DQ__BLOCK_BYTES(c->bits), full = b1 - (b1 - b0) % DQ__BLOCK, pos, j, m;
+    dq__walk k;
+    dq__walk_start(&k, c, b0);
+    if (!cd) {
+        dq__decode_blocks(c, scales, payload + (b0 / DQ__BLOCK) * blk, b0, full, &k, w, add, out);
+    } else {
+        for (pos = b0; pos < full; pos += m * DQ__BLOCK) {
+            m = (full - pos) / DQ__BLOCK < DQ__DEC_RUN ? (full - pos) / DQ__BLOCK : DQ__DEC_RUN;
+            for (j = 0; j < m; j++) (void)dq__cdec_block(cd, run + j * blk);
+            dq__decode_blocks(c, scales, run, pos, pos + m * DQ__BLOCK, &k, w, add, out + (pos - b0));
+        }
+    }
+    if (full < b1) { /* the tail of the vector */
+        dq__unpack_tail(cd ? dq__cdec_block(cd, run) : payload + (full / DQ__BLOCK) * blk, b1 - full, c->bits, codes);
+        dq__decode_tail(c, scales, codes, full, b1, w, add, out + (full - b0));
     }
 }
 /* Decode the elements [begin, end) into out[0..end-begin) of dtype t, everything validated

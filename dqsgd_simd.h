@@ -2041,7 +2041,18 @@ static const uint32_t dq__r32_cmp8[256] = {
     0xFAC600u, 0xFAC600u, 0xFAC640u, 0xFAC640u, 0xFAC680u, 0xFAC680u, 0xFAC688u, 0xFAC688u,
 };
 
-/* 8 lanes of the decoder: as dq__r32_step__sse2 with a gather, and the words of the lanes that
+/* The rANS kernels read their tables with scalar loads, not gathers: on the Xeon (Cascade Lake)
+ * the benchmarks ran on, one 8-lane vpgatherdd took about 23 cycles (microcode that mitigates
+ * Gather Data Sampling makes gathers slow on most Intel server parts), eight loads and inserts
+ * about 11, and the coders ran 2x (decode) to 3x (encode) faster without them (bench/rans32.c).
+ * tab[slot] of 8 decoder lanes: */
+static inline simde__m256i dq__r32_slots__avx2(const uint32_t *tab, simde__m256i slot) {
+    uint32_t sl[8];
+    simde_mm256_storeu_si256((simde__m256i *)sl, slot);
+    return simde_mm256_setr_epi32((int32_t)tab[sl[0]], (int32_t)tab[sl[1]], (int32_t)tab[sl[2]], (int32_t)tab[sl[3]],
+                                  (int32_t)tab[sl[4]], (int32_t)tab[sl[5]], (int32_t)tab[sl[6]], (int32_t)tab[sl[7]]);
+}
+/* 8 lanes of the decoder: as dq__r32_step__sse2, and the words of the lanes that
  * need one expanded from 8 consecutive words (16 bytes readable at p in the vector loop). */
 static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *tab, const uint8_t **pp) {
     const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
@@ -2049,7 +2060,7 @@ static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *
     simde__m256i x = *xp, e, f, need, wv, idx;
     const uint8_t *p = *pp;
     unsigned mask;
-    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    e = dq__r32_slots__avx2(tab, simde_mm256_and_si256(x, m12));
     f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
     x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
     x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));
@@ -2099,18 +2110,31 @@ static inline simde__m256i dq__r32_step__avx2(simde__m256i *xp, const uint32_t *
         dq__r32_get__scalar(d, tab, out + i, cnt - i); \
     }
 DQ__R32_GET_DEF(dq__r32_get__avx2, dq__r32_step__avx2)
+/* The encoder constants of symbols a, b, c, d as four (rcp, info) pairs. */
+static inline simde__m256i dq__r32_esym4__avx2(const dq__r32_esym *et, unsigned a, unsigned b, unsigned c, unsigned d) {
+    uint64_t ea, eb, ec, ed;
+    memcpy(&ea, et + a, 8);
+    memcpy(&eb, et + b, 8);
+    memcpy(&ec, et + c, 8);
+    memcpy(&ed, et + d, 8);
+    return simde_mm256_setr_epi64x((int64_t)ea, (int64_t)eb, (int64_t)ec, (int64_t)ed);
+}
 /* 8 lanes of the encoder on symbols sym[0..8): the words of the lanes with x >= f 2^20 go,
  * right-justified in lane order, to the 16 bytes below offset *w (the bytes below the new *w
  * are garbage that later words or the states overwrite); then x = x + q (M - f) + bias. */
 static inline void dq__r32_put8__avx2(simde__m256i *xp, const uint8_t *sym, const dq__r32_esym *et, uint8_t *buf,
                                       size_t *w) {
     const simde__m256i sh3 = simde_mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
-    simde__m256i x = *xp, sv, rcp, info, f, big, wv, t, od, q;
+    simde__m256i x = *xp, rcp, info, f, big, wv, t, od, q;
+    simde__m256 lo, hi;
     simde__m128i w16;
     unsigned mask;
-    sv = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const simde__m128i *)sym));
-    rcp = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et, sv, 8);
-    info = simde_mm256_i32gather_epi32((const int32_t *)(const void *)et + 1, sv, 8);
+    /* pairs of symbols 0 1 4 5 and 2 3 6 7: the in-lane shuffles of their even (rcp) and odd
+     * (info) words give lanes 0..7 in order */
+    lo = simde_mm256_castsi256_ps(dq__r32_esym4__avx2(et, sym[0], sym[1], sym[4], sym[5]));
+    hi = simde_mm256_castsi256_ps(dq__r32_esym4__avx2(et, sym[2], sym[3], sym[6], sym[7]));
+    rcp = simde_mm256_castps_si256(simde_mm256_shuffle_ps(lo, hi, 0x88));
+    info = simde_mm256_castps_si256(simde_mm256_shuffle_ps(lo, hi, 0xDD));
     f = simde_mm256_and_si256(info, simde_mm256_set1_epi32(0x1FFF));
     big = simde_mm256_cmpgt_epi32(simde_mm256_srli_epi32(x, 20), simde_mm256_sub_epi32(f, simde_mm256_set1_epi32(1)));
     mask = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(big));
@@ -2839,7 +2863,7 @@ static inline simde__m256i dq__r32_step__avx512(simde__m256i *xp, const uint32_t
     const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
     simde__m256i x = *xp, e, f, wv;
     simde__mmask8 ok;
-    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    e = dq__r32_slots__avx2(tab, simde_mm256_and_si256(x, m12));
     f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
     x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
     x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));

@@ -1,4 +1,4 @@
-/* dqsgd.h - v0.12.0 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
+/* dqsgd.h - v0.12.1 - dynamic quantized SGD: gradient quantizers, wire format, error feedback
  *
  * Header-only. `#include "dqsgd.h"` is all a C or C++ project needs: every function is
  * `static inline` unless DQ_API says otherwise. When SIMDe (https://github.com/simd-everywhere
@@ -59,9 +59,9 @@
 
 #define DQSGD_VERSION_MAJOR 0
 #define DQSGD_VERSION_MINOR 12
-#define DQSGD_VERSION_PATCH 0
+#define DQSGD_VERSION_PATCH 1
 #define DQSGD_VERSION_NUMBER (DQSGD_VERSION_MAJOR * 10000 + DQSGD_VERSION_MINOR * 100 + DQSGD_VERSION_PATCH)
-#define DQSGD_VERSION_STRING "0.12.0"
+#define DQSGD_VERSION_STRING "0.12.1"
 #define DQ_FORMAT_VERSION 1 /* wire format version; moves independently of the library */
 
 #include <float.h>

@@ -100,7 +100,7 @@ typedef struct dq__coder {
     /* reading; open NULL: the payload is the fixed layout, read in place */
     dq_status (*open)(dq__cdec *d);
     dq_status (*rewind)(dq__cdec *d);
-    const uint8_t *(*block)(dq__cdec *d, uint8_t *out); /* the next block of the fixed payload */
+    const uint8_t *(*block)(dq__cdec *d, uint8_t *out); /* the next block of the fixed payload into out; returns out */
     dq_status (*end)(dq__cdec *d);                      /* after the last block */
     dq_status (*range)(dq__cdec *d, size_t begin, size_t end); /* checks the parts that hold a range, reader at
                                                                 * the first (NULL: one stream, no ranges) */

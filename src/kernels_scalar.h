@@ -494,7 +494,7 @@ static inline void dq__svb_decode__scalar(const uint8_t *ctrl, const uint8_t *da
 #define DQ__R32_L 65536u   /* states live in [L, 2^32) */
 #define DQ__R32_M 4096u
 
-/* Encoder constants of one symbol (8 bytes, gathered by the SIMD twin as two u32):
+/* Encoder constants of one symbol (8 bytes, loaded whole by the SIMD twin):
  *   info = f | s << 13 | bias << 17  (f = f_s in 0..4096, s in 0..11, bias in 0..8190)
  *   rcp  = Granlund-Montgomery reciprocal: for every 32-bit x, with t = (x * rcp) >> 32,
  *          q = (t + ((x - t) >> 1)) >> s equals floor(x / f) (f >= 2), and x - 1 for f = 1.

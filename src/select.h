@@ -58,7 +58,7 @@
  *   bf16_to_f32       avx512 avx2 sse2
  *   f32_to_bf16       avx512 avx2 sse2
  *   r32_get           avx512/DQ__HAS_R32_VL avx2 sse2 -- AVX-512VL expand on 256 bits
- *   r32_encode        avx2                     -- SIMDe 0.7.4 has no 512-bit gather
+ *   r32_encode        avx2                     -- scalar table loads; not tried on 512 bits
  *   crc32c            sse42
  *   svb_decode        ssse3
  * --------------------------------------------------------------------------------------------- */

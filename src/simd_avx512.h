@@ -642,7 +642,7 @@ static inline simde__m256i dq__r32_step__avx512(simde__m256i *xp, const uint32_t
     const simde__m256i m12 = simde_mm256_set1_epi32(0xFFF);
     simde__m256i x = *xp, e, f, wv;
     simde__mmask8 ok;
-    e = simde_mm256_i32gather_epi32((const int32_t *)tab, simde_mm256_and_si256(x, m12), 4);
+    e = dq__r32_slots__avx2(tab, simde_mm256_and_si256(x, m12));
     f = simde_mm256_add_epi32(simde_mm256_and_si256(simde_mm256_srli_epi32(e, 8), m12), simde_mm256_set1_epi32(1));
     x = simde_mm256_mullo_epi32(f, simde_mm256_srli_epi32(x, 12));
     x = simde_mm256_add_epi32(x, simde_mm256_srli_epi32(e, 20));

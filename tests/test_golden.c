@@ -37,6 +37,7 @@
 
 #include "dqsgd.h"
 #include "harness.h"
+#include "internals.h"
 
 /* The coder that asks dq_encode for the fixed layout whatever n: DQ_CODER_FIXED_ONLY where
  * the library has it (since 0.7, dq_params.coder = 0 asks DQ_CODER_AUTO from DQ_CODER_AUTO_MIN
@@ -886,6 +887,49 @@ done:
     free(r);
 }
 
+/* A segment may not carry a coder encoders no longer send (FORMAT 24.2: 0, 1 or 3). The legacy
+ * file's body, spliced as the one segment of a message dq_encode_segments wrote for the same
+ * elements (entry size and coder byte set, table and header CRCs resealed), is DQ_ERR_CORRUPT;
+ * the same splice of the body this library writes instead (`now`, coder 3 or fixed) decodes to
+ * NAME.out, so the refusal is the coder's, not the splice's. */
+static size_t splice_segment(const uint8_t *seg, const uint8_t *lone, size_t len, uint8_t *out) {
+    size_t body = len - DQ_HEADER_SIZE, head = DQ_HEADER_SIZE + 8u + 24u; /* m, table CRC, one entry */
+    memcpy(out, seg, head);
+    dq_t_st64(out + 56 + 8, body);
+    out[56 + 17] = lone[8];
+    memcpy(out + head, lone + DQ_HEADER_SIZE, body);
+    dq_t_st32(out + 52, dqt_crc32c(out + 56, 24u));
+    dq_t_st32(out + 44, dqt_crc32c(out, 44u));
+    return head + body;
+}
+static void check_legacy_segment(const gcase *c, const dq_params *p, const float *x, size_t n, const uint8_t *msg,
+                                 size_t len, const uint8_t *now, size_t nlen, const float *want, float *out) {
+    dq_segment seg;
+    dq_params q = *p;
+    size_t cap, slen = 0, blen;
+    uint8_t *sm, *spliced;
+    dq_status st;
+    if (c->checksum || c->bits < 2 || c->scheme != DQ_SCHEME_QSGD) return; /* a segment's body: no checksum */
+    memset(&seg, 0, sizeof seg);
+    seg.count = n;
+    seg.bits = c->bits;
+    q.coder = DQ_CODER_RANS;
+    CHECK(dq_segments_capacity(&q, &seg, 1, &cap) == DQ_OK);
+    sm = (uint8_t *)xmalloc(cap);
+    spliced = (uint8_t *)xmalloc(cap + len + nlen);
+    st = dq_encode_segments(&q, x, &seg, 1, NULL, sm, cap, &slen);
+    CHECKF(st == DQ_OK && dq_t_ld32(sm + 48) == 1u, "dq_encode_segments: %s", dq_strerror(st));
+    if (st == DQ_OK) {
+        blen = splice_segment(sm, msg, len, spliced);
+        st = dq_decode(spliced, blen, out, n);
+        CHECKF(st == DQ_ERR_CORRUPT, "a segment with the legacy coder %u: status %s", msg[8], dq_strerror(st));
+        blen = splice_segment(sm, now, nlen, spliced);
+        check_decodes("the same segment with this library's coder", spliced, blen, want, n, out);
+    }
+    free(spliced);
+    free(sm);
+}
+
 static void run_case(const char *dir, unsigned ver, const gcase *c) {
     size_t n = c->n, len = 0, i, nb, blen, off = c->coder ? DQ_HEADER_SIZE + 8u : DQ_HEADER_SIZE;
     uint8_t *msg, *buf = NULL, *fixed = NULL, *recoded = NULL;
@@ -1004,6 +1048,7 @@ static void run_case(const char *dir, unsigned ver, const gcase *c) {
                        (unsigned long)rlen, asked, (unsigned long)fsize);
                 CHECKF(rlen != len || memcmp(recoded, msg, len) != 0, "legacy, but this library writes the file");
                 check_decodes("legacy: the re-encoding", recoded, rlen, want, n, out);
+                if (c->coder == DQ_CODER_RANS8) check_legacy_segment(c, &p, x, n, msg, len, recoded, rlen, want, out);
                 wmsg = recoded;
                 wlen = rlen;
             } else {
