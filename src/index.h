@@ -153,10 +153,12 @@ DQ_API dq_status dq_index_size(const uint32_t *idx, size_t k, uint64_t n, dq_ind
     return dq__index_plan(idx, k, n, &coder, &rice, size);
 }
 
-static inline void dq__index_put_gamma(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
+static inline void dq__index_put_gamma(const uint32_t *idx, size_t k, unsigned rice, uint8_t *body,
+                                       size_t body_len) {
     dq_bitwriter w;
     uint64_t next = 0;
     size_t i, len = 0;
+    (void)rice;
     if (dq_bw_init(&w, body, body_len) != DQ_OK) return;
     for (i = 0; i < k; i++) {
         dq__gamma_put(&w, (uint64_t)idx[i] + 1u - next);
@@ -164,9 +166,11 @@ static inline void dq__index_put_gamma(const uint32_t *idx, size_t k, uint8_t *b
     }
     (void)dq_bw_finish(&w, &len); /* sized exactly by the scan: cannot fail */
 }
-static inline void dq__index_put_varint(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
+static inline void dq__index_put_varint(const uint32_t *idx, size_t k, unsigned rice, uint8_t *body,
+                                       size_t body_len) {
     size_t clen = (size_t)dq__index_ctrl_len(k), pos = clen, i;
     uint32_t prev = 0xFFFFFFFFu;
+    (void)rice;
     for (i = 0; i < k; i += 4) {
         unsigned c = 0, j;
         for (j = 0; j < 4 && i + j < k; j++) {
@@ -185,8 +189,10 @@ static inline void dq__index_put_varint(const uint32_t *idx, size_t k, uint8_t *
         body[i / 4] = (uint8_t)c;
     }
 }
-static inline void dq__index_put_bitmap(const uint32_t *idx, size_t k, uint8_t *body, size_t body_len) {
+static inline void dq__index_put_bitmap(const uint32_t *idx, size_t k, unsigned rice, uint8_t *body,
+                                       size_t body_len) {
     size_t i;
+    (void)rice;
     memset(body, 0, body_len);
     for (i = 0; i < k; i++) body[idx[i] >> 3] |= (uint8_t)(1u << (idx[i] & 7u));
 }
@@ -206,57 +212,6 @@ static inline void dq__index_put_rice(const uint32_t *idx, size_t k, unsigned r,
     }
     (void)dq_bw_finish(&w, &len); /* sized exactly by the scan: cannot fail */
 }
-/* The 10-byte header of a stream, then its body (of the exact size). */
-static inline void dq__index_write(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, unsigned rice,
-                                   uint8_t *d, size_t size) {
-    d[0] = (uint8_t)coder;
-    dq__st32(d + 1, (uint32_t)(n - 1u));
-    dq__st32(d + 5, (uint32_t)k);
-    d[9] = (uint8_t)((uint64_t)k >> 32);
-    if (coder == DQ_INDEX_GAMMA)
-        dq__index_put_gamma(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
-    else if (coder == DQ_INDEX_VARINT)
-        dq__index_put_varint(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
-    else if (coder == DQ_INDEX_BITMAP)
-        dq__index_put_bitmap(idx, k, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
-    else
-        dq__index_put_rice(idx, k, rice, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
-}
-
-DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
-                                 size_t dst_cap, size_t *dst_len) {
-    size_t size = 0;
-    unsigned rice = 0;
-    dq_status st;
-    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
-    st = dq__index_plan(idx, k, n, &coder, &rice, &size);
-    if (st != DQ_OK) return st;
-    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
-    dq__index_write(idx, k, n, coder, rice, (uint8_t *)dst, size);
-    *dst_len = size;
-    return DQ_OK;
-}
-/* A RICE stream with a given parameter r <= dq__rice_rmax(n) (any such r is a valid stream;
- * dq_index_encode picks the fewest bits): what a fuzz target re-encodes a decoded stream with. */
-static inline dq_status dq__index_encode_rice(const uint32_t *idx, size_t k, uint64_t n, unsigned r, void *dst,
-                                              size_t dst_cap, size_t *dst_len) {
-    uint64_t next = 0, bits = 0, size;
-    size_t i;
-    dq_status st = dq__index_args(k, n, DQ_INDEX_RICE);
-    if (st != DQ_OK) return st;
-    if (r > dq__rice_rmax(n)) return DQ_ERR_PARAM;
-    for (i = 0; i < k; i++) {
-        if ((uint64_t)idx[i] < next || idx[i] >= n) return DQ_ERR_PARAM;
-        bits += ((uint64_t)idx[i] - next) >> r;
-        next = (uint64_t)idx[i] + 1u;
-    }
-    size = DQ_INDEX_HEADER_SIZE + 1u + ((uint64_t)k * (1u + r) + bits + 7u) / 8u;
-    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
-    dq__index_write(idx, k, n, DQ_INDEX_RICE, r, (uint8_t *)dst, (size_t)size);
-    *dst_len = (size_t)size;
-    return DQ_OK;
-}
-
 /* ---- decoding */
 typedef struct dq__ihead {
     uint64_t n;
@@ -266,45 +221,11 @@ typedef struct dq__ihead {
     size_t body_len;
 } dq__ihead;
 
-static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihead *h) {
-    const uint8_t *s = (const uint8_t *)src;
-    uint64_t k, need;
-    if (!src && src_len) return DQ_ERR_NULL;
-    if (src_len < DQ_INDEX_HEADER_SIZE) return DQ_ERR_TRUNCATED;
-    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_RICE) return DQ_ERR_CORRUPT;
-    h->coder = (dq_index_coder)s[0];
-    h->n = (uint64_t)dq__ld32(s + 1) + 1u;
-    k = (uint64_t)dq__ld32(s + 5) | (uint64_t)s[9] << 32;
-    if (k > h->n) return DQ_ERR_CORRUPT;
-    if (k > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
-    h->k = (size_t)k;
-    h->body = s + DQ_INDEX_HEADER_SIZE;
-    h->body_len = src_len - DQ_INDEX_HEADER_SIZE;
-    need = h->coder == DQ_INDEX_GAMMA    ? (k + 7u) / 8u
-           : h->coder == DQ_INDEX_VARINT ? dq__index_ctrl_len(k) + k
-           : h->coder == DQ_INDEX_BITMAP ? (h->n + 7u) / 8u
-                                         : 1u + (k + 7u) / 8u;
-    if ((uint64_t)h->body_len < need) return DQ_ERR_TRUNCATED;
-    return DQ_OK;
-}
-
-DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, size_t *k, dq_index_coder *coder) {
-    dq__ihead h;
-    dq_status st = dq__index_head(src, src_len, &h);
-    if (st != DQ_OK) return st;
-    if (n) *n = h.n;
-    if (k) *k = h.k;
-    if (coder) *coder = h.coder;
-    return DQ_OK;
-}
-
-/* Gamma body: codes that lie within the accumulator's valid bits are decoded in place (a
- * refill below 40 valid bits leaves 56 or more, so short codes share refills); longer codes,
- * the end of the body and every error go through dq__gamma_get. */
-static inline dq_status dq__index_get_gamma(const dq__ihead *h, uint32_t *idx) {
+static inline dq_status dq__index_get_gamma(const dq__ihead *h, uint32_t *idx, dq__svb_kernel kern) {
     dq_bitreader r;
     uint64_t next = 0, n = h->n;
     size_t i;
+    (void)kern;
     if (dq_br_init(&r, h->body, h->body_len) != DQ_OK) return DQ_ERR_NULL;
     for (i = 0; i < h->k; i++) {
         uint64_t g;
@@ -364,12 +285,13 @@ static inline dq_status dq__rice_get(dq_bitreader *r, unsigned rp, uint64_t n, u
     *v = q << rp | rem; /* q <= 2^32: no overflow */
     return *v > n - next - 1u ? DQ_ERR_CORRUPT : DQ_OK;
 }
-static inline dq_status dq__index_get_rice(const dq__ihead *h, uint32_t *idx) {
+static inline dq_status dq__index_get_rice(const dq__ihead *h, uint32_t *idx, dq__svb_kernel kern) {
     dq_bitreader r;
     uint64_t next = 0, v;
     unsigned rp = h->body[0];
     size_t i;
     dq_status st;
+    (void)kern;
     if (rp > dq__rice_rmax(h->n)) return DQ_ERR_CORRUPT;
     if (dq_br_init(&r, h->body + 1, h->body_len - 1u) != DQ_OK) return DQ_ERR_NULL;
     for (i = 0; i < h->k; i++) {
@@ -408,10 +330,11 @@ static inline dq_status dq__index_get_varint(const dq__ihead *h, uint32_t *idx, 
     return DQ_OK;
 }
 
-static inline dq_status dq__index_get_bitmap(const dq__ihead *h, uint32_t *idx) {
+static inline dq_status dq__index_get_bitmap(const dq__ihead *h, uint32_t *idx, dq__svb_kernel kern) {
     const uint8_t *b = h->body;
     size_t len = (size_t)((h->n + 7u) / 8u), i = 0, cnt = 0, k = h->k;
     unsigned tail = (unsigned)(h->n % 8u);
+    (void)kern;
     if (h->body_len != len) return DQ_ERR_CORRUPT; /* shorter was refused with the header */
     if (tail && b[len - 1] >> tail) return DQ_ERR_CORRUPT;
     for (; i < len; i += 8) {
@@ -430,6 +353,117 @@ static inline dq_status dq__index_get_bitmap(const dq__ihead *h, uint32_t *idx) 
     return cnt == k ? DQ_OK : DQ_ERR_CORRUPT;
 }
 
+/* ---- the layouts' table: one row per index layout, by its id (FORMAT 18). A new layout is its
+ * put and get functions, one row, its size in dq__index_scan and its reader in sparse.h's
+ * index iterator. */
+static inline uint64_t dq__index_least_gamma(uint64_t k, uint64_t n) {
+    (void)n;
+    return (k + 7u) / 8u; /* a bit per index at least */
+}
+static inline uint64_t dq__index_least_varint(uint64_t k, uint64_t n) {
+    (void)n;
+    return dq__index_ctrl_len(k) + k; /* the control bytes and a byte per index */
+}
+static inline uint64_t dq__index_least_bitmap(uint64_t k, uint64_t n) {
+    (void)k;
+    return (n + 7u) / 8u; /* exact */
+}
+static inline uint64_t dq__index_least_rice(uint64_t k, uint64_t n) {
+    (void)n;
+    return 1u + (k + 7u) / 8u; /* the parameter byte and a bit per index */
+}
+typedef struct dq__index_layout {
+    /* the body of k sorted indices, of the exact size len (rice: RICE's parameter) */
+    void (*put)(const uint32_t *idx, size_t k, unsigned rice, uint8_t *body, size_t len);
+    /* the indices of a stream whose header h read (kern: VARINT's block decoder) */
+    dq_status (*get)(const dq__ihead *h, uint32_t *idx, dq__svb_kernel kern);
+    /* the fewest body bytes a stream of k indices below n has: less is DQ_ERR_TRUNCATED */
+    uint64_t (*least)(uint64_t k, uint64_t n);
+} dq__index_layout;
+static const dq__index_layout dq__index_layouts[DQ_INDEX_RICE + 1] = {
+    {NULL, NULL, NULL}, /* DQ_INDEX_AUTO: a request, never on the wire */
+    {dq__index_put_gamma, dq__index_get_gamma, dq__index_least_gamma},
+    {dq__index_put_varint, dq__index_get_varint, dq__index_least_varint},
+    {dq__index_put_bitmap, dq__index_get_bitmap, dq__index_least_bitmap},
+    {dq__index_put_rice, dq__index_get_rice, dq__index_least_rice},
+};
+
+/* The 10-byte header of a stream, then its body (of the exact size). */
+static inline void dq__index_write(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, unsigned rice,
+                                   uint8_t *d, size_t size) {
+    d[0] = (uint8_t)coder;
+    dq__st32(d + 1, (uint32_t)(n - 1u));
+    dq__st32(d + 5, (uint32_t)k);
+    d[9] = (uint8_t)((uint64_t)k >> 32);
+    dq__index_layouts[coder].put(idx, k, rice, d + DQ_INDEX_HEADER_SIZE, size - DQ_INDEX_HEADER_SIZE);
+}
+
+DQ_API dq_status dq_index_encode(const uint32_t *idx, size_t k, uint64_t n, dq_index_coder coder, void *dst,
+                                 size_t dst_cap, size_t *dst_len) {
+    size_t size = 0;
+    unsigned rice = 0;
+    dq_status st;
+    if (!dst_len || (!dst && dst_cap)) return DQ_ERR_NULL;
+    st = dq__index_plan(idx, k, n, &coder, &rice, &size);
+    if (st != DQ_OK) return st;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    dq__index_write(idx, k, n, coder, rice, (uint8_t *)dst, size);
+    *dst_len = size;
+    return DQ_OK;
+}
+/* A RICE stream with a given parameter r <= dq__rice_rmax(n) (any such r is a valid stream;
+ * dq_index_encode picks the fewest bits): what a fuzz target re-encodes a decoded stream with. */
+static inline dq_status dq__index_encode_rice(const uint32_t *idx, size_t k, uint64_t n, unsigned r, void *dst,
+                                              size_t dst_cap, size_t *dst_len) {
+    uint64_t next = 0, bits = 0, size;
+    size_t i;
+    dq_status st = dq__index_args(k, n, DQ_INDEX_RICE);
+    if (st != DQ_OK) return st;
+    if (r > dq__rice_rmax(n)) return DQ_ERR_PARAM;
+    for (i = 0; i < k; i++) {
+        if ((uint64_t)idx[i] < next || idx[i] >= n) return DQ_ERR_PARAM;
+        bits += ((uint64_t)idx[i] - next) >> r;
+        next = (uint64_t)idx[i] + 1u;
+    }
+    size = DQ_INDEX_HEADER_SIZE + 1u + ((uint64_t)k * (1u + r) + bits + 7u) / 8u;
+    if (size > dst_cap) return DQ_ERR_DST_TOO_SMALL;
+    dq__index_write(idx, k, n, DQ_INDEX_RICE, r, (uint8_t *)dst, (size_t)size);
+    *dst_len = (size_t)size;
+    return DQ_OK;
+}
+
+static inline dq_status dq__index_head(const void *src, size_t src_len, dq__ihead *h) {
+    const uint8_t *s = (const uint8_t *)src;
+    uint64_t k, need;
+    if (!src && src_len) return DQ_ERR_NULL;
+    if (src_len < DQ_INDEX_HEADER_SIZE) return DQ_ERR_TRUNCATED;
+    if (s[0] < DQ_INDEX_GAMMA || s[0] > DQ_INDEX_RICE) return DQ_ERR_CORRUPT;
+    h->coder = (dq_index_coder)s[0];
+    h->n = (uint64_t)dq__ld32(s + 1) + 1u;
+    k = (uint64_t)dq__ld32(s + 5) | (uint64_t)s[9] << 32;
+    if (k > h->n) return DQ_ERR_CORRUPT;
+    if (k > (uint64_t)SIZE_MAX) return DQ_ERR_TOO_LARGE;
+    h->k = (size_t)k;
+    h->body = s + DQ_INDEX_HEADER_SIZE;
+    h->body_len = src_len - DQ_INDEX_HEADER_SIZE;
+    need = dq__index_layouts[h->coder].least(k, h->n);
+    if ((uint64_t)h->body_len < need) return DQ_ERR_TRUNCATED;
+    return DQ_OK;
+}
+
+DQ_API dq_status dq_index_header(const void *src, size_t src_len, uint64_t *n, size_t *k, dq_index_coder *coder) {
+    dq__ihead h;
+    dq_status st = dq__index_head(src, src_len, &h);
+    if (st != DQ_OK) return st;
+    if (n) *n = h.n;
+    if (k) *k = h.k;
+    if (coder) *coder = h.coder;
+    return DQ_OK;
+}
+
+/* Gamma body: codes that lie within the accumulator's valid bits are decoded in place (a
+ * refill below 40 valid bits leaves 56 or more, so short codes share refills); longer codes,
+ * the end of the body and every error go through dq__gamma_get. */
 /* dq_index_decode() with a given VARINT kernel (tests compare the SIMD and scalar kernels) */
 static inline dq_status dq__index_decode_with(const void *src, size_t src_len, uint32_t *idx, size_t idx_cap,
                                               size_t *k, dq__svb_kernel kern) {
@@ -439,14 +473,7 @@ static inline dq_status dq__index_decode_with(const void *src, size_t src_len, u
     st = dq__index_head(src, src_len, &h);
     if (st != DQ_OK) return st;
     if (h.k > idx_cap) return DQ_ERR_DST_TOO_SMALL;
-    if (h.coder == DQ_INDEX_GAMMA)
-        st = dq__index_get_gamma(&h, idx);
-    else if (h.coder == DQ_INDEX_VARINT)
-        st = dq__index_get_varint(&h, idx, kern);
-    else if (h.coder == DQ_INDEX_BITMAP)
-        st = dq__index_get_bitmap(&h, idx);
-    else
-        st = dq__index_get_rice(&h, idx);
+    st = dq__index_layouts[h.coder].get(&h, idx, kern);
     if (st == DQ_OK) *k = h.k;
     return st;
 }
