@@ -1,4 +1,9 @@
-/* ---------------------------------------------------------------- sparse index streams */
+/* ---------------------------------------------------------------- sparse index streams
+ * A sorted index set as a self-describing stream (doc/FORMAT.md 18): a 10-byte header, then the
+ * body of one layout (gamma gaps, stream-vbyte gaps, a bitmap, Rice gaps). One scan sizes every
+ * layout and checks the set, AUTO takes the smallest (dq__index_plan); each layout is a row of
+ * dq__index_layouts (write, read, the least body a header may announce). sparse.h reads the
+ * streams of its messages index by index with an iterator of its own. */
 
 
 /* The largest RICE parameter for n (FORMAT 18.9): min(31, bit length of n - 1); from there every
