@@ -6516,7 +6516,6 @@ DQ_API dq_status dq_encode_segments(const dq_params *p, const float *x, const dq
  * dq__index_layouts (write, read, the least body a header may announce). sparse.h reads the
  * streams of its messages index by index with an iterator of its own. */
 
-
 /* The largest RICE parameter for n (FORMAT 18.9): min(31, bit length of n - 1); from there every
  * gap minus one is below 2^r. */
 static inline unsigned dq__rice_rmax(uint64_t n) {
