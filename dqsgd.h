@@ -6772,8 +6772,8 @@ static inline dq_status dq__rice_get(dq_bitreader *r, unsigned rp, uint64_t n, u
     if (next >= n) return DQ_ERR_CORRUPT; /* no room for any gap */
     lim = (n - next - 1u) >> rp;          /* the most zeros a code may have */
     if (r->n < 40) dq__br_refill(r);
-    if (r->acc && (z = dq__clz64(r->acc)) + 1u + rp <= r->n) { /* z <= 62; a z above lim fails below */
-        r->acc <<= z + 1u;
+    if (r->acc && (z = dq__clz64(r->acc)) + 1u + rp <= r->n) { /* a z above lim fails below */
+        r->acc = (r->acc << z) << 1; /* z + 1 reaches 64 when the tail refill filled all 64 bits */
         rem = rp ? r->acc >> (64u - rp) : 0u;
         r->acc <<= rp;
         r->n -= z + 1u + rp;

@@ -609,11 +609,39 @@ static void test_rice_param(void) {
     free(s);
 }
 
+/* RICE at parameter 0: a 64-bit code (63 zeros, the one) after codes of every length mix. Near the
+ * end of the body the reader fills its 64-bit buffer a byte at a time, so some of these codes
+ * find all 64 buffered bits theirs; every stream must decode to its set. */
+static void test_rice_full_buffer_code(void) {
+    uint32_t idx[160], out[160];
+    uint8_t s[64];
+    size_t p, c, q, i, k, kk = 0, len = 0, bad = 0, cases = 0;
+    for (p = 0; p < 72; p++)          /* gaps of 1 first: 1 bit each */
+        for (c = 1; c <= 48; c++)     /* then one gap of c: c bits */
+            for (q = 0; q < 16; q++) { /* the gap of 64, then q gaps of 1 */
+                uint64_t next = 0;
+                k = 0;
+                for (i = 0; i < p; i++) idx[k++] = (uint32_t)next++;
+                next += c;
+                idx[k++] = (uint32_t)(next - 1u);
+                next += 64u;
+                idx[k++] = (uint32_t)(next - 1u);
+                for (i = 0; i < q; i++) idx[k++] = (uint32_t)next++;
+                cases++;
+                if (dqt_index_encode_rice(idx, k, next, 0, s, sizeof s, &len) != DQ_OK ||
+                    dq_index_decode(s, len, out, 160, &kk) != DQ_OK || kk != k ||
+                    memcmp(out, idx, k * sizeof *idx) != 0)
+                    bad++;
+            }
+    CHECKF(bad == 0, "%lu of %lu sets decoded wrong", (unsigned long)bad, (unsigned long)cases);
+}
+
 int main(void) {
     RUN(test_known_answers);
     RUN(test_roundtrip_random);
     RUN(test_edges);
     RUN(test_rice_param);
+    RUN(test_rice_full_buffer_code);
     RUN(test_kernel_vs_scalar);
     RUN(test_truncation);
     RUN(test_corruption);
