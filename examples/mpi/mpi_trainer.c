@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
     uint32_t *perm, pos = 0, *batch, *eval_rows = NULL;
     uint64_t rng, n, prior_bits = 0;
     float *w, *vel, *avg, *g, *gall = NULL, *res_w = NULL, *res_r = NULL, wgt;
-    topk_worker tw;
+    topk_worker tw = {NULL, NULL, NULL}; /* set up only for --scheme topk; gcc cannot see that it is used only then */
     double *losses;
     uint8_t *msg;
     void *work = NULL;
