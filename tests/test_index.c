@@ -609,9 +609,10 @@ static void test_rice_param(void) {
     free(s);
 }
 
-/* RICE at parameter 0: a 64-bit code (63 zeros, the one) after codes of every length mix. Near the
- * end of the body the reader fills its 64-bit buffer a byte at a time, so some of these codes
- * find all 64 buffered bits theirs; every stream must decode to its set. */
+/* RICE at parameter 0: a 64-bit code (63 zeros, the one) after a run of 1-bit codes and one code of
+ * each length 1..48, so it starts at every reader state. Near the end of the body the reader
+ * fills its 64-bit buffer a byte at a time, so some of these codes take all 64 buffered bits;
+ * every stream must decode to its set. */
 static void test_rice_full_buffer_code(void) {
     uint32_t idx[160], out[160];
     uint8_t s[64];
